@@ -1,0 +1,259 @@
+//! Version 1 `gen`: references generated from the cartesian product of
+//! named dimensions, the last dimension varying fastest (Python's
+//! `itertools.product` order).
+//!
+//! Unlike fsspec since 2026.6.0, `gen` is always expanded: its templates run
+//! in the same sandbox as every other template (see [`super::template`]),
+//! and the number of references it may generate is capped.
+
+use std::collections::BTreeMap;
+
+use minijinja::value::Value;
+use serde_json::Value as Json;
+
+use super::template::{Templates, check_len, template_error};
+use crate::ReferenceError;
+use crate::model::ReferenceSetBuilder;
+
+/// Expand every entry of a `gen` array into `builder`.
+pub(crate) fn expand(
+    gen_doc: &Json,
+    templates: &Templates,
+    max_generated: u64,
+    builder: &mut ReferenceSetBuilder,
+) -> Result<(), ReferenceError> {
+    let entries = match gen_doc {
+        Json::Null => return Ok(()),
+        Json::Array(entries) => entries,
+        other => {
+            return Err(ReferenceError::Structure(format!("\"gen\" must be an array, found {other}")));
+        }
+    };
+    let mut generated = 0u64;
+    for (index, entry) in entries.iter().enumerate() {
+        let spec = GenSpec::parse(index, entry, templates)?;
+        generated = generated.saturating_add(spec.count());
+        if generated > max_generated {
+            return Err(ReferenceError::Structure(format!(
+                "\"gen\" would generate {generated} or more references, more than the limit of \
+                 {max_generated} (see ParseOptions::with_max_generated_references)"
+            )));
+        }
+        spec.expand(templates, builder)?;
+    }
+    Ok(())
+}
+
+/// An offset or length of a `gen` entry.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    Template(&'a str),
+    Literal(u64),
+}
+
+/// A [`Field`] ready to evaluate.
+enum CompiledField<'env, 'source> {
+    Template(minijinja::Template<'env, 'source>),
+    Literal(u64),
+}
+
+struct GenSpec<'a> {
+    index: usize,
+    key: &'a str,
+    url: &'a str,
+    range: Option<(Field<'a>, Field<'a>)>,
+    dimensions: Vec<(&'a str, Dimension)>,
+}
+
+impl<'a> GenSpec<'a> {
+    fn parse(index: usize, entry: &'a Json, templates: &Templates) -> Result<Self, ReferenceError> {
+        let fail = |reason: String| ReferenceError::Structure(format!("gen[{index}]: {reason}"));
+        let Json::Object(map) = entry else {
+            return Err(fail(format!("must be an object, found {entry}")));
+        };
+        let text = |field: &str| -> Result<&'a str, ReferenceError> {
+            match map.get(field) {
+                None => Err(fail(format!("missing \"{field}\""))),
+                Some(Json::String(s)) => Ok(s.as_str()),
+                Some(other) => Err(fail(format!("\"{field}\" must be a string, found {other}"))),
+            }
+        };
+        // Offsets and lengths are template strings; a plain integer is accepted as a literal.
+        let number = |field: &str| -> Result<Option<Field<'a>>, ReferenceError> {
+            match map.get(field) {
+                None => Ok(None),
+                Some(Json::String(s)) => Ok(Some(Field::Template(s.as_str()))),
+                Some(Json::Number(n)) if n.is_u64() => Ok(n.as_u64().map(Field::Literal)),
+                Some(other) => Err(fail(format!(
+                    "\"{field}\" must be a template string or a non-negative integer, found {other}"
+                ))),
+            }
+        };
+        let key = text("key")?;
+        let url = text("url")?;
+        let range = match (number("offset")?, number("length")?) {
+            (Some(offset), Some(length)) => Some((offset, length)),
+            (None, None) => None,
+            _ => return Err(fail("\"offset\" and \"length\" must both be present or both absent".into())),
+        };
+        let Some(Json::Object(dims)) = map.get("dimensions") else {
+            return Err(fail("\"dimensions\" must be an object".into()));
+        };
+        if dims.is_empty() {
+            return Err(fail("\"dimensions\" must name at least one dimension".into()));
+        }
+        let mut dimensions = Vec::with_capacity(dims.len());
+        for (name, dim) in dims {
+            if templates.contains(name) {
+                return Err(fail(format!("dimension {name:?} has the same name as a template")));
+            }
+            let values = dimension_values(dim).map_err(|reason| fail(format!("dimension {name:?}: {reason}")))?;
+            dimensions.push((name.as_str(), values));
+        }
+        Ok(Self { index, key, url, range, dimensions })
+    }
+
+    fn count(&self) -> u64 {
+        self.dimensions.iter().fold(1u64, |n, (_, d)| n.saturating_mul(d.len()))
+    }
+
+    fn expand(&self, templates: &Templates, builder: &mut ReferenceSetBuilder) -> Result<(), ReferenceError> {
+        if self.count() == 0 {
+            return Ok(());
+        }
+        let env = templates.environment();
+        let context = format!("gen[{}]", self.index);
+        let compile = |source: &'a str, field: &str| {
+            env.template_from_str(source).map_err(|e| template_error(&format!("{context}.{field}"), &e))
+        };
+        let key_t = compile(self.key, "key")?;
+        let url_t = compile(self.url, "url")?;
+        let compile_field = |field: Field<'a>, name: &str| match field {
+            Field::Template(source) => compile(source, name).map(CompiledField::Template),
+            Field::Literal(n) => Ok(CompiledField::Literal(n)),
+        };
+        let range_t = match self.range {
+            Some((o, l)) => Some((compile_field(o, "offset")?, compile_field(l, "length")?)),
+            None => None,
+        };
+        let mut position = vec![0u64; self.dimensions.len()];
+        loop {
+            let vars: BTreeMap<&str, Value> = self
+                .dimensions
+                .iter()
+                .zip(&position)
+                .map(|((name, dimension), &i)| (*name, dimension.value(i)))
+                .collect();
+            let vars = Value::from(vars);
+            let render = |t: &minijinja::Template<'_, '_>, field: &str| {
+                let field_context = format!("{context}.{field} at {vars}");
+                t.render(&vars)
+                    .map_err(|e| template_error(&field_context, &e))
+                    .and_then(|s| check_len(s, &field_context))
+            };
+            let key = render(&key_t, "key")?;
+            let url = render(&url_t, "url")?;
+            match &range_t {
+                None => builder.insert_whole(&key, Some(&url)),
+                Some((offset_t, length_t)) => {
+                    let value = |field: &CompiledField<'_, '_>, name| match field {
+                        CompiledField::Literal(n) => Ok(*n),
+                        CompiledField::Template(t) => parse_integer(&render(t, name)?, &key, name),
+                    };
+                    let offset = value(offset_t, "offset")?;
+                    let length = value(length_t, "length")?;
+                    if offset.checked_add(length).is_none() {
+                        return Err(ReferenceError::InvalidReference {
+                            key,
+                            reason: format!("offset {offset} + length {length} overflows"),
+                        });
+                    }
+                    builder.insert_range(&key, Some(&url), offset, length);
+                }
+            }
+            // Odometer: the last dimension varies fastest.
+            let mut dim = position.len();
+            loop {
+                if dim == 0 {
+                    return Ok(());
+                }
+                dim -= 1;
+                position[dim] += 1;
+                if position[dim] < self.dimensions[dim].1.len() {
+                    break;
+                }
+                position[dim] = 0;
+            }
+        }
+    }
+}
+
+/// The values one dimension takes.
+enum Dimension {
+    /// Python's `range(start, stop, step)`, kept lazy so that the
+    /// generated-reference limit is checked before anything is allocated.
+    Range { start: i64, step: i64, len: u64 },
+    List(Vec<Value>),
+}
+
+impl Dimension {
+    fn len(&self) -> u64 {
+        match self {
+            Self::Range { len, .. } => *len,
+            Self::List(values) => values.len() as u64,
+        }
+    }
+
+    fn value(&self, i: u64) -> Value {
+        match self {
+            // In range by construction: start + step * (len - 1) lies between start and stop.
+            #[allow(clippy::cast_possible_wrap)]
+            Self::Range { start, step, .. } => Value::from(start + step * i as i64),
+            #[allow(clippy::cast_possible_truncation)]
+            Self::List(values) => values[i as usize].clone(),
+        }
+    }
+}
+
+/// Read one dimension: a list, or a Python-style range object.
+fn dimension_values(dim: &Json) -> Result<Dimension, String> {
+    match dim {
+        Json::Array(items) => items.iter().map(scalar_value).collect::<Result<_, _>>().map(Dimension::List),
+        Json::Object(range) => {
+            let int = |field: &str, default: Option<i64>| match range.get(field) {
+                None => default.ok_or_else(|| format!("range needs \"{field}\"")),
+                Some(v) => v.as_i64().ok_or_else(|| format!("range \"{field}\" must be an integer, found {v}")),
+            };
+            let (start, stop, step) = (int("start", Some(0))?, int("stop", None)?, int("step", Some(1))?);
+            if step == 0 {
+                return Err("range \"step\" must not be zero".into());
+            }
+            let (span, stride) = (i128::from(stop) - i128::from(start), i128::from(step));
+            let len = if span != 0 && (span > 0) == (stride > 0) { (span.abs() - 1) / stride.abs() + 1 } else { 0 };
+            let len = u64::try_from(len).map_err(|_| "range is too long".to_owned())?;
+            Ok(Dimension::Range { start, step, len })
+        }
+        other => Err(format!("must be a list or a range object, found {other}")),
+    }
+}
+
+fn scalar_value(value: &Json) -> Result<Value, String> {
+    Ok(match value {
+        Json::Number(n) => n
+            .as_i64()
+            .map(Value::from)
+            .or_else(|| n.as_u64().map(Value::from))
+            .or_else(|| n.as_f64().map(Value::from))
+            .ok_or_else(|| format!("unsupported number {n}"))?,
+        Json::String(s) => Value::from(s.as_str()),
+        Json::Bool(b) => Value::from(*b),
+        other => return Err(format!("list values must be numbers, strings or booleans, found {other}")),
+    })
+}
+
+fn parse_integer(text: &str, key: &str, field: &str) -> Result<u64, ReferenceError> {
+    text.trim().parse::<u64>().map_err(|_| ReferenceError::InvalidReference {
+        key: key.to_owned(),
+        reason: format!("generated {field} {text:?} is not a non-negative integer"),
+    })
+}

@@ -1,0 +1,194 @@
+//! Parsers that turn reference documents into a [`ReferenceSet`]. They do no I/O.
+
+mod compression;
+mod generate;
+pub(crate) mod lenient;
+mod template;
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde_json::Value as Json;
+
+use crate::ReferenceError;
+use crate::model::{ReferenceSet, ReferenceSetBuilder};
+use template::Templates;
+
+/// How reference documents are parsed.
+///
+/// ```
+/// use zarrs_kerchunk::ParseOptions;
+/// let options = ParseOptions::default()
+///     .with_template_override("root", "/data/netcdf")
+///     .with_max_generated_references(1_000_000);
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug)]
+pub struct ParseOptions {
+    template_overrides: BTreeMap<String, String>,
+    max_generated_references: u64,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        Self { template_overrides: BTreeMap::new(), max_generated_references: 100_000_000 }
+    }
+}
+
+impl ParseOptions {
+    /// Replace (or add) the version 1 template `name`, like fsspec's `template_overrides`.
+    #[must_use]
+    pub fn with_template_override(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.template_overrides.insert(name.into(), value.into());
+        self
+    }
+
+    /// The most references `gen` entries may generate in total (default 10^8).
+    /// A document that would generate more is rejected before any is rendered.
+    #[must_use]
+    pub fn with_max_generated_references(mut self, max: u64) -> Self {
+        self.max_generated_references = max;
+        self
+    }
+}
+
+impl ReferenceSet {
+    /// Parse a kerchunk JSON reference document (version 0 or 1), compressed
+    /// with gzip or zstd or not.
+    ///
+    /// ```
+    /// use zarrs_kerchunk::{ParseOptions, Reference, ReferenceSet};
+    /// let doc = br#"{"version": 1, "templates": {"u": "s3://bucket/file.nc"},
+    ///               "refs": {".zgroup": {"zarr_format": 2}, "x/0": ["{{u}}", 100, 8]}}"#;
+    /// let set = ReferenceSet::from_json(doc, &ParseOptions::default())?;
+    /// assert_eq!(set.get(".zgroup"), Some(Reference::Inline(br#"{"zarr_format":2}"#)));
+    /// let Some(Reference::Range { url, offset: 100, length: 8 }) = set.get("x/0") else { panic!() };
+    /// assert_eq!(set.url(url), Some("s3://bucket/file.nc"));
+    /// # Ok::<(), zarrs_kerchunk::ReferenceError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ReferenceError`] naming the offending key for any malformed reference,
+    /// template or `gen` entry; see the crate documentation for what is accepted.
+    pub fn from_json(bytes: &[u8], options: &ParseOptions) -> Result<Self, ReferenceError> {
+        let bytes = compression::decompress(bytes)?;
+        let doc = lenient::parse_json_lenient(&bytes)
+            .map_err(|e| ReferenceError::Json { location: "(document)".into(), reason: e.to_string() })?;
+        from_document(&doc, options)
+    }
+}
+
+fn from_document(doc: &Json, options: &ParseOptions) -> Result<ReferenceSet, ReferenceError> {
+    let Json::Object(top) = doc else {
+        return Err(ReferenceError::Structure(format!("the document must be a JSON object, found {}", kind(doc))));
+    };
+    let mut builder = ReferenceSetBuilder::new();
+    let Some(version) = top.get("version") else {
+        // Version 0: the whole object is the references; no templating.
+        for (key, value) in top {
+            insert_value(&mut builder, key, value, None)?;
+        }
+        return Ok(builder.build());
+    };
+    if version.as_f64() != Some(1.0) {
+        return Err(ReferenceError::UnsupportedVersion(version.to_string()));
+    }
+    let templates = Templates::new(top.get("templates"), &options.template_overrides)?;
+    let templates_for_urls = (!templates.is_empty()).then_some(&templates);
+    match top.get("refs") {
+        None | Some(Json::Null) => {}
+        Some(Json::Object(refs)) => {
+            for (key, value) in refs {
+                insert_value(&mut builder, key, value, templates_for_urls)?;
+            }
+        }
+        Some(other) => {
+            return Err(ReferenceError::Structure(format!("\"refs\" must be an object, found {}", kind(other))));
+        }
+    }
+    // fsspec applies `gen` last: generated keys replace same-named refs.
+    if let Some(gen_doc) = top.get("gen") {
+        generate::expand(gen_doc, &templates, options.max_generated_references, &mut builder)?;
+    }
+    Ok(builder.build())
+}
+
+fn insert_value(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    value: &Json,
+    templates: Option<&Templates>,
+) -> Result<(), ReferenceError> {
+    let invalid = |reason: String| ReferenceError::InvalidReference { key: key.to_owned(), reason };
+    match value {
+        Json::String(text) => match text.strip_prefix("base64:") {
+            Some(encoded) => {
+                let decoded = BASE64
+                    .decode(encoded.trim_end())
+                    .map_err(|e| invalid(format!("undecodable base64: {e}")))?;
+                builder.insert_inline(key, &decoded);
+            }
+            None => builder.insert_inline(key, text.as_bytes()),
+        },
+        Json::Object(_) => {
+            let text = serde_json::to_vec(value).expect("a JSON value serialises");
+            builder.insert_inline(key, &text);
+        }
+        Json::Array(items) => {
+            let url = match items.first() {
+                Some(Json::Null) => None,
+                Some(Json::String(url)) => Some(match templates {
+                    Some(t) if url.contains("{{") => t.render(url, &format!("key {key:?}"))?,
+                    _ => url.clone(),
+                }),
+                Some(other) => return Err(invalid(format!("the URL must be a string or null, found {other}"))),
+                None => return Err(invalid("an empty array is not a reference".into())),
+            };
+            match items.len() {
+                1 => builder.insert_whole(key, url.as_deref()),
+                3 => {
+                    let number = |i: usize, what: &str| {
+                        items[i].as_u64().ok_or_else(|| {
+                            invalid(format!("the {what} must be a non-negative integer, found {}", items[i]))
+                        })
+                    };
+                    let (offset, length) = (number(1, "offset")?, number(2, "length")?);
+                    if offset.checked_add(length).is_none() {
+                        return Err(invalid(format!("offset {offset} + length {length} overflows")));
+                    }
+                    builder.insert_range(key, url.as_deref(), offset, length);
+                }
+                n => {
+                    return Err(invalid(format!(
+                        "a reference array has 1 element [url] or 3 [url, offset, length], not {n}"
+                    )));
+                }
+            }
+        }
+        other => return Err(invalid(format!("a value must be a string, an object or an array, not {}", kind(other)))),
+    }
+    Ok(())
+}
+
+/// Standard alphabet; padding optional and non-zero trailing bits allowed,
+/// as Python's `base64.b64decode` tolerates, but any other character is an error.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+fn kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests;

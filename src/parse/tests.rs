@@ -1,0 +1,191 @@
+use super::*;
+use crate::model::Reference;
+
+fn parse(doc: &str) -> Result<ReferenceSet, ReferenceError> {
+    ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default())
+}
+
+/// The same keys with the same meaning (URLs compared as text).
+fn assert_same(a: &ReferenceSet, b: &ReferenceSet) {
+    let show = |set: &ReferenceSet| -> Vec<String> {
+        set.iter()
+            .map(|(k, r)| match r {
+                Reference::Inline(v) => format!("{k} inline {v:?}"),
+                Reference::Whole(u) => format!("{k} whole {:?}", set.url(u)),
+                Reference::Range { url, offset, length } => format!("{k} {:?} {offset} {length}", set.url(url)),
+            })
+            .collect()
+    };
+    assert_eq!(show(a), show(b));
+}
+
+const SPEC_V1: &str = r#"{
+    "version": 1,
+    "templates": {"u": "server.domain/path", "f": "{{c}}"},
+    "gen": [{"key": "gen_key{{i}}", "url": "http://{{u}}_{{i}}", "offset": "{{(i + 1) * 1000}}",
+             "length": "1000", "dimensions": {"i": {"stop": 5}}}],
+    "refs": {"key0": "data", "key1": ["http://target_url", 10000, 100],
+             "key2": ["http://{{u}}", 10000, 100], "key3": ["http://{{f(c='text')}}", 10000, 100]}
+}"#;
+
+const SPEC_V0: &str = r#"{
+    "key0": "data",
+    "key1": ["http://target_url", 10000, 100],
+    "key2": ["http://server.domain/path", 10000, 100],
+    "key3": ["http://text", 10000, 100],
+    "gen_key0": ["http://server.domain/path_0", 1000, 1000],
+    "gen_key1": ["http://server.domain/path_1", 2000, 1000],
+    "gen_key2": ["http://server.domain/path_2", 3000, 1000],
+    "gen_key3": ["http://server.domain/path_3", 4000, 1000],
+    "gen_key4": ["http://server.domain/path_4", 5000, 1000]
+}"#;
+
+#[test]
+fn spec_version_1_example_expands_to_its_version_0_equivalent() {
+    assert_same(&parse(SPEC_V1).unwrap(), &parse(SPEC_V0).unwrap());
+}
+
+#[test]
+fn values() {
+    let set = parse(
+        r#"{"a": "text", "b": "base64:AAEC", "c": {"x": [1, 2]}, "d": ["u"], "e": [null, 1, 2], "f": "\u0000\"",
+            "g": "base64:AAE", "h": "βeta"}"#,
+    )
+    .unwrap();
+    assert_eq!(set.get("a"), Some(Reference::Inline(b"text")));
+    assert_eq!(set.get("b"), Some(Reference::Inline(&[0, 1, 2])));
+    assert_eq!(set.get("c"), Some(Reference::Inline(br#"{"x":[1,2]}"#)));
+    assert!(matches!(set.get("d"), Some(Reference::Whole(u)) if set.url(u) == Some("u")));
+    assert!(matches!(set.get("e"), Some(Reference::Range { url, offset: 1, length: 2 }) if url.index().is_none()));
+    assert_eq!(set.get("f"), Some(Reference::Inline(b"\0\"")));
+    assert_eq!(set.get("g"), Some(Reference::Inline(&[0, 1])), "padding is optional");
+    assert_eq!(set.get("h"), Some(Reference::Inline("βeta".as_bytes())), "strings are UTF-8");
+}
+
+#[test]
+fn version_0_does_not_template() {
+    let set = parse(r#"{"templates": "x", "a": ["{{u}}"]}"#).unwrap();
+    assert!(matches!(set.get("a"), Some(Reference::Whole(u)) if set.url(u) == Some("{{u}}")));
+}
+
+#[test]
+fn version_handling() {
+    assert!(parse(r#"{"version": 1.0, "refs": {"a": "b"}}"#).unwrap().get("a").is_some());
+    assert!(parse(r#"{"version": 1}"#).unwrap().is_empty());
+    for bad in [r#"{"version": 2}"#, r#"{"version": "1"}"#, r#"{"version": null}"#] {
+        let err = parse(bad).unwrap_err();
+        assert!(matches!(err, ReferenceError::UnsupportedVersion(_)), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn malformed_references_name_the_key() {
+    for (doc, needle) in [
+        (r#"{"k": ["u", 1]}"#, "not 2"),
+        (r#"{"k": ["u", 1, 2, 3]}"#, "not 4"),
+        (r#"{"k": []}"#, "empty"),
+        (r#"{"k": ["u", -1, 2]}"#, "offset"),
+        (r#"{"k": ["u", 1, -2]}"#, "length"),
+        (r#"{"k": ["u", 1.5, 2]}"#, "offset"),
+        (r#"{"k": ["u", 1, 2.0]}"#, "length"),
+        (r#"{"k": ["u", "1", 2]}"#, "offset"),
+        (r#"{"k": ["u", 18446744073709551615, 2]}"#, "overflows"),
+        (r#"{"k": [1, 2, 3]}"#, "URL"),
+        (r#"{"k": "base64:_"}"#, "base64"),
+        (r#"{"k": "base64:AA=A"}"#, "base64"),
+        (r#"{"k": null}"#, "null"),
+        (r#"{"k": 3}"#, "number"),
+        (r#"{"k": true}"#, "boolean"),
+    ] {
+        let err = parse(doc).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ReferenceError::InvalidReference { ref key, .. } if key == "k"), "{doc}: {text}");
+        assert!(text.contains(needle), "{doc}: {text}");
+    }
+}
+
+#[test]
+fn bare_non_finite_tokens_are_accepted() {
+    let set = parse(r#"{"x/.zarray": {"fill_value": NaN, "v": -Infinity}, "x/.zattrs": "{\"a\": NaN}"}"#).unwrap();
+    assert_eq!(set.get("x/.zarray"), Some(Reference::Inline(br#"{"fill_value":"NaN","v":"-Infinity"}"#)));
+    // Inside a string the token is left for the metadata layer.
+    assert_eq!(set.get("x/.zattrs"), Some(Reference::Inline(br#"{"a": NaN}"#)));
+}
+
+#[test]
+fn invalid_json_reports_position() {
+    let err = parse("{\"a\": [1,\n 2").unwrap_err().to_string();
+    assert!(err.contains("line 2"), "{err}");
+    assert!(parse("[1, 2]").unwrap_err().to_string().contains("object"));
+}
+
+#[test]
+fn templates_only_in_version_1_urls() {
+    let set = parse(r#"{"version": 1, "templates": {"u": "s3://b/f"}, "refs": {"a": "{{u}}", "b": ["{{ u }}", 0, 1]}}"#)
+        .unwrap();
+    assert_eq!(set.get("a"), Some(Reference::Inline(b"{{u}}")));
+    assert!(matches!(set.get("b"), Some(Reference::Range { url, .. }) if set.url(url) == Some("s3://b/f")));
+    let err = parse(r#"{"version": 1, "templates": {"u": "x"}, "refs": {"k": ["{{v}}"]}}"#).unwrap_err();
+    assert!(err.to_string().contains("\"k\""), "{err}");
+}
+
+#[test]
+fn template_overrides() {
+    let options = ParseOptions::default().with_template_override("root", "/abs");
+    let doc = br#"{"version": 1, "templates": {"root": "."}, "refs": {"a": ["{{root}}/data.nc"]}}"#;
+    let set = ReferenceSet::from_json(doc, &options).unwrap();
+    assert!(matches!(set.get("a"), Some(Reference::Whole(u)) if set.url(u) == Some("/abs/data.nc")));
+}
+
+#[test]
+fn gen_product_order_and_url_only() {
+    let set = parse(
+        r#"{"version": 1, "templates": {"u": "f"}, "gen": [
+            {"key": "a/{{i}}.{{j}}", "url": "{{u}}{{i}}", "offset": "{{ i * 10 + j }}", "length": "1",
+             "dimensions": {"i": [3, 1], "j": {"start": 4, "stop": 0, "step": -2}}},
+            {"key": "w/{{n}}", "url": "x{{n}}", "dimensions": {"n": {"start": 1, "stop": 3}}}],
+          "refs": {"a/3.4": "replaced by gen"}}"#,
+    )
+    .unwrap();
+    let keys: Vec<_> = set.iter().map(|(k, _)| k.to_owned()).collect();
+    assert_eq!(keys, ["a/1.2", "a/1.4", "a/3.2", "a/3.4", "w/1", "w/2"]);
+    assert!(matches!(set.get("a/3.4"), Some(Reference::Range { url, offset: 34, length: 1 }) if set.url(url) == Some("f3")));
+    assert!(matches!(set.get("w/2"), Some(Reference::Whole(u)) if set.url(u) == Some("x2")));
+}
+
+#[test]
+fn gen_errors() {
+    for (gen_entry, needle) in [
+        (r#"{"key": "k{{i}}", "url": "u", "offset": "1", "dimensions": {"i": [1]}}"#, "both"),
+        (r#"{"key": "k{{i}}", "url": "u", "length": "1", "dimensions": {"i": [1]}}"#, "both"),
+        (r#"{"key": "k{{i}}", "url": "u", "dimensions": {}}"#, "at least one"),
+        (r#"{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"start": 1}}}"#, "stop"),
+        (r#"{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 3, "step": 0}}}"#, "zero"),
+        (r#"{"key": "k{{i}}", "url": "u", "offset": "{{i - 5}}", "length": "1", "dimensions": {"i": [1]}}"#, "non-negative"),
+        (r#"{"key": "k{{i}}", "url": "u", "offset": "{{ 1 / 0 }}", "length": "1", "dimensions": {"i": [1]}}"#, "gen[0].offset"),
+        (r#"{"key": "k{{nope}}", "url": "u", "dimensions": {"i": [1]}}"#, "undefined"),
+        (r#"{"key": "k{{u}}", "url": "u", "dimensions": {"u": [1]}}"#, "same name as a template"),
+        (r#"{"url": "u", "dimensions": {"i": [1]}}"#, "missing \"key\""),
+        (r#"{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 1000000000000}}}"#, "limit"),
+    ] {
+        let doc = format!(r#"{{"version": 1, "templates": {{"u": "x"}}, "gen": [{gen_entry}]}}"#);
+        let err = parse(&doc).unwrap_err().to_string();
+        assert!(err.contains(needle), "{gen_entry}: {err}");
+    }
+}
+
+#[test]
+fn gen_limit_is_configurable() {
+    let doc = br#"{"version": 1, "gen": [{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 11}}}]}"#;
+    let options = ParseOptions::default().with_max_generated_references(10);
+    assert!(ReferenceSet::from_json(doc, &options).unwrap_err().to_string().contains("limit of 10"));
+}
+
+#[test]
+fn gen_literal_integers() {
+    let set = parse(
+        r#"{"version": 1, "gen": [{"key": "k{{i}}", "url": "u", "offset": 5, "length": "{{i}}", "dimensions": {"i": [2]}}]}"#,
+    )
+    .unwrap();
+    assert!(matches!(set.get("k2"), Some(Reference::Range { offset: 5, length: 2, .. })));
+}
