@@ -102,6 +102,11 @@ impl ReferenceSet {
             .take_while(move |k| k.starts_with(prefix))
     }
 
+    /// The first key at or after `from` in sorted order.
+    pub(crate) fn first_key_from(&self, from: &str) -> Option<&str> {
+        self.entries.range::<str, _>((Bound::Included(from), Bound::Unbounded)).next().map(|(k, _)| &**k)
+    }
+
     /// The distinct target URLs, indexed by [`UrlId::index`].
     #[must_use]
     pub fn urls(&self) -> &[Box<str>] {

@@ -71,9 +71,14 @@ impl ReferenceSet {
     /// [`ReferenceError`] naming the offending key for any malformed reference,
     /// template or `gen` entry; see the crate documentation for what is accepted.
     pub fn from_json(bytes: &[u8], options: &ParseOptions) -> Result<Self, ReferenceError> {
+        Self::from_json_at(bytes, options, "(in memory)")
+    }
+
+    /// [`from_json`](Self::from_json) for a document read from `location`, which errors name.
+    pub(crate) fn from_json_at(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
         let bytes = compression::decompress(bytes)?;
         let doc = lenient::parse_json_lenient(&bytes)
-            .map_err(|e| ReferenceError::Json { location: "(document)".into(), reason: e.to_string() })?;
+            .map_err(|e| ReferenceError::Json { location: location.to_owned(), reason: e.to_string() })?;
         from_document(&doc, options)
     }
 }

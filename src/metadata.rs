@@ -1,0 +1,247 @@
+//! Zarr V2 metadata that kerchunk writes but zarrs cannot open as written,
+//! served rewritten to an exact equivalent.
+//!
+//! Every rewrite lives here, each with a test. They apply when a store serves
+//! a `.zarray`, `.zattrs` or `.zgroup` key (and nowhere else), and only when
+//! they change something: metadata that zarrs already accepts is served
+//! byte for byte as the reference set holds it.
+//!
+//! | rewrite | kerchunk writes | served as | why it is exact |
+//! |---|---|---|---|
+//! | non-finite numbers | bare `NaN`, `Infinity`, `-Infinity` tokens (Python's `json`) | the strings `"NaN"`, `"Infinity"`, `"-Infinity"` | the zarr V2 spelling of non-finite fill values; zarrs rejects the bare tokens as invalid JSON |
+//! | blosc as a filter | `compressor: null`, `filters: [.., {"id": "blosc"}]` (HDF5 filter 32001) | blosc moved to `compressor` | filters then compressor run in sequence, so the last filter and the compressor are the same step; zarrs only builds blosc as a compressor |
+//! | zlib/gzip level | `{"id": "zlib"}` with no `level` | `level: 1` added | the level only matters when compressing; zarrs requires the field |
+//! | single-byte byte order | `<u1`, `>i1`, `<b1`, ... | `\|u1`, `\|i1`, `\|b1` | byte order is meaningless for one byte; zarrs only accepts `\|` |
+//! | fixed-length bytes | `\|S<n>` with a base64 fill value | `\|V<n>` (raw bytes) with the fill zero-padded to `n` bytes | numpy `S<n>` values are `n` raw bytes, zero-padded, which is what `\|V<n>` reads; zarrs has no `S` type |
+//! | null fill for raw bytes and text | `\|V<n>` or `<U<n>` with `fill_value: null` | `n` zero bytes / `n` NUL characters | numpy's default for these dtypes; zarrs rejects `null` for them |
+//!
+//! A dtype or codec that has no exact equivalent in zarrs is refused here with
+//! an error naming the array and the dtype or codec, instead of a bare
+//! "not supported" from deep inside zarrs.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Map, Value};
+
+use crate::parse::lenient;
+
+/// Numcodecs codec ids that zarrs cannot decode in any configuration.
+/// (`lz4` in kerchunk output is HDF5's framing, which numcodecs' lz4 does not read either.)
+const UNSUPPORTED_CODECS: &[&str] = &[
+    "lz4",
+    "lzma",
+    "delta",
+    "quantize",
+    "astype",
+    "categorize",
+    "packbits",
+    "crc32",
+    "jenkins_lookup3",
+    "imagecodecs_lzf",
+    "szip",
+];
+
+/// Whether `key` names Zarr V2 metadata that this module may rewrite.
+pub(crate) fn is_metadata_key(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    matches!(name, ".zarray" | ".zattrs" | ".zgroup")
+}
+
+/// The metadata document to serve for `key`, or `None` to serve `raw` unchanged.
+///
+/// # Errors
+/// A message naming the array and the dtype or codec that zarrs cannot decode.
+pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let quoted = lenient::quote_non_finite(raw);
+    let Ok(mut doc) = serde_json::from_slice::<Value>(quoted.as_deref().unwrap_or(raw)) else {
+        return Ok(None); // not JSON: let zarrs report it
+    };
+    let mut changed = quoted.is_some();
+    if key.ends_with(".zarray") {
+        if let Value::Object(meta) = &mut doc {
+            let array = key.strip_suffix(".zarray").unwrap_or_default().trim_end_matches('/');
+            let array = if array.is_empty() { "/" } else { array };
+            refuse_unsupported(meta).map_err(|reason| format!("array {array:?}: {reason}"))?;
+            changed |= blosc_filter_to_compressor(meta);
+            changed |= default_deflate_level(meta);
+            changed |= single_byte_order(meta);
+            changed |= fixed_bytes_as_raw(meta);
+            changed |= null_fill_for_raw_and_text(meta);
+        }
+    }
+    Ok(changed.then(|| serde_json::to_vec(&doc).expect("JSON values serialise")))
+}
+
+fn codecs(meta: &Map<String, Value>) -> impl Iterator<Item = &Value> {
+    let filters = meta.get("filters").and_then(Value::as_array).into_iter().flatten();
+    filters.chain(meta.get("compressor").filter(|c| !c.is_null()))
+}
+
+fn codec_id(codec: &Value) -> Option<&str> {
+    codec.get("id").and_then(Value::as_str)
+}
+
+fn refuse_unsupported(meta: &Map<String, Value>) -> Result<(), String> {
+    if let Some(id) = codecs(meta).filter_map(codec_id).find(|id| UNSUPPORTED_CODECS.contains(id)) {
+        return Err(format!("codec {id:?} has no decoder in zarrs"));
+    }
+    if let Some(dtype) = meta.get("dtype").and_then(Value::as_str) {
+        if dtype.len() > 1 && matches!(&dtype[1..2], "M" | "m") {
+            return Err(format!("dtype {dtype:?} (datetime64/timedelta64) has no Zarr V2 equivalent in zarrs"));
+        }
+    }
+    Ok(())
+}
+
+/// blosc as the last filter with no compressor → blosc as the compressor.
+fn blosc_filter_to_compressor(meta: &mut Map<String, Value>) -> bool {
+    if !meta.get("compressor").is_none_or(Value::is_null) {
+        return false;
+    }
+    let Some(Value::Array(filters)) = meta.get_mut("filters") else { return false };
+    if filters.last().and_then(codec_id) != Some("blosc") {
+        return false;
+    }
+    let blosc = filters.pop().expect("checked above");
+    if filters.is_empty() {
+        meta.insert("filters".into(), Value::Null);
+    }
+    meta.insert("compressor".into(), blosc);
+    true
+}
+
+/// zlib or gzip without a level → level 1.
+fn default_deflate_level(meta: &mut Map<String, Value>) -> bool {
+    let mut changed = false;
+    let mut fix = |codec: &mut Value| {
+        if let Value::Object(c) = codec {
+            if matches!(c.get("id").and_then(Value::as_str), Some("zlib" | "gzip")) && !c.contains_key("level") {
+                c.insert("level".into(), Value::from(1));
+                changed = true;
+            }
+        }
+    };
+    if let Some(Value::Array(filters)) = meta.get_mut("filters") {
+        filters.iter_mut().for_each(&mut fix);
+    }
+    if let Some(compressor) = meta.get_mut("compressor") {
+        fix(compressor);
+    }
+    changed
+}
+
+/// `<u1`, `>i1`, `<b1`, ... → `|u1`, `|i1`, `|b1`.
+fn single_byte_order(meta: &mut Map<String, Value>) -> bool {
+    let Some(Value::String(dtype)) = meta.get_mut("dtype") else { return false };
+    if matches!(dtype.as_str(), "<u1" | ">u1" | "<i1" | ">i1" | "<b1" | ">b1") {
+        dtype.replace_range(0..1, "|");
+        return true;
+    }
+    false
+}
+
+/// `|S<n>` → `|V<n>`, with the fill value zero-padded to `n` bytes.
+fn fixed_bytes_as_raw(meta: &mut Map<String, Value>) -> bool {
+    let Some(n) = meta.get("dtype").and_then(Value::as_str).and_then(|d| d.strip_prefix("|S")).and_then(|n| n.parse().ok())
+    else {
+        return false;
+    };
+    let mut fill = match meta.get("fill_value") {
+        Some(Value::String(encoded)) => BASE64.decode(encoded).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    fill.resize(n, 0);
+    meta.insert("dtype".into(), Value::from(format!("|V{n}")));
+    meta.insert("fill_value".into(), Value::from(BASE64.encode(fill)));
+    true
+}
+
+/// `|V<n>` / `<U<n>` with a null fill value → zeros.
+fn null_fill_for_raw_and_text(meta: &mut Map<String, Value>) -> bool {
+    if !meta.get("fill_value").is_none_or(Value::is_null) {
+        return false;
+    }
+    let Some(dtype) = meta.get("dtype").and_then(Value::as_str) else { return false };
+    let fill = if let Some(n) = dtype.strip_prefix("|V").and_then(|n| n.parse::<usize>().ok()) {
+        Value::from(BASE64.encode(vec![0u8; n]))
+    } else if let Some(n) = dtype.strip_prefix(['<', '>', '|']).and_then(|d| d.strip_prefix('U')).and_then(|n| n.parse::<usize>().ok()) {
+        Value::from("\0".repeat(n))
+    } else {
+        return false;
+    };
+    meta.insert("fill_value".into(), fill);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewritten(raw: &str) -> Value {
+        let out = rewrite("grp/x/.zarray", raw.as_bytes()).unwrap().expect("a rewrite");
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn untouched_metadata_is_served_as_is() {
+        let raw = r#"{"dtype": "<f4", "compressor": null, "filters": [{"id": "zlib", "level": 4}], "fill_value": "NaN"}"#;
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes()).unwrap(), None);
+        assert_eq!(rewrite(".zattrs", br#"{"a": 1}"#).unwrap(), None);
+        assert!(!is_metadata_key("x/0") && is_metadata_key(".zgroup") && is_metadata_key("a/b/.zattrs"));
+    }
+
+    #[test]
+    fn non_finite_tokens() {
+        let out = rewrite(".zattrs", br#"{"_FillValue": NaN, "max": Infinity, "s": "NaN"}"#).unwrap().unwrap();
+        assert_eq!(out, br#"{"_FillValue":"NaN","max":"Infinity","s":"NaN"}"#);
+        assert_eq!(rewritten(r#"{"dtype": "<f8", "fill_value": -Infinity}"#)["fill_value"], "-Infinity");
+    }
+
+    #[test]
+    fn blosc_filter_becomes_compressor() {
+        let doc = rewritten(r#"{"compressor": null, "filters": [{"id": "shuffle", "elementsize": 4}, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}]}"#);
+        assert_eq!(doc["compressor"]["id"], "blosc");
+        assert_eq!(doc["filters"].as_array().unwrap().len(), 1);
+        let doc = rewritten(r#"{"compressor": null, "filters": [{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}]}"#);
+        assert!(doc["filters"].is_null());
+        // blosc before another filter is not the last step: left alone.
+        let raw = r#"{"compressor": null, "filters": [{"id": "blosc"}, {"id": "shuffle", "elementsize": 4}]}"#;
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes()).unwrap(), None);
+    }
+
+    #[test]
+    fn deflate_level() {
+        let doc = rewritten(r#"{"compressor": {"id": "gzip"}, "filters": [{"id": "zlib"}]}"#);
+        assert_eq!(doc["filters"][0]["level"], 1);
+        assert_eq!(doc["compressor"]["level"], 1);
+    }
+
+    #[test]
+    fn single_byte_types() {
+        assert_eq!(rewritten(r#"{"dtype": "<u1"}"#)["dtype"], "|u1");
+        assert_eq!(rewritten(r#"{"dtype": ">b1"}"#)["dtype"], "|b1");
+    }
+
+    #[test]
+    fn fixed_bytes() {
+        let doc = rewritten(r#"{"dtype": "|S5", "fill_value": "IA=="}"#);
+        assert_eq!(doc["dtype"], "|V5");
+        assert_eq!(BASE64.decode(doc["fill_value"].as_str().unwrap()).unwrap(), b" \0\0\0\0");
+        let doc = rewritten(r#"{"dtype": "|S3", "fill_value": null}"#);
+        assert_eq!(doc["fill_value"], "AAAA");
+    }
+
+    #[test]
+    fn null_fills() {
+        assert_eq!(rewritten(r#"{"dtype": "|V2", "fill_value": null}"#)["fill_value"], "AAA=");
+        assert_eq!(rewritten(r#"{"dtype": "<U3", "fill_value": null}"#)["fill_value"], "\0\0\0");
+    }
+
+    #[test]
+    fn unsupported_forms_name_array_and_codec() {
+        let err = rewrite("grp/x/.zarray", br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#).unwrap_err();
+        assert!(err.contains("grp/x") && err.contains("lz4"), "{err}");
+        let err = rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#).unwrap_err();
+        assert!(err.contains("\"t\"") && err.contains("<M8[ns]"), "{err}");
+    }
+}
