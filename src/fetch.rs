@@ -44,7 +44,7 @@ pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>
                     len.checked_sub(*n).ok_or_else(|| format!("the last {n} bytes were asked of a {len}-byte file"))?..len
                 }
             };
-            let mut buf = vec![0; usize::try_from(range.end - range.start).map_err(|e| e.to_string())?];
+            let mut buf = vec![0; usize::try_from(range.end - range.start).map_err(|e| crate::error::error_chain(&e))?];
             file.read_exact_at(&mut buf, range.start).map_err(|e| match e.kind() {
                 io::ErrorKind::UnexpectedEof => short_read(&range, file_len().ok()),
                 _ => io_message(&e),
@@ -86,8 +86,8 @@ async fn read_object(
         .collect();
     let mut fetched = match bounded.len() {
         0 => Vec::new(),
-        1 => vec![store.get_range(path, bounded[0].clone()).await.map_err(|e| e.to_string())?],
-        _ => store.get_ranges(path, &bounded).await.map_err(|e| e.to_string())?,
+        1 => vec![store.get_range(path, bounded[0].clone()).await.map_err(|e| crate::error::error_chain(&e))?],
+        _ => store.get_ranges(path, &bounded).await.map_err(|e| crate::error::error_chain(&e))?,
     }
     .into_iter();
     let mut out = Vec::with_capacity(requests.len());
@@ -101,15 +101,30 @@ async fn read_object(
                 }
                 bytes
             }
-            Request::Whole => store.get(path).await.map_err(|e| e.to_string())?.bytes().await.map_err(|e| e.to_string())?,
+            Request::Whole => store.get(path).await.map_err(|e| crate::error::error_chain(&e))?.bytes().await.map_err(|e| crate::error::error_chain(&e))?,
             Request::Part(range) => {
                 let options = GetOptions { range: Some(range.clone()), ..GetOptions::default() };
-                store.get_opts(path, options).await.map_err(|e| e.to_string())?.bytes().await.map_err(|e| e.to_string())?
+                store.get_opts(path, options).await.map_err(|e| crate::error::error_chain(&e))?.bytes().await.map_err(|e| crate::error::error_chain(&e))?
             }
         };
         out.push(bytes);
     }
     Ok(out)
+}
+
+/// The size of a target file.
+pub(crate) fn size_local(path: &Path) -> Result<u64, String> {
+    std::fs::metadata(path).map(|m| m.len()).map_err(|e| io_message(&e))
+}
+
+/// The size of a target, asynchronously.
+pub(crate) async fn size_async(source: &Source) -> Result<u64, String> {
+    match source {
+        Source::Local(path) => tokio::fs::metadata(path).await.map(|m| m.len()).map_err(|e| io_message(&e)),
+        Source::Object { store, path } => {
+            store.head(path).await.map(|meta| meta.size).map_err(|e| crate::error::error_chain(&e))
+        }
+    }
 }
 
 fn io_message(error: &io::Error) -> String {

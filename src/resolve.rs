@@ -135,7 +135,7 @@ impl Resolver {
                 if !registered {
                     self.create_store_for(&url)?;
                 }
-                let (store, path) = self.registry.resolve(&url).map_err(|e| e.to_string())?;
+                let (store, path) = self.registry.resolve(&url).map_err(|e| crate::error::error_chain(&e))?;
                 Ok(Source::Object { store, path })
             }
         }
@@ -148,8 +148,10 @@ impl Resolver {
         if created.contains(&authority) {
             return Ok(());
         }
-        let options = std::env::vars().chain(self.options.iter().cloned());
-        let (store, path) = object_store::parse_url_opts(url, options).map_err(|e| e.to_string())?;
+        // An `http://` URL asks for plain HTTP, which object_store refuses unless allowed.
+        let allow_http = (url.scheme() == "http").then(|| ("allow_http".to_owned(), "true".to_owned()));
+        let options = std::env::vars().chain(allow_http).chain(self.options.iter().cloned());
+        let (store, path) = object_store::parse_url_opts(url, options).map_err(|e| crate::error::error_chain(&e))?;
         // The store may be scoped below the host (a bucket in the path): register it at that depth.
         let depth = segments(url.path()).count().saturating_sub(segments(path.as_ref()).count());
         let mut base = url.clone();

@@ -111,14 +111,7 @@ fn sandboxed_environment<'s>() -> Environment<'s> {
 }
 
 pub(crate) fn template_error(context: &str, error: &minijinja::Error) -> ReferenceError {
-    let mut reason = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        reason.push_str(": ");
-        reason.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    ReferenceError::Template { context: context.to_owned(), reason }
+    ReferenceError::Template { context: context.to_owned(), reason: crate::error::error_chain(error) }
 }
 
 pub(crate) fn check_len(text: String, context: &str) -> Result<String, ReferenceError> {

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use object_store::ObjectStoreExt;
 use zarrs_storage::byte_range::ByteRangeIterator;
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, MaybeBytes, StorageError,
@@ -13,7 +12,6 @@ use zarrs_storage::{
 use super::{Core, Plan, SizePlan};
 use crate::ReferenceSet;
 use crate::fetch;
-use crate::resolve::Source;
 
 /// A kerchunk reference set as an async zarrs store.
 ///
@@ -93,13 +91,7 @@ impl AsyncReadableStorageTraits for AsyncReferenceStore {
             SizePlan::Known(size) => Ok(size),
             SizePlan::Document => Ok(self.get(key).await?.map(|v| v.len() as u64)),
             SizePlan::Stat(resolved, key) => {
-                let size = match &resolved.source {
-                    Source::Local(path) => tokio::fs::metadata(path).await.map(|m| m.len()).map_err(|e| e.to_string()),
-                    Source::Object { store, path } => store.head(path).await.map(|m| m.size).map_err(|e| e.to_string()),
-                };
-                size.map(Some).map_err(|cause| {
-                    StorageError::Other(format!("cannot read key {key:?}: reference target {}: {cause}", resolved.shown))
-                })
+                fetch::size_async(&resolved.source).await.map(Some).map_err(|cause| resolved.error(&key, &cause))
             }
         }
     }

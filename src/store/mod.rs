@@ -49,6 +49,13 @@ pub(crate) struct Resolved {
     shown: String,
 }
 
+impl Resolved {
+    /// The error for a failed read of `key` from this target.
+    pub(crate) fn error(&self, key: &str, cause: &str) -> StorageError {
+        StorageError::Other(format!("cannot read key {key:?}: reference target {}: {cause}", self.shown))
+    }
+}
+
 /// How to answer one request.
 pub(crate) enum Plan {
     /// The key has no reference.
@@ -71,12 +78,7 @@ pub(crate) struct Fetch {
 impl Fetch {
     /// Turn the read results into the answer, with errors naming key, URL and cause.
     pub(crate) fn finish(self, fetched: Result<Vec<Bytes>, String>) -> Result<Vec<Bytes>, StorageError> {
-        let fetched = fetched.map_err(|cause| {
-            StorageError::Other(format!(
-                "cannot read key {:?}: reference target {}: {cause}",
-                self.key, self.resolved.shown
-            ))
-        })?;
+        let fetched = fetched.map_err(|cause| self.resolved.error(&self.key, &cause))?;
         match self.metadata {
             None => Ok(fetched),
             Some(ranges) => {

@@ -8,8 +8,6 @@ use zarrs_storage::{
     StoreKeysPrefixes, StorePrefix,
 };
 
-use object_store::ObjectStoreExt;
-
 use super::runtime::BlockingRuntime;
 use super::{Core, Fetch, Plan, SizePlan};
 use crate::ReferenceSet;
@@ -110,17 +108,13 @@ impl ReadableStorageTraits for ReferenceStore {
             SizePlan::Document => Ok(self.get(key)?.map(|v| v.len() as u64)),
             SizePlan::Stat(resolved, key) => {
                 let size = match &resolved.source {
-                    Source::Local(path) => std::fs::metadata(path).map(|m| m.len()).map_err(|e| e.to_string()),
-                    Source::Object { store, path } => {
-                        let (store, path) = (Arc::clone(store), path.clone());
-                        self.runtime
-                            .block_on(async move { store.head(&path).await.map(|m| m.size) })
-                            .and_then(|r| r.map_err(|e| e.to_string()))
+                    Source::Local(path) => fetch::size_local(path),
+                    source => {
+                        let source = source.clone();
+                        self.runtime.block_on(async move { fetch::size_async(&source).await }).and_then(|r| r)
                     }
                 };
-                size.map(Some).map_err(|cause| {
-                    StorageError::Other(format!("cannot read key {key:?}: reference target {}: {cause}", resolved.shown))
-                })
+                size.map(Some).map_err(|cause| resolved.error(&key, &cause))
             }
         }
     }

@@ -2,6 +2,8 @@
 //! a `.npy` reader, and exact (NaN-aware) comparison of what zarrs decodes.
 #![allow(dead_code)]
 
+pub(crate) mod server;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,0 +1,140 @@
+//! Bad input gives clear errors naming the key, the URL and the cause: never a
+//! panic, never wrong bytes, never a silent fill value.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use zarrs::array::Array;
+use zarrs_kerchunk::{ReferenceError, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_storage::byte_range::ByteRange;
+use zarrs_storage::{ReadableStorageTraits, StoreKey};
+
+/// A scratch folder holding `refs.json` with `doc`, and `data.bin` (100 bytes 0..100).
+fn scratch(name: &str, doc: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zarrs-kerchunk-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("data.bin"), (0u8..100).collect::<Vec<_>>()).unwrap();
+    std::fs::write(dir.join("refs.json"), doc).unwrap();
+    dir.join("refs.json")
+}
+
+fn key(k: &str) -> StoreKey {
+    StoreKey::new(k).unwrap()
+}
+
+#[test]
+fn malformed_reference_files_name_the_key() {
+    for (doc, needle) in [
+        (r#"{"x/0": ["data.bin", 1]}"#, "\"x/0\""),
+        (r#"{"x/0": ["data.bin", 1, 2, 3]}"#, "\"x/0\""),
+        (r#"{"x/0": ["data.bin", -1, 2]}"#, "\"x/0\""),
+        (r#"{"x/0": ["data.bin", 1, 2.5]}"#, "\"x/0\""),
+        (r#"{"x/0": "base64:!!"}"#, "\"x/0\""),
+        (r#"{"version": 2, "refs": {}}"#, "version 2"),
+        (r#"{"x/0": ["data.bin", 0, 1"#, "line 1"),
+        ("", "EOF"),
+    ] {
+        let path = scratch("malformed", doc);
+        let err = ReferenceStore::open(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(err.contains(needle), "{doc}: {err}");
+    }
+}
+
+#[test]
+fn missing_reference_file() {
+    let err = ReferenceStore::open("/no/such/refs.json").unwrap_err();
+    assert!(matches!(err, ReferenceError::Read { .. }), "{err}");
+    assert!(err.to_string().contains("/no/such/refs.json"), "{err}");
+}
+
+#[test]
+fn references_past_the_end_of_the_target_are_errors() {
+    let path = scratch("past-end", r#"{"a": ["data.bin", 90, 20], "b": ["data.bin", 200, 5], "ok": ["data.bin", 10, 5]}"#);
+    let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
+    for k in ["a", "b"] {
+        let err = store.get(&key(k)).unwrap_err().to_string();
+        assert!(err.contains(&format!("\"{k}\"")) && err.contains("data.bin") && err.contains("past the end"), "{err}");
+    }
+    assert_eq!(&store.get(&key("ok")).unwrap().unwrap()[..], &[10, 11, 12, 13, 14]);
+}
+
+#[test]
+fn missing_target_file_is_an_error_not_a_fill_value() {
+    let doc = r#"{".zgroup": "{\"zarr_format\": 2}",
+                  "x/.zarray": "{\"zarr_format\": 2, \"shape\": [4], \"chunks\": [4], \"dtype\": \"<i4\", \"fill_value\": 0, \"compressor\": null, \"filters\": null, \"order\": \"C\"}",
+                  "x/0": ["gone.bin", 0, 16]}"#;
+    let path = scratch("missing-target", doc);
+    let store = Arc::new(ReferenceStore::open(path.to_str().unwrap()).unwrap());
+    let err = store.get(&key("x/0")).unwrap_err().to_string();
+    assert!(err.contains("\"x/0\"") && err.contains("gone.bin") && err.contains("not found"), "{err}");
+    let array = Array::open(store, "/x").unwrap();
+    let err = array.retrieve_array_subset::<Vec<i32>>(&array.subset_all()).unwrap_err().to_string();
+    assert!(err.contains("gone.bin"), "{err}");
+}
+
+#[test]
+fn partial_reads_are_checked_against_the_reference_length() {
+    let path = scratch("partial", r#"{"r": ["data.bin", 10, 20], "w": ["data.bin"], "i": "hello"}"#);
+    let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
+    let get = |k: &str, ranges: Vec<ByteRange>| {
+        store.get_partial_many(&key(k), Box::new(ranges.into_iter())).map(|v| v.unwrap().map(Result::unwrap).collect::<Vec<_>>())
+    };
+    let got = get("r", vec![ByteRange::FromStart(0, Some(2)), ByteRange::Suffix(3), ByteRange::FromStart(18, None)]).unwrap();
+    assert_eq!(got, [&[10u8, 11][..], &[27, 28, 29], &[28, 29]]);
+    assert!(get("r", vec![ByteRange::FromStart(15, Some(10))]).is_err());
+    assert!(get("r", vec![ByteRange::Suffix(21)]).is_err());
+    let got = get("w", vec![ByteRange::FromStart(98, None), ByteRange::Suffix(1), ByteRange::FromStart(3, Some(2))]).unwrap();
+    assert_eq!(got, [&[98u8, 99][..], &[99], &[3, 4]]);
+    assert!(get("w", vec![ByteRange::FromStart(95, Some(10))]).unwrap_err().to_string().contains("past the end"));
+    assert_eq!(get("i", vec![ByteRange::FromStart(1, Some(3))]).unwrap(), [&b"ell"[..]]);
+    assert!(get("i", vec![ByteRange::FromStart(4, Some(3))]).is_err());
+    assert_eq!(store.size_key(&key("r")).unwrap(), Some(20));
+    assert_eq!(store.size_key(&key("w")).unwrap(), Some(100));
+    assert_eq!(store.size_key(&key("nope")).unwrap(), None);
+    assert!(store.get(&key("nope")).unwrap().is_none());
+}
+
+#[test]
+fn null_urls_need_a_target() {
+    let path = scratch("null-url", r#"{"a": [null, 2, 3], "b": [null]}"#);
+    let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
+    let err = store.get(&key("a")).unwrap_err().to_string();
+    assert!(err.contains("\"a\"") && err.contains("with_target"), "{err}");
+    let store = ReferenceStoreBuilder::new().with_target("data.bin").open(path.to_str().unwrap()).unwrap();
+    assert_eq!(&store.get(&key("a")).unwrap().unwrap()[..], &[2, 3, 4]);
+    assert_eq!(store.get(&key("b")).unwrap().unwrap().len(), 100);
+}
+
+#[test]
+fn zero_length_ranges_read_as_empty() {
+    let path = scratch("zero", r#"{"z": ["data.bin", 0, 0]}"#);
+    let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
+    assert_eq!(store.get(&key("z")).unwrap().unwrap().len(), 0);
+}
+
+#[test]
+fn unsupported_codecs_are_named_with_their_array() {
+    let doc = r#"{".zgroup": "{\"zarr_format\": 2}",
+                  "x/.zarray": {"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i4", "fill_value": 0, "compressor": {"id": "lz4"}, "filters": null, "order": "C"}}"#;
+    let path = scratch("codec", doc);
+    let store = Arc::new(ReferenceStore::open(path.to_str().unwrap()).unwrap());
+    let err = Array::open(store, "/x").unwrap_err().to_string();
+    assert!(err.contains("\"x\"") && err.contains("lz4"), "{err}");
+}
+
+#[test]
+fn gzip_compressed_reference_files_are_detected() {
+    use std::io::Write;
+    let case = common::data_dir().join("nc4_deflate_shuffle");
+    let dir = std::env::temp_dir().join(format!("zarrs-kerchunk-{}-gz", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(case.join("data.nc"), dir.join("data.nc")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&std::fs::read(case.join("refs.json")).unwrap()).unwrap();
+    std::fs::write(dir.join("refs.anything"), gz.finish().unwrap()).unwrap();
+    let store = Arc::new(ReferenceStore::open(dir.join("refs.anything").to_str().unwrap()).unwrap());
+    let array = Array::open(store, "/temp").unwrap();
+    assert_eq!(array.retrieve_array_subset::<Vec<f32>>(&array.subset_all()).unwrap().len(), 5 * 7 * 9);
+}

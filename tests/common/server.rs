@@ -1,0 +1,72 @@
+//! HTTP servers on 127.0.0.1 for tests, each on its own thread and runtime so
+//! that sync tests can use them too.
+//!
+//! - `/files/...`: `tests/data` through tower-http's `ServeDir` (real `Range` support);
+//! - `/status500/...`: every request fails with 500;
+//! - `/norange/...`: the files of `tests/data`, ignoring `Range` (always 200, whole body);
+//! - [`truncating`]: a raw socket that promises a body and closes early.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::extract::Path as UrlPath;
+use axum::http::StatusCode;
+use axum::routing::get;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower_http::services::ServeDir;
+
+use super::data_dir;
+
+/// Run `make` (which builds a server future) on a new thread; return its address.
+fn spawn<F, Fut>(make: F) -> SocketAddr
+where
+    F: FnOnce(tokio::net::TcpListener) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            make(listener).await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+/// The file server; returns `http://127.0.0.1:port`.
+pub(crate) fn files() -> String {
+    let addr = spawn(|listener| async move {
+        let app = Router::new()
+            .nest_service("/files", ServeDir::new(data_dir()))
+            .route("/status500/{*path}", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
+            .route(
+                "/norange/{*path}",
+                get(|UrlPath(path): UrlPath<String>| async move {
+                    std::fs::read(data_dir().join(path)).map_err(|_| StatusCode::NOT_FOUND)
+                }),
+            );
+        axum::serve(listener, app).await.unwrap();
+    });
+    format!("http://{addr}")
+}
+
+/// A server that answers every request with a 206 promising 1000 bytes, sends 10 and closes.
+pub(crate) fn truncating() -> String {
+    let addr = spawn(|listener| async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let _ = socket.read(&mut buf).await;
+                let head = "HTTP/1.1 206 Partial Content\r\nContent-Length: 1000\r\n\
+                            Content-Range: bytes 0-999/5000\r\n\r\n";
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(&[7u8; 10]).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}

@@ -1,0 +1,121 @@
+//! The conformance cases read over HTTP (a real server with Range support on
+//! 127.0.0.1), and failing servers give clear errors, never wrong bytes.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Case, server};
+use zarrs_kerchunk::{AsyncReferenceStore, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_storage::{AsyncReadableStorageTraits, ReadableStorageTraits, StoreKey};
+
+#[test]
+fn json_cases_read_exactly_over_http_sync() {
+    let base = server::files();
+    let mut failures = Vec::new();
+    for case in Case::all() {
+        for file in case.references(true) {
+            let url = format!("{base}/files/{}/{file}", case.name);
+            match ReferenceStore::open(&url) {
+                Ok(store) => failures.extend(common::check_sync(&case, Arc::new(store)).into_iter().map(|f| format!("{url}: {f}"))),
+                Err(e) => failures.push(format!("{url}: open: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_cases_read_exactly_over_http_async() {
+    let base = server::files();
+    let mut failures = Vec::new();
+    for case in Case::all() {
+        for file in case.references(true) {
+            let url = format!("{base}/files/{}/{file}", case.name);
+            match AsyncReferenceStore::open(&url).await {
+                Ok(store) => {
+                    let found = common::check_async(&case, Arc::new(store)).await;
+                    failures.extend(found.into_iter().map(|f| format!("{url}: {f}")));
+                }
+                Err(e) => failures.push(format!("{url}: open: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// A store with one range reference to `url` (bytes 0..1000) and one whole-file reference.
+fn one_ref(url: &str) -> (ReferenceStore, AsyncReferenceStore) {
+    one_ref_with(url, ReferenceStoreBuilder::new())
+}
+
+fn one_ref_with(url: &str, builder: ReferenceStoreBuilder) -> (ReferenceStore, AsyncReferenceStore) {
+    let doc = format!(r#"{{"r": ["{url}", 0, 1000], "w": ["{url}"]}}"#);
+    let set = || ReferenceSet::from_json(doc.as_bytes(), &Default::default()).unwrap();
+    let base = "http://127.0.0.1/refs.json";
+    (builder.build(set(), base).unwrap(), builder.build_async(set(), base).unwrap())
+}
+
+fn assert_clear(error: &str, url: &str, cause: &str) {
+    assert!(error.contains("\"r\"") || error.contains("\"w\""), "key missing from: {error}");
+    assert!(error.contains(url), "URL missing from: {error}");
+    assert!(error.to_lowercase().contains(cause), "cause {cause:?} missing from: {error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_reported_with_key_url_and_cause() {
+    let base = server::files();
+    let url = format!("{base}/status500/nc4_deflate_shuffle/data.nc");
+    // object_store retries server errors with backoff; a store handed in for this host retries none.
+    let no_retries = object_store::RetryConfig { max_retries: 0, ..Default::default() };
+    let store = object_store::http::HttpBuilder::new().with_url(&base).with_retry(no_retries).build().unwrap();
+    let (sync, asynchronous) = one_ref_with(&url, ReferenceStoreBuilder::new().with_store(format!("{base}/"), Arc::new(store)));
+    for key in ["r", "w"] {
+        let key = StoreKey::new(key).unwrap();
+        let e = asynchronous.get(&key).await.unwrap_err().to_string();
+        assert_clear(&e, &url, "500");
+        let sync = sync.clone();
+        let e = tokio::task::spawn_blocking(move || sync.get(&key).unwrap_err().to_string()).await.unwrap();
+        assert_clear(&e, &url, "500");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_closes_early_is_an_error() {
+    let url = format!("{}/data.nc", server::truncating());
+    let (sync, asynchronous) = one_ref(&url);
+    let key = StoreKey::new("r").unwrap();
+    let e = asynchronous.get(&key).await.unwrap_err().to_string();
+    assert!(e.contains(&url) && e.contains("\"r\""), "{e}");
+    let e = tokio::task::spawn_blocking(move || sync.get(&key).unwrap_err().to_string()).await.unwrap();
+    assert!(e.contains(&url) && e.contains("\"r\""), "{e}");
+}
+
+#[test]
+fn a_server_that_ignores_range_never_gives_wrong_bytes() {
+    let base = server::files();
+    let url = format!("{base}/norange/nc4_deflate_shuffle/data.nc");
+    let file = std::fs::read(common::data_dir().join("nc4_deflate_shuffle/data.nc")).unwrap();
+    let (sync, _) = one_ref(&url);
+    match sync.get(&StoreKey::new("r").unwrap()) {
+        Ok(Some(bytes)) => assert_eq!(&bytes[..], &file[..1000]),
+        Ok(None) => panic!("a reference is never missing"),
+        Err(e) => assert!(e.to_string().contains(&url), "{e}"),
+    }
+}
+
+#[test]
+fn missing_remote_target_is_an_error() {
+    let base = server::files();
+    let url = format!("{base}/files/no/such/file.nc");
+    let (sync, _) = one_ref(&url);
+    let e = sync.get(&StoreKey::new("r").unwrap()).unwrap_err().to_string();
+    assert_clear(&e, &url, "not found");
+}
+
+#[test]
+fn missing_reference_file_over_http() {
+    let base = server::files();
+    let e = ReferenceStore::open(&format!("{base}/files/nothing.json")).unwrap_err().to_string();
+    assert!(e.contains("nothing.json"), "{e}");
+}
