@@ -115,7 +115,8 @@ impl ReferenceStoreBuilder {
         let (location, resolver) = self.prepare(location)?;
         let runtime = Arc::new(BlockingRuntime::default());
         let source = resolver.source(&location, &location).map_err(|reason| read_error(&location, reason))?;
-        let bytes = read_blocking(&runtime, &source, vec![Request::Whole]).map_err(|reason| read_error(&location, reason))?;
+        let bytes =
+            read_blocking(&runtime, &source, vec![Request::Whole]).map_err(|reason| read_error(&location, reason))?;
         let core = self.core(&bytes[0], location, resolver)?;
         Ok(ReferenceStore::from_core(Arc::new(core), runtime))
     }

@@ -86,4 +86,3 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
-

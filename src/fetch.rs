@@ -41,7 +41,8 @@ pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>
                 Request::Part(GetRange::Offset(start)) => *start..file_len()?.max(*start),
                 Request::Part(GetRange::Suffix(n)) => {
                     let len = file_len()?;
-                    len.checked_sub(*n).ok_or_else(|| format!("the last {n} bytes were asked of a {len}-byte file"))?..len
+                    len.checked_sub(*n).ok_or_else(|| format!("the last {n} bytes were asked of a {len}-byte file"))?
+                        ..len
                 }
             };
             let mut buf = vec![0; usize::try_from(range.end - range.start).map_err(|e| crate::error::error_chain(&e))?];
@@ -101,10 +102,22 @@ async fn read_object(
                 }
                 bytes
             }
-            Request::Whole => store.get(path).await.map_err(|e| crate::error::error_chain(&e))?.bytes().await.map_err(|e| crate::error::error_chain(&e))?,
+            Request::Whole => store
+                .get(path)
+                .await
+                .map_err(|e| crate::error::error_chain(&e))?
+                .bytes()
+                .await
+                .map_err(|e| crate::error::error_chain(&e))?,
             Request::Part(range) => {
                 let options = GetOptions { range: Some(range.clone()), ..GetOptions::default() };
-                store.get_opts(path, options).await.map_err(|e| crate::error::error_chain(&e))?.bytes().await.map_err(|e| crate::error::error_chain(&e))?
+                store
+                    .get_opts(path, options)
+                    .await
+                    .map_err(|e| crate::error::error_chain(&e))?
+                    .bytes()
+                    .await
+                    .map_err(|e| crate::error::error_chain(&e))?
             }
         };
         out.push(bytes);
@@ -129,7 +142,7 @@ pub(crate) async fn size_async(source: &Source) -> Result<u64, String> {
 
 fn io_message(error: &io::Error) -> String {
     match error.kind() {
-        io::ErrorKind::NotFound => format!("target file not found ({error})"),
+        io::ErrorKind::NotFound => format!("file not found ({error})"),
         _ => error.to_string(),
     }
 }

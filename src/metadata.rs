@@ -57,17 +57,17 @@ pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, String> 
         return Ok(None); // not JSON: let zarrs report it
     };
     let mut changed = quoted.is_some();
-    if key.ends_with(".zarray") {
-        if let Value::Object(meta) = &mut doc {
-            let array = key.strip_suffix(".zarray").unwrap_or_default().trim_end_matches('/');
-            let array = if array.is_empty() { "/" } else { array };
-            refuse_unsupported(meta).map_err(|reason| format!("array {array:?}: {reason}"))?;
-            changed |= blosc_filter_to_compressor(meta);
-            changed |= default_deflate_level(meta);
-            changed |= single_byte_order(meta);
-            changed |= fixed_bytes_as_raw(meta);
-            changed |= null_fill_for_raw_and_text(meta);
-        }
+    if let Some(array) = key.strip_suffix(".zarray")
+        && let Value::Object(meta) = &mut doc
+    {
+        let array = array.trim_end_matches('/');
+        let array = if array.is_empty() { "/" } else { array };
+        refuse_unsupported(meta).map_err(|reason| format!("array {array:?}: {reason}"))?;
+        changed |= blosc_filter_to_compressor(meta);
+        changed |= default_deflate_level(meta);
+        changed |= single_byte_order(meta);
+        changed |= fixed_bytes_as_raw(meta);
+        changed |= null_fill_for_raw_and_text(meta);
     }
     Ok(changed.then(|| serde_json::to_vec(&doc).expect("JSON values serialise")))
 }
@@ -85,10 +85,10 @@ fn refuse_unsupported(meta: &Map<String, Value>) -> Result<(), String> {
     if let Some(id) = codecs(meta).filter_map(codec_id).find(|id| UNSUPPORTED_CODECS.contains(id)) {
         return Err(format!("codec {id:?} has no decoder in zarrs"));
     }
-    if let Some(dtype) = meta.get("dtype").and_then(Value::as_str) {
-        if dtype.len() > 1 && matches!(&dtype[1..2], "M" | "m") {
-            return Err(format!("dtype {dtype:?} (datetime64/timedelta64) has no Zarr V2 equivalent in zarrs"));
-        }
+    if let Some(dtype) = meta.get("dtype").and_then(Value::as_str)
+        && matches!(dtype.get(1..2), Some("M" | "m"))
+    {
+        return Err(format!("dtype {dtype:?} (datetime64/timedelta64) has no Zarr V2 equivalent in zarrs"));
     }
     Ok(())
 }
@@ -114,11 +114,12 @@ fn blosc_filter_to_compressor(meta: &mut Map<String, Value>) -> bool {
 fn default_deflate_level(meta: &mut Map<String, Value>) -> bool {
     let mut changed = false;
     let mut fix = |codec: &mut Value| {
-        if let Value::Object(c) = codec {
-            if matches!(c.get("id").and_then(Value::as_str), Some("zlib" | "gzip")) && !c.contains_key("level") {
-                c.insert("level".into(), Value::from(1));
-                changed = true;
-            }
+        if let Value::Object(c) = codec
+            && matches!(c.get("id").and_then(Value::as_str), Some("zlib" | "gzip"))
+            && !c.contains_key("level")
+        {
+            c.insert("level".into(), Value::from(1));
+            changed = true;
         }
     };
     if let Some(Value::Array(filters)) = meta.get_mut("filters") {
@@ -142,7 +143,8 @@ fn single_byte_order(meta: &mut Map<String, Value>) -> bool {
 
 /// `|S<n>` → `|V<n>`, with the fill value zero-padded to `n` bytes.
 fn fixed_bytes_as_raw(meta: &mut Map<String, Value>) -> bool {
-    let Some(n) = meta.get("dtype").and_then(Value::as_str).and_then(|d| d.strip_prefix("|S")).and_then(|n| n.parse().ok())
+    let Some(n) =
+        meta.get("dtype").and_then(Value::as_str).and_then(|d| d.strip_prefix("|S")).and_then(|n| n.parse().ok())
     else {
         return false;
     };
@@ -164,7 +166,9 @@ fn null_fill_for_raw_and_text(meta: &mut Map<String, Value>) -> bool {
     let Some(dtype) = meta.get("dtype").and_then(Value::as_str) else { return false };
     let fill = if let Some(n) = dtype.strip_prefix("|V").and_then(|n| n.parse::<usize>().ok()) {
         Value::from(BASE64.encode(vec![0u8; n]))
-    } else if let Some(n) = dtype.strip_prefix(['<', '>', '|']).and_then(|d| d.strip_prefix('U')).and_then(|n| n.parse::<usize>().ok()) {
+    } else if let Some(n) =
+        dtype.strip_prefix(['<', '>', '|']).and_then(|d| d.strip_prefix('U')).and_then(|n| n.parse::<usize>().ok())
+    {
         Value::from("\0".repeat(n))
     } else {
         return false;
@@ -184,7 +188,8 @@ mod tests {
 
     #[test]
     fn untouched_metadata_is_served_as_is() {
-        let raw = r#"{"dtype": "<f4", "compressor": null, "filters": [{"id": "zlib", "level": 4}], "fill_value": "NaN"}"#;
+        let raw =
+            r#"{"dtype": "<f4", "compressor": null, "filters": [{"id": "zlib", "level": 4}], "fill_value": "NaN"}"#;
         assert_eq!(rewrite("x/.zarray", raw.as_bytes()).unwrap(), None);
         assert_eq!(rewrite(".zattrs", br#"{"a": 1}"#).unwrap(), None);
         assert!(!is_metadata_key("x/0") && is_metadata_key(".zgroup") && is_metadata_key("a/b/.zattrs"));
@@ -199,10 +204,14 @@ mod tests {
 
     #[test]
     fn blosc_filter_becomes_compressor() {
-        let doc = rewritten(r#"{"compressor": null, "filters": [{"id": "shuffle", "elementsize": 4}, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}]}"#);
+        let doc = rewritten(
+            r#"{"compressor": null, "filters": [{"id": "shuffle", "elementsize": 4}, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}]}"#,
+        );
         assert_eq!(doc["compressor"]["id"], "blosc");
         assert_eq!(doc["filters"].as_array().unwrap().len(), 1);
-        let doc = rewritten(r#"{"compressor": null, "filters": [{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}]}"#);
+        let doc = rewritten(
+            r#"{"compressor": null, "filters": [{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}]}"#,
+        );
         assert!(doc["filters"].is_null());
         // blosc before another filter is not the last step: left alone.
         let raw = r#"{"compressor": null, "filters": [{"id": "blosc"}, {"id": "shuffle", "elementsize": 4}]}"#;

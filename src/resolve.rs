@@ -170,7 +170,8 @@ fn segments(path: &str) -> impl Iterator<Item = &str> {
 
 fn is_prefix(prefix: &Url, url: &Url) -> bool {
     prefix.scheme() == url.scheme()
-        && prefix[url::Position::BeforeHost..url::Position::AfterPort] == url[url::Position::BeforeHost..url::Position::AfterPort]
+        && prefix[url::Position::BeforeHost..url::Position::AfterPort]
+            == url[url::Position::BeforeHost..url::Position::AfterPort]
         && {
             let (mut p, mut u) = (segments(prefix.path()), segments(url.path()));
             p.all(|s| u.next() == Some(s))

@@ -51,7 +51,8 @@ fn missing_reference_file() {
 
 #[test]
 fn references_past_the_end_of_the_target_are_errors() {
-    let path = scratch("past-end", r#"{"a": ["data.bin", 90, 20], "b": ["data.bin", 200, 5], "ok": ["data.bin", 10, 5]}"#);
+    let path =
+        scratch("past-end", r#"{"a": ["data.bin", 90, 20], "b": ["data.bin", 200, 5], "ok": ["data.bin", 10, 5]}"#);
     let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
     for k in ["a", "b"] {
         let err = store.get(&key(k)).unwrap_err().to_string();
@@ -79,13 +80,17 @@ fn partial_reads_are_checked_against_the_reference_length() {
     let path = scratch("partial", r#"{"r": ["data.bin", 10, 20], "w": ["data.bin"], "i": "hello"}"#);
     let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
     let get = |k: &str, ranges: Vec<ByteRange>| {
-        store.get_partial_many(&key(k), Box::new(ranges.into_iter())).map(|v| v.unwrap().map(Result::unwrap).collect::<Vec<_>>())
+        store
+            .get_partial_many(&key(k), Box::new(ranges.into_iter()))
+            .map(|v| v.unwrap().map(Result::unwrap).collect::<Vec<_>>())
     };
-    let got = get("r", vec![ByteRange::FromStart(0, Some(2)), ByteRange::Suffix(3), ByteRange::FromStart(18, None)]).unwrap();
+    let got =
+        get("r", vec![ByteRange::FromStart(0, Some(2)), ByteRange::Suffix(3), ByteRange::FromStart(18, None)]).unwrap();
     assert_eq!(got, [&[10u8, 11][..], &[27, 28, 29], &[28, 29]]);
     assert!(get("r", vec![ByteRange::FromStart(15, Some(10))]).is_err());
     assert!(get("r", vec![ByteRange::Suffix(21)]).is_err());
-    let got = get("w", vec![ByteRange::FromStart(98, None), ByteRange::Suffix(1), ByteRange::FromStart(3, Some(2))]).unwrap();
+    let got =
+        get("w", vec![ByteRange::FromStart(98, None), ByteRange::Suffix(1), ByteRange::FromStart(3, Some(2))]).unwrap();
     assert_eq!(got, [&[98u8, 99][..], &[99], &[3, 4]]);
     assert!(get("w", vec![ByteRange::FromStart(95, Some(10))]).unwrap_err().to_string().contains("past the end"));
     assert_eq!(get("i", vec![ByteRange::FromStart(1, Some(3))]).unwrap(), [&b"ell"[..]]);

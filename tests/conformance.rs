@@ -20,7 +20,8 @@ fn json_cases_read_exactly_sync() {
                     continue;
                 }
             };
-            failures.extend(common::check_sync(&case, store).into_iter().map(|f| format!("{}/{file}: {f}", case.name)));
+            failures
+                .extend(common::check_sync(&case, &store).into_iter().map(|f| format!("{}/{file}: {f}", case.name)));
         }
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{Case, server};
-use zarrs_kerchunk::{AsyncReferenceStore, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_kerchunk::{AsyncReferenceStore, ParseOptions, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
 use zarrs_storage::{AsyncReadableStorageTraits, ReadableStorageTraits, StoreKey};
 
 #[test]
@@ -17,7 +17,8 @@ fn json_cases_read_exactly_over_http_sync() {
         for file in case.references(true) {
             let url = format!("{base}/files/{}/{file}", case.name);
             match ReferenceStore::open(&url) {
-                Ok(store) => failures.extend(common::check_sync(&case, Arc::new(store)).into_iter().map(|f| format!("{url}: {f}"))),
+                Ok(store) => failures
+                    .extend(common::check_sync(&case, &Arc::new(store)).into_iter().map(|f| format!("{url}: {f}"))),
                 Err(e) => failures.push(format!("{url}: open: {e}")),
             }
         }
@@ -46,12 +47,12 @@ async fn json_cases_read_exactly_over_http_async() {
 
 /// A store with one range reference to `url` (bytes 0..1000) and one whole-file reference.
 fn one_ref(url: &str) -> (ReferenceStore, AsyncReferenceStore) {
-    one_ref_with(url, ReferenceStoreBuilder::new())
+    one_ref_with(url, &ReferenceStoreBuilder::new())
 }
 
-fn one_ref_with(url: &str, builder: ReferenceStoreBuilder) -> (ReferenceStore, AsyncReferenceStore) {
+fn one_ref_with(url: &str, builder: &ReferenceStoreBuilder) -> (ReferenceStore, AsyncReferenceStore) {
     let doc = format!(r#"{{"r": ["{url}", 0, 1000], "w": ["{url}"]}}"#);
-    let set = || ReferenceSet::from_json(doc.as_bytes(), &Default::default()).unwrap();
+    let set = || ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default()).unwrap();
     let base = "http://127.0.0.1/refs.json";
     (builder.build(set(), base).unwrap(), builder.build_async(set(), base).unwrap())
 }
@@ -69,7 +70,8 @@ async fn server_errors_are_reported_with_key_url_and_cause() {
     // object_store retries server errors with backoff; a store handed in for this host retries none.
     let no_retries = object_store::RetryConfig { max_retries: 0, ..Default::default() };
     let store = object_store::http::HttpBuilder::new().with_url(&base).with_retry(no_retries).build().unwrap();
-    let (sync, asynchronous) = one_ref_with(&url, ReferenceStoreBuilder::new().with_store(format!("{base}/"), Arc::new(store)));
+    let (sync, asynchronous) =
+        one_ref_with(&url, &ReferenceStoreBuilder::new().with_store(format!("{base}/"), Arc::new(store)));
     for key in ["r", "w"] {
         let key = StoreKey::new(key).unwrap();
         let e = asynchronous.get(&key).await.unwrap_err().to_string();

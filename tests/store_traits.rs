@@ -1,11 +1,18 @@
-//! The stores follow the zarrs_storage conventions (`zarrs_storage::store_test`).
+//! The stores follow the `zarrs_storage` conventions (`zarrs_storage::store_test`).
 
 use zarrs_kerchunk::{ReferenceSetBuilder, ReferenceStoreBuilder};
 
 /// What `store_test::store_write` would leave in a writable store.
 fn fixture() -> zarrs_kerchunk::ReferenceSet {
     let mut set = ReferenceSetBuilder::new();
-    for (key, value) in [("a/b", &[0u8, 1, 2, 3][..]), ("a/c", &[0]), ("a/d/e", &[]), ("a/f/g", &[]), ("a/f/h", &[]), ("i/j/k", &[0, 1])] {
+    for (key, value) in [
+        ("a/b", &[0u8, 1, 2, 3][..]),
+        ("a/c", &[0]),
+        ("a/d/e", &[]),
+        ("a/f/g", &[]),
+        ("a/f/h", &[]),
+        ("i/j/k", &[0, 1]),
+    ] {
         set.insert_inline(key, value);
     }
     set.build()

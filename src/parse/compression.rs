@@ -22,9 +22,7 @@ pub(crate) fn decompress(bytes: &[u8]) -> Result<Cow<'_, [u8]>, ReferenceError> 
     } else {
         return Ok(Cow::Borrowed(bytes));
     };
-    result
-        .map(Cow::Owned)
-        .map_err(|e| ReferenceError::Decompress { format, reason: e.to_string() })
+    result.map(Cow::Owned).map_err(|e| ReferenceError::Decompress { format, reason: e.to_string() })
 }
 
 #[cfg(test)]

@@ -84,9 +84,9 @@ impl<'a> GenSpec<'a> {
                 None => Ok(None),
                 Some(Json::String(s)) => Ok(Some(Field::Template(s.as_str()))),
                 Some(Json::Number(n)) if n.is_u64() => Ok(n.as_u64().map(Field::Literal)),
-                Some(other) => Err(fail(format!(
-                    "\"{field}\" must be a template string or a non-negative integer, found {other}"
-                ))),
+                Some(other) => {
+                    Err(fail(format!("\"{field}\" must be a template string or a non-negative integer, found {other}")))
+                }
             }
         };
         let key = text("key")?;
@@ -192,7 +192,11 @@ impl<'a> GenSpec<'a> {
 enum Dimension {
     /// Python's `range(start, stop, step)`, kept lazy so that the
     /// generated-reference limit is checked before anything is allocated.
-    Range { start: i64, step: i64, len: u64 },
+    Range {
+        start: i64,
+        step: i64,
+        len: u64,
+    },
     List(Vec<Value>),
 }
 
@@ -224,14 +228,15 @@ fn dimension_values(dim: &Json) -> Result<Dimension, String> {
                 None => default.ok_or_else(|| format!("range needs \"{field}\"")),
                 Some(v) => v.as_i64().ok_or_else(|| format!("range \"{field}\" must be an integer, found {v}")),
             };
-            let (start, stop, step) = (int("start", Some(0))?, int("stop", None)?, int("step", Some(1))?);
-            if step == 0 {
+            let (first, stop, stride) = (int("start", Some(0))?, int("stop", None)?, int("step", Some(1))?);
+            if stride == 0 {
                 return Err("range \"step\" must not be zero".into());
             }
-            let (span, stride) = (i128::from(stop) - i128::from(start), i128::from(step));
-            let len = if span != 0 && (span > 0) == (stride > 0) { (span.abs() - 1) / stride.abs() + 1 } else { 0 };
+            let (span, step_wide) = (i128::from(stop) - i128::from(first), i128::from(stride));
+            let len =
+                if span != 0 && (span > 0) == (step_wide > 0) { (span.abs() - 1) / step_wide.abs() + 1 } else { 0 };
             let len = u64::try_from(len).map_err(|_| "range is too long".to_owned())?;
-            Ok(Dimension::Range { start, step, len })
+            Ok(Dimension::Range { start: first, step: stride, len })
         }
         other => Err(format!("must be a list or a range object, found {other}")),
     }

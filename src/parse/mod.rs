@@ -128,9 +128,8 @@ fn insert_value(
     match value {
         Json::String(text) => match text.strip_prefix("base64:") {
             Some(encoded) => {
-                let decoded = BASE64
-                    .decode(encoded.trim_end())
-                    .map_err(|e| invalid(format!("undecodable base64: {e}")))?;
+                let decoded =
+                    BASE64.decode(encoded.trim_end()).map_err(|e| invalid(format!("undecodable base64: {e}")))?;
                 builder.insert_inline(key, &decoded);
             }
             None => builder.insert_inline(key, text.as_bytes()),

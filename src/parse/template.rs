@@ -47,9 +47,7 @@ impl Templates {
                 }
             }
             Some(other) => {
-                return Err(ReferenceError::Structure(format!(
-                    "\"templates\" must be an object, found {other}"
-                )));
+                return Err(ReferenceError::Structure(format!("\"templates\" must be an object, found {other}")));
             }
         }
         values.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -90,9 +88,7 @@ impl Templates {
             if value.contains("{{") {
                 let body = value.clone();
                 let body_env = Arc::clone(&body_env);
-                env.add_function(name.clone(), move |kwargs: Kwargs| {
-                    body_env.render_str(&body, Value::from(kwargs))
-                });
+                env.add_function(name.clone(), move |kwargs: Kwargs| body_env.render_str(&body, Value::from(kwargs)));
             } else {
                 env.add_global(name.clone(), Value::from(value.clone()));
             }
@@ -127,10 +123,7 @@ pub(crate) fn check_len(text: String, context: &str) -> Result<String, Reference
 /// Substitute `{{ name }}` placeholders directly when every placeholder in
 /// `text` is a bare identifier that `lookup` knows; `None` otherwise (the
 /// caller then falls back to the template engine).
-pub(crate) fn substitute_simple<'v>(
-    text: &str,
-    lookup: impl Fn(&str) -> Option<&'v str>,
-) -> Option<String> {
+pub(crate) fn substitute_simple<'v>(text: &str, lookup: impl Fn(&str) -> Option<&'v str>) -> Option<String> {
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text;
     while let Some(start) = rest.find("{{") {

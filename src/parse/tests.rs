@@ -121,8 +121,9 @@ fn invalid_json_reports_position() {
 
 #[test]
 fn templates_only_in_version_1_urls() {
-    let set = parse(r#"{"version": 1, "templates": {"u": "s3://b/f"}, "refs": {"a": "{{u}}", "b": ["{{ u }}", 0, 1]}}"#)
-        .unwrap();
+    let set =
+        parse(r#"{"version": 1, "templates": {"u": "s3://b/f"}, "refs": {"a": "{{u}}", "b": ["{{ u }}", 0, 1]}}"#)
+            .unwrap();
     assert_eq!(set.get("a"), Some(Reference::Inline(b"{{u}}")));
     assert!(matches!(set.get("b"), Some(Reference::Range { url, .. }) if set.url(url) == Some("s3://b/f")));
     let err = parse(r#"{"version": 1, "templates": {"u": "x"}, "refs": {"k": ["{{v}}"]}}"#).unwrap_err();
@@ -149,7 +150,9 @@ fn gen_product_order_and_url_only() {
     .unwrap();
     let keys: Vec<_> = set.iter().map(|(k, _)| k.to_owned()).collect();
     assert_eq!(keys, ["a/1.2", "a/1.4", "a/3.2", "a/3.4", "w/1", "w/2"]);
-    assert!(matches!(set.get("a/3.4"), Some(Reference::Range { url, offset: 34, length: 1 }) if set.url(url) == Some("f3")));
+    assert!(
+        matches!(set.get("a/3.4"), Some(Reference::Range { url, offset: 34, length: 1 }) if set.url(url) == Some("f3"))
+    );
     assert!(matches!(set.get("w/2"), Some(Reference::Whole(u)) if set.url(u) == Some("x2")));
 }
 
@@ -161,8 +164,14 @@ fn gen_errors() {
         (r#"{"key": "k{{i}}", "url": "u", "dimensions": {}}"#, "at least one"),
         (r#"{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"start": 1}}}"#, "stop"),
         (r#"{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 3, "step": 0}}}"#, "zero"),
-        (r#"{"key": "k{{i}}", "url": "u", "offset": "{{i - 5}}", "length": "1", "dimensions": {"i": [1]}}"#, "non-negative"),
-        (r#"{"key": "k{{i}}", "url": "u", "offset": "{{ 1 / 0 }}", "length": "1", "dimensions": {"i": [1]}}"#, "gen[0].offset"),
+        (
+            r#"{"key": "k{{i}}", "url": "u", "offset": "{{i - 5}}", "length": "1", "dimensions": {"i": [1]}}"#,
+            "non-negative",
+        ),
+        (
+            r#"{"key": "k{{i}}", "url": "u", "offset": "{{ 1 / 0 }}", "length": "1", "dimensions": {"i": [1]}}"#,
+            "gen[0].offset",
+        ),
         (r#"{"key": "k{{nope}}", "url": "u", "dimensions": {"i": [1]}}"#, "undefined"),
         (r#"{"key": "k{{u}}", "url": "u", "dimensions": {"u": [1]}}"#, "same name as a template"),
         (r#"{"url": "u", "dimensions": {"i": [1]}}"#, "missing \"key\""),

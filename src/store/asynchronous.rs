@@ -112,7 +112,7 @@ impl AsyncListableStorageTraits for AsyncReferenceStore {
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        self.core.list_dir(prefix)
+        Ok(self.core.list_dir(prefix))
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {

@@ -1,6 +1,6 @@
 //! Listing: directories are synthesised from the `/`-separated keys.
 
-use zarrs_storage::{StorageError, StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix};
+use zarrs_storage::{StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix};
 
 use super::Core;
 
@@ -11,31 +11,26 @@ impl Core {
     }
 
     /// The keys directly under `prefix` and its child prefixes, sorted.
-    pub(crate) fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
+    pub(crate) fn list_dir(&self, prefix: &StorePrefix) -> StoreKeysPrefixes {
         let refs = self.references();
         let mut keys = Vec::new();
         let mut prefixes = Vec::new();
         let mut cursor = prefix.as_str().to_owned();
-        loop {
-            let Some(key) = refs.first_key_from(&cursor).filter(|k| k.starts_with(prefix.as_str())) else { break };
+        while let Some(key) = refs.first_key_from(&cursor).filter(|k| k.starts_with(prefix.as_str())) {
             let rest = &key[prefix.as_str().len()..];
-            match rest.split_once('/') {
-                Some((child, _)) => {
-                    let child_prefix = format!("{}{child}/", prefix.as_str());
-                    // Jump past every key under this child: '0' sorts right after '/'.
-                    cursor = format!("{}{child}0", prefix.as_str());
-                    if let Ok(p) = StorePrefix::new(child_prefix) {
-                        prefixes.push(p);
-                    }
+            if let Some((child, _)) = rest.split_once('/') {
+                // Jump past every key under this child: '0' sorts right after '/'.
+                cursor = format!("{}{child}0", prefix.as_str());
+                if let Ok(p) = StorePrefix::new(format!("{}{child}/", prefix.as_str())) {
+                    prefixes.push(p);
                 }
-                None => {
-                    cursor = format!("{key}\0");
-                    if let Ok(k) = StoreKey::new(key) {
-                        keys.push(k);
-                    }
+            } else {
+                cursor = format!("{key}\0");
+                if let Ok(k) = StoreKey::new(key) {
+                    keys.push(k);
                 }
             }
         }
-        Ok(StoreKeysPrefixes::new(keys, prefixes))
+        StoreKeysPrefixes::new(keys, prefixes)
     }
 }

@@ -71,17 +71,24 @@ pub(crate) struct Fetch {
     key: String,
     pub(crate) resolved: Resolved,
     pub(crate) requests: Vec<Request>,
-    /// For metadata keys: serve the rewritten document, sliced by these ranges (`None`: whole).
-    metadata: Option<Option<Vec<ByteRange>>>,
+    serve: Serve,
+}
+
+/// What to serve from the fetched bytes.
+pub(crate) enum Serve {
+    /// The bytes as fetched, one value per request.
+    AsFetched,
+    /// A metadata document (one whole-value request): rewritten, then sliced by these ranges (`None`: whole).
+    Metadata(Option<Vec<ByteRange>>),
 }
 
 impl Fetch {
     /// Turn the read results into the answer, with errors naming key, URL and cause.
     pub(crate) fn finish(self, fetched: Result<Vec<Bytes>, String>) -> Result<Vec<Bytes>, StorageError> {
         let fetched = fetched.map_err(|cause| self.resolved.error(&self.key, &cause))?;
-        match self.metadata {
-            None => Ok(fetched),
-            Some(ranges) => {
+        match self.serve {
+            Serve::AsFetched => Ok(fetched),
+            Serve::Metadata(ranges) => {
                 let document = fetched.into_iter().next().unwrap_or_default();
                 let served = serve_metadata(&self.key, document)?;
                 match ranges {
@@ -149,9 +156,9 @@ impl Core {
     fn plan(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Plan, StorageError> {
         let Some(reference) = self.refs.get(key.as_str()) else { return Ok(Plan::Missing) };
         let is_metadata = metadata::is_metadata_key(key.as_str());
-        let fetch = |url: UrlId, requests: Vec<Request>, metadata: Option<Option<Vec<ByteRange>>>| {
+        let fetch = |url: UrlId, requests: Vec<Request>, serve: Serve| {
             let resolved = self.resolve(url).map_err(|cause| Self::unreachable(key, url, &self.refs, &cause))?;
-            Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, metadata }))
+            Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, serve }))
         };
         match reference {
             Reference::Inline(_) => {
@@ -164,16 +171,16 @@ impl Core {
                     Some(ranges) => slice_ranges(&value, ranges)?,
                 }))
             }
-            Reference::Whole(url) if is_metadata => fetch(url, vec![Request::Whole], Some(ranges)),
+            Reference::Whole(url) if is_metadata => fetch(url, vec![Request::Whole], Serve::Metadata(ranges)),
             Reference::Range { url, offset, length } if is_metadata => {
-                fetch(url, vec![Request::Part(GetRange::Bounded(offset..offset + length))], Some(ranges))
+                fetch(url, vec![Request::Part(GetRange::Bounded(offset..offset + length))], Serve::Metadata(ranges))
             }
             Reference::Whole(url) => {
                 let requests = match ranges {
                     None => vec![Request::Whole],
                     Some(ranges) => ranges.into_iter().map(whole_file_request).collect(),
                 };
-                fetch(url, requests, None)
+                fetch(url, requests, Serve::AsFetched)
             }
             Reference::Range { url, offset, length } => {
                 let requests = match ranges {
@@ -186,7 +193,7 @@ impl Core {
                         })
                         .collect::<Result<_, StorageError>>()?,
                 };
-                fetch(url, requests, None)
+                fetch(url, requests, Serve::AsFetched)
             }
         }
     }

@@ -109,7 +109,7 @@ impl ReadableStorageTraits for ReferenceStore {
             SizePlan::Stat(resolved, key) => {
                 let size = match &resolved.source {
                     Source::Local(path) => fetch::size_local(path),
-                    source => {
+                    source @ Source::Object { .. } => {
                         let source = source.clone();
                         self.runtime.block_on(async move { fetch::size_async(&source).await }).and_then(|r| r)
                     }
@@ -134,7 +134,7 @@ impl ListableStorageTraits for ReferenceStore {
     }
 
     fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        self.core.list_dir(prefix)
+        Ok(self.core.list_dir(prefix))
     }
 
     fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {

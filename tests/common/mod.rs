@@ -132,7 +132,12 @@ pub(crate) fn compare(case: &Case, entry: &Value, decoded: ArrayBytes<'_>) -> Re
     let _ = components;
     match got.chunks(width).zip(expected.chunks(width)).position(|(a, b)| !same(a, b)) {
         None => Ok(()),
-        Some(i) => Err(format!("element {} differs: {:?} != {:?}", i / (size / width), &got[i * width..][..width], &expected[i * width..][..width])),
+        Some(i) => Err(format!(
+            "element {} differs: {:?} != {:?}",
+            i / (size / width),
+            &got[i * width..][..width],
+            &expected[i * width..][..width]
+        )),
     }
 }
 
@@ -168,9 +173,9 @@ pub(crate) fn listing_of(node: &Node) -> (Vec<String>, Vec<String>, BTreeMap<Str
 }
 
 /// Read every array of a case through a sync store; return the failures.
-pub(crate) fn check_sync(case: &Case, store: Arc<ReferenceStore>) -> Vec<String> {
+pub(crate) fn check_sync(case: &Case, store: &Arc<ReferenceStore>) -> Vec<String> {
     let mut failures = Vec::new();
-    match Node::open(&store, "/") {
+    match Node::open(store, "/") {
         Ok(node) => {
             if listing_of(&node) != expected_listing(case) {
                 failures.push(format!("listing {:?} != {:?}", listing_of(&node), expected_listing(case)));
