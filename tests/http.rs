@@ -121,3 +121,37 @@ fn missing_reference_file_over_http() {
     let e = ReferenceStore::open(&format!("{base}/files/nothing.json")).unwrap_err().to_string();
     assert!(e.contains("nothing.json"), "{e}");
 }
+
+#[test]
+fn a_range_reference_costs_one_ranged_get_and_no_head() {
+    let (base, log) = server::files_logged();
+    let store = ReferenceStore::open(&format!("{base}/files/nc4_deflate_shuffle/refs.json")).unwrap();
+    log.lock().unwrap().clear();
+    // idx/0.1 is ["data.nc", offset, length] in refs.json.
+    let bytes = store.get(&StoreKey::new("idx/0.1").unwrap()).unwrap().unwrap();
+    let requests = log.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let (method, path, range) = &requests[0];
+    assert_eq!((method.as_str(), path.as_str()), ("GET", "/files/nc4_deflate_shuffle/data.nc"));
+    let refs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(common::data_dir().join("nc4_deflate_shuffle/refs.json")).unwrap())
+            .unwrap();
+    let (offset, length) = (refs["refs"]["idx/0.1"][1].as_u64().unwrap(), refs["refs"]["idx/0.1"][2].as_u64().unwrap());
+    assert_eq!(range.as_deref(), Some(format!("bytes={offset}-{}", offset + length - 1).as_str()));
+    assert_eq!(bytes.len() as u64, length);
+    // Inline and metadata keys cost nothing.
+    log.lock().unwrap().clear();
+    store.get(&StoreKey::new("idx/.zarray").unwrap()).unwrap().unwrap();
+    assert!(store.size_key(&StoreKey::new("idx/0.1").unwrap()).unwrap() == Some(length));
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_store_works_inside_an_async_task() {
+    // Runtime::block_on would panic here ("Cannot start a runtime from within a runtime").
+    let base = server::files();
+    let case = Case::all().into_iter().find(|c| c.name == "nc4_deflate_shuffle").unwrap();
+    let store = ReferenceStore::open(&format!("{base}/files/nc4_deflate_shuffle/refs.json")).unwrap();
+    let failures = common::check_sync(&case, &Arc::new(store));
+    assert!(failures.is_empty(), "{failures:?}");
+}

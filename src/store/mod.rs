@@ -138,7 +138,7 @@ impl Core {
         .clone()
     }
 
-    fn unreachable(key: &StoreKey, url: UrlId, refs: &ReferenceSet, cause: &str) -> StorageError {
+    fn unresolvable(key: &StoreKey, url: UrlId, refs: &ReferenceSet, cause: &str) -> StorageError {
         let written = refs.url(url).unwrap_or("null");
         StorageError::Other(format!("cannot read key {:?}: reference target {written:?}: {cause}", key.as_str()))
     }
@@ -157,7 +157,7 @@ impl Core {
         let Some(reference) = self.refs.get(key.as_str()) else { return Ok(Plan::Missing) };
         let is_metadata = metadata::is_metadata_key(key.as_str());
         let fetch = |url: UrlId, requests: Vec<Request>, serve: Serve| {
-            let resolved = self.resolve(url).map_err(|cause| Self::unreachable(key, url, &self.refs, &cause))?;
+            let resolved = self.resolve(url).map_err(|cause| Self::unresolvable(key, url, &self.refs, &cause))?;
             Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, serve }))
         };
         match reference {
@@ -211,7 +211,7 @@ impl Core {
             Reference::Inline(value) => Ok(SizePlan::Known(Some(value.len() as u64))),
             Reference::Range { length, .. } => Ok(SizePlan::Known(Some(length))),
             Reference::Whole(url) => {
-                let resolved = self.resolve(url).map_err(|cause| Self::unreachable(key, url, &self.refs, &cause))?;
+                let resolved = self.resolve(url).map_err(|cause| Self::unresolvable(key, url, &self.refs, &cause))?;
                 Ok(SizePlan::Stat(resolved, key.as_str().to_owned()))
             }
         }

@@ -7,10 +7,14 @@
 //! - [`truncating`]: a raw socket that promises a body and closes early.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::Path as UrlPath;
+use axum::extract::Request;
 use axum::http::StatusCode;
+use axum::http::header::RANGE;
+use axum::middleware::Next;
 use axum::routing::get;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_http::services::ServeDir;
@@ -35,9 +39,27 @@ where
     rx.recv().unwrap()
 }
 
+/// One request as the server saw it: method, path and `Range` header.
+pub(crate) type Logged = (String, String, Option<String>);
+
 /// The file server; returns `http://127.0.0.1:port`.
 pub(crate) fn files() -> String {
+    files_logged().0
+}
+
+/// The file server and the log of every request it answers.
+pub(crate) fn files_logged() -> (String, Arc<Mutex<Vec<Logged>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let app_log = Arc::clone(&log);
     let addr = spawn(|listener| async move {
+        let record = move |request: Request, next: Next| {
+            let log = Arc::clone(&app_log);
+            async move {
+                let range = request.headers().get(RANGE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+                log.lock().unwrap().push((request.method().to_string(), request.uri().path().to_owned(), range));
+                next.run(request).await
+            }
+        };
         let app = Router::new()
             .nest_service("/files", ServeDir::new(data_dir()))
             .route("/status500/{*path}", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
@@ -46,10 +68,11 @@ pub(crate) fn files() -> String {
                 get(|UrlPath(path): UrlPath<String>| async move {
                     std::fs::read(data_dir().join(path)).map_err(|_| StatusCode::NOT_FOUND)
                 }),
-            );
+            )
+            .layer(axum::middleware::from_fn(record));
         axum::serve(listener, app).await.unwrap();
     });
-    format!("http://{addr}")
+    (format!("http://{addr}"), log)
 }
 
 /// A server that answers every request with a 206 promising 1000 bytes, sends 10 and closes.
