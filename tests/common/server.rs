@@ -16,6 +16,7 @@ use axum::http::StatusCode;
 use axum::http::header::RANGE;
 use axum::middleware::Next;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_http::services::ServeDir;
 
@@ -70,6 +71,10 @@ pub(crate) fn files_logged() -> (String, Arc<Mutex<Vec<Logged>>>) {
                 }),
             )
             .layer(axum::middleware::from_fn(record));
+        // Without TCP_NODELAY small responses stall ~40 ms on delayed ACKs.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, app).await.unwrap();
     });
     (format!("http://{addr}"), log)
