@@ -15,6 +15,7 @@ use std::path::Path;
 use bytes::Bytes;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
+use crate::error::error_chain;
 use crate::resolve::Source;
 
 /// What to read from a target: the whole of it, or part of it.
@@ -22,6 +23,16 @@ use crate::resolve::Source;
 pub(crate) enum Request {
     Whole,
     Part(GetRange),
+}
+
+impl Request {
+    /// The range to ask an object store for (`None`: the whole object).
+    fn get_range(&self) -> Option<GetRange> {
+        match self {
+            Self::Whole => None,
+            Self::Part(range) => Some(range.clone()),
+        }
+    }
 }
 
 /// Read `requests` from `source` on the calling thread. Remote sources must
@@ -45,7 +56,7 @@ pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>
                         ..len
                 }
             };
-            let mut buf = vec![0; usize::try_from(range.end - range.start).map_err(|e| crate::error::error_chain(&e))?];
+            let mut buf = vec![0; usize::try_from(range.end - range.start).map_err(|e| error_chain(&e))?];
             file.read_exact_at(&mut buf, range.start).map_err(|e| match e.kind() {
                 io::ErrorKind::UnexpectedEof => short_read(&range, file_len().ok()),
                 _ => io_message(&e),
@@ -87,8 +98,8 @@ async fn read_object(
         .collect();
     let mut fetched = match bounded.len() {
         0 => Vec::new(),
-        1 => vec![store.get_range(path, bounded[0].clone()).await.map_err(|e| crate::error::error_chain(&e))?],
-        _ => store.get_ranges(path, &bounded).await.map_err(|e| crate::error::error_chain(&e))?,
+        1 => vec![store.get_range(path, bounded[0].clone()).await.map_err(|e| error_chain(&e))?],
+        _ => store.get_ranges(path, &bounded).await.map_err(|e| error_chain(&e))?,
     }
     .into_iter();
     let mut out = Vec::with_capacity(requests.len());
@@ -102,22 +113,16 @@ async fn read_object(
                 }
                 bytes
             }
-            Request::Whole => store
-                .get(path)
-                .await
-                .map_err(|e| crate::error::error_chain(&e))?
-                .bytes()
-                .await
-                .map_err(|e| crate::error::error_chain(&e))?,
-            Request::Part(range) => {
-                let options = GetOptions { range: Some(range.clone()), ..GetOptions::default() };
+            // The whole object, or an open-ended range of it (from an offset, or a suffix).
+            Request::Whole | Request::Part(_) => {
+                let options = GetOptions { range: request.get_range(), ..GetOptions::default() };
                 store
                     .get_opts(path, options)
                     .await
-                    .map_err(|e| crate::error::error_chain(&e))?
+                    .map_err(|e| error_chain(&e))?
                     .bytes()
                     .await
-                    .map_err(|e| crate::error::error_chain(&e))?
+                    .map_err(|e| error_chain(&e))?
             }
         };
         out.push(bytes);
@@ -134,9 +139,7 @@ pub(crate) fn size_local(path: &Path) -> Result<u64, String> {
 pub(crate) async fn size_async(source: &Source) -> Result<u64, String> {
     match source {
         Source::Local(path) => tokio::fs::metadata(path).await.map(|m| m.len()).map_err(|e| io_message(&e)),
-        Source::Object { store, path } => {
-            store.head(path).await.map(|meta| meta.size).map_err(|e| crate::error::error_chain(&e))
-        }
+        Source::Object { store, path } => store.head(path).await.map(|meta| meta.size).map_err(|e| error_chain(&e)),
     }
 }
 

@@ -63,8 +63,9 @@ impl AsyncReferenceStore {
         match plan {
             Plan::Missing => Ok(None),
             Plan::Ready(values) => Ok(Some(values)),
-            Plan::Fetch(fetch) => {
-                let fetched = fetch::read_async(&fetch.resolved.source, fetch.requests.clone()).await;
+            Plan::Fetch(mut fetch) => {
+                let requests = std::mem::take(&mut fetch.requests);
+                let fetched = fetch::read_async(&fetch.resolved.source, requests).await;
                 fetch.finish(fetched).map(Some)
             }
         }

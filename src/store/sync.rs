@@ -59,8 +59,9 @@ impl ReferenceStore {
         self.core.references()
     }
 
-    fn fetch(&self, fetch: Fetch) -> Result<Vec<bytes::Bytes>, StorageError> {
-        let fetched = read_blocking(&self.runtime, &fetch.resolved.source, fetch.requests.clone());
+    fn fetch(&self, mut fetch: Fetch) -> Result<Vec<bytes::Bytes>, StorageError> {
+        let requests = std::mem::take(&mut fetch.requests);
+        let fetched = read_blocking(&self.runtime, &fetch.resolved.source, requests);
         fetch.finish(fetched)
     }
 
