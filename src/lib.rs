@@ -5,6 +5,7 @@ mod error;
 mod fetch;
 mod metadata;
 mod model;
+mod parquet;
 mod parse;
 mod resolve;
 mod store;

@@ -1,0 +1,253 @@
+//! fsspec's parquet reference layout (`LazyReferenceMapper`): the
+//! `.zmetadata` document, and where the reference of each chunk key lives.
+//!
+//! ```text
+//! <root>/.zmetadata                 {"metadata": {<key>: <JSON object>}, "record_size": N}
+//! <root>/<array path>/refs.<n>.parq rows of (path, offset, size, raw)
+//! ```
+//!
+//! The reference of chunk key `<array>/i.j.k` is row `c % N` of
+//! `<array>/refs.<c / N>.parq`, where `c` is the C-order index of `(i, j, k)`
+//! in the array's chunk grid (a scalar array has the one chunk `0`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::ReferenceError;
+use crate::parse::lenient;
+
+/// The parsed `.zmetadata` of a parquet reference root.
+#[derive(Debug)]
+pub(crate) struct ParquetLayout {
+    /// Metadata keys (`.zgroup`, `x/.zarray`, ...) and the JSON text served for them.
+    metadata: BTreeMap<String, Vec<u8>>,
+    record_size: u64,
+    /// Each array path with the number of chunks along each dimension.
+    grids: BTreeMap<Arc<str>, Vec<u64>>,
+}
+
+/// One record file: `<field>/refs.<index>.parq`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct RecordId {
+    pub(crate) field: Arc<str>,
+    pub(crate) index: u64,
+}
+
+impl RecordId {
+    /// The record file's path relative to the root.
+    pub(crate) fn file(&self) -> String {
+        format!("{}/refs.{}.parq", self.field, self.index)
+    }
+}
+
+impl ParquetLayout {
+    /// Parse a `.zmetadata` document (bare `NaN`/`Infinity` accepted); `file` names it in errors.
+    pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Self, ReferenceError> {
+        let invalid = |reason: String| ReferenceError::Json { location: file.to_owned(), reason };
+        let doc = lenient::parse_json_lenient(bytes).map_err(|e| invalid(e.to_string()))?;
+        let record_size = match doc.get("record_size") {
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => n.as_u64().unwrap_or_default(),
+            other => {
+                let found = other.map_or_else(|| "nothing".to_owned(), ToString::to_string);
+                return Err(invalid(format!("\"record_size\" must be a positive integer, found {found}")));
+            }
+        };
+        let Some(Value::Object(entries)) = doc.get("metadata") else {
+            return Err(invalid("\"metadata\" must be an object".into()));
+        };
+        let mut metadata = BTreeMap::new();
+        let mut grids = BTreeMap::new();
+        for (key, value) in entries {
+            let text = match value {
+                Value::String(text) => text.clone().into_bytes(),
+                Value::Object(_) => serde_json::to_vec(value).expect("JSON values serialise"),
+                other => return Err(invalid(format!("metadata {key:?} must be an object, found {other}"))),
+            };
+            if let Some(field) = key.strip_suffix("/.zarray") {
+                let zarray = if let Value::String(t) = value {
+                    lenient::parse_json_lenient(t.as_bytes()).map_err(|e| invalid(format!("{key}: {e}")))?
+                } else {
+                    value.clone()
+                };
+                let grid = chunk_grid(&zarray).map_err(|reason| invalid(format!("{key}: {reason}")))?;
+                grids.insert(Arc::from(field), grid);
+            }
+            metadata.insert(key.clone(), text);
+        }
+        Ok(Self { metadata, record_size, grids })
+    }
+
+    /// The JSON text of a metadata key.
+    pub(crate) fn metadata(&self, key: &str) -> Option<&[u8]> {
+        self.metadata.get(key).map(Vec::as_slice)
+    }
+
+    /// Every metadata key, sorted.
+    pub(crate) fn metadata_keys(&self) -> impl Iterator<Item = &str> {
+        self.metadata.keys().map(String::as_str)
+    }
+
+    /// Every array path with its chunk grid.
+    pub(crate) fn arrays(&self) -> impl Iterator<Item = (&Arc<str>, &[u64])> {
+        self.grids.iter().map(|(field, grid)| (field, grid.as_slice()))
+    }
+
+    /// The record size (rows per record file).
+    pub(crate) fn record_size(&self) -> u64 {
+        self.record_size
+    }
+
+    /// Where the reference of `key` lives, if `key` is a chunk key inside an array's grid.
+    pub(crate) fn locate(&self, key: &str) -> Option<(RecordId, usize)> {
+        let (field, chunk) = key.rsplit_once('/')?;
+        let (field, grid) = self.grids.get_key_value(field)?;
+        let linear = linear_index(chunk, grid)?;
+        let row = usize::try_from(linear % self.record_size).ok()?;
+        Some((RecordId { field: Arc::clone(field), index: linear / self.record_size }, row))
+    }
+
+    /// The chunk key of row `row` of `record`, if that row lies inside the grid.
+    pub(crate) fn chunk_key(&self, record: &RecordId, row: u64) -> Option<String> {
+        let grid = self.grids.get(&record.field)?;
+        let mut linear = record.index.checked_mul(self.record_size)?.checked_add(row)?;
+        if linear >= grid.iter().product::<u64>() {
+            return None;
+        }
+        if grid.is_empty() {
+            return Some(format!("{}/0", record.field));
+        }
+        let mut index = vec![0; grid.len()];
+        for (slot, &n) in index.iter_mut().zip(grid).rev() {
+            *slot = linear % n;
+            linear /= n;
+        }
+        let index: Vec<String> = index.iter().map(u64::to_string).collect();
+        Some(format!("{}/{}", record.field, index.join(".")))
+    }
+
+    /// The number of record files an array has (some may not exist).
+    pub(crate) fn record_count(&self, field: &str) -> u64 {
+        self.grids.get(field).map_or(0, |grid| grid.iter().product::<u64>().div_ceil(self.record_size))
+    }
+}
+
+/// The number of chunks along each dimension (`[]` for a scalar).
+fn chunk_grid(zarray: &Value) -> Result<Vec<u64>, String> {
+    let dims = |name: &str| -> Result<Vec<u64>, String> {
+        zarray
+            .get(name)
+            .and_then(Value::as_array)
+            .ok_or(format!("\"{name}\" must be a list"))?
+            .iter()
+            .map(|v| v.as_u64().ok_or(format!("\"{name}\" must hold non-negative integers")))
+            .collect()
+    };
+    let (shape, chunks) = (dims("shape")?, dims("chunks")?);
+    if shape.len() != chunks.len() {
+        return Err(format!("\"shape\" has {} dimensions but \"chunks\" {}", shape.len(), chunks.len()));
+    }
+    shape
+        .iter()
+        .zip(&chunks)
+        .map(|(&s, &c)| match (s, c) {
+            (0, _) => Ok(0),
+            (_, 0) => Err("a chunk length of 0 for a non-empty dimension".to_owned()),
+            _ => Ok(s.div_ceil(c)),
+        })
+        .collect::<Result<Vec<u64>, String>>()
+        .and_then(|grid| {
+            grid.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or("the chunk grid is too large".to_owned())?;
+            Ok(grid)
+        })
+}
+
+/// The C-order index of chunk `i.j.k` in `grid`, if it is a valid chunk key inside the grid.
+fn linear_index(chunk: &str, grid: &[u64]) -> Option<u64> {
+    if grid.is_empty() {
+        return (chunk == "0").then_some(0);
+    }
+    let mut parts = chunk.split('.');
+    let mut linear = 0u64;
+    for &n in grid {
+        let part = parts.next()?;
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let i: u64 = part.parse().ok()?;
+        if i >= n {
+            return None;
+        }
+        linear = linear * n + i;
+    }
+    parts.next().is_none().then_some(linear)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ZMETADATA: &str = r#"{"record_size": 4, "metadata": {
+        ".zgroup": {"zarr_format": 2},
+        "a/.zarray": {"shape": [7], "chunks": [1], "dtype": "<i4", "fill_value": NaN},
+        "deep/x/.zarray": "{\"shape\": [5, 6], \"chunks\": [2, 4]}",
+        "sc/.zarray": {"shape": [], "chunks": []},
+        "empty/.zarray": {"shape": [0, 9], "chunks": [0, 9]}}}"#;
+
+    fn layout() -> ParquetLayout {
+        ParquetLayout::parse(ZMETADATA.as_bytes(), "root/.zmetadata").unwrap()
+    }
+
+    #[test]
+    fn locates_chunk_keys() {
+        let l = layout();
+        let at = |key: &str| l.locate(key).map(|(r, row)| (r.file(), row));
+        assert_eq!(at("a/0"), Some(("a/refs.0.parq".into(), 0)));
+        assert_eq!(at("a/5"), Some(("a/refs.1.parq".into(), 1)));
+        // deep/x: grid 3 x 2, C order.
+        assert_eq!(at("deep/x/2.1"), Some(("deep/x/refs.1.parq".into(), 1)));
+        assert_eq!(at("sc/0"), Some(("sc/refs.0.parq".into(), 0)));
+        for outside in ["a/7", "a/-1", "a/x", "a/0.0", "a/", "deep/x/3.0", "deep/x/0", "deep/x/0.1.", "sc/1", "empty/0.0", "nope/0", "a/+1"] {
+            assert_eq!(at(outside), None, "{outside}");
+        }
+        assert_eq!(l.record_count("a"), 2);
+        assert_eq!(l.record_count("empty"), 0);
+    }
+
+    #[test]
+    fn chunk_keys_invert_locate() {
+        let l = layout();
+        for key in ["a/0", "a/6", "deep/x/0.0", "deep/x/2.1", "sc/0"] {
+            let (record, row) = l.locate(key).unwrap();
+            assert_eq!(l.chunk_key(&record, row as u64).as_deref(), Some(key));
+        }
+        let (record, _) = l.locate("a/6").unwrap();
+        assert_eq!(l.chunk_key(&record, 3), None, "past the end of the grid");
+    }
+
+    #[test]
+    fn metadata_is_served_as_json() {
+        let l = layout();
+        assert_eq!(l.metadata(".zgroup"), Some(&br#"{"zarr_format":2}"#[..]));
+        assert!(std::str::from_utf8(l.metadata("a/.zarray").unwrap()).unwrap().contains(r#""fill_value":"NaN""#));
+        assert_eq!(l.metadata_keys().count(), 5);
+    }
+
+    #[test]
+    fn bad_zmetadata() {
+        for (doc, needle) in [
+            (r#"{"record_size": 0, "metadata": {}}"#, "record_size"),
+            (r#"{"record_size": 1.5, "metadata": {}}"#, "record_size"),
+            (r#"{"record_size": "10", "metadata": {}}"#, "record_size"),
+            (r#"{"metadata": {}}"#, "record_size"),
+            (r#"{"record_size": 10}"#, "metadata"),
+            (r#"{"record_size": 10, "metadata": {"a/.zarray": {"shape": [3], "chunks": [0]}}}"#, "chunk length"),
+            (r#"{"record_size": 10, "metadata": {"a/.zarray": {"shape": [3, 3], "chunks": [1]}}}"#, "dimensions"),
+            ("{not json", "root/.zmetadata"),
+        ] {
+            let err = ParquetLayout::parse(doc.as_bytes(), "root/.zmetadata").unwrap_err().to_string();
+            assert!(err.contains(needle) && err.contains("root/.zmetadata"), "{doc}: {err}");
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! fsspec's parquet reference layout.
+
+pub(crate) mod layout;
+pub(crate) mod record;

@@ -1,0 +1,235 @@
+//! Decoding one record file (`refs.<n>.parq`) into a compact table of rows.
+//!
+//! Columns are `path` (string, possibly dictionary-encoded, `large_string`,
+//! or entirely null with the parquet NULL type), `offset` and `size`
+//! (integers) and `raw` (binary). Older writers left out `raw` (every row a
+//! reference) or kept only `raw` (every row inline); both are accepted. All
+//! columns are normalised with arrow's cast kernel, so each writer's type
+//! choice decodes the same way.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch};
+use arrow_schema::DataType;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// What one row says about its chunk key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Row<'a> {
+    /// No reference: the key is missing (read as the fill value).
+    Missing,
+    /// The value itself (`raw`, even when empty).
+    Inline(&'a [u8]),
+    /// A whole file (`offset == size == 0`).
+    Whole(&'a Arc<str>),
+    /// `size` bytes of a file from `offset`.
+    Range { path: &'a Arc<str>, offset: u64, size: u64 },
+}
+
+const NO_PATH: u32 = u32::MAX;
+
+/// A decoded record file.
+#[derive(Debug, Default)]
+pub(crate) struct Record {
+    /// The distinct paths of this record.
+    paths: Vec<Arc<str>>,
+    /// Per row: index into `paths`, or `NO_PATH`.
+    path_ids: Vec<u32>,
+    offsets: Vec<u64>,
+    sizes: Vec<u64>,
+    /// Per row: the `raw` value's range in `raw`, if not null.
+    raw_spans: Vec<Option<(u32, u32)>>,
+    raw: Bytes,
+}
+
+impl Record {
+    /// An empty record: the file does not exist, so every key in it is missing.
+    pub(crate) fn absent() -> Self {
+        Self::default()
+    }
+
+    /// Decode a record file.
+    ///
+    /// # Errors
+    /// A message saying what is wrong with the file.
+    pub(crate) fn decode(file: Bytes) -> Result<Self, String> {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|builder| builder.build())
+            .map_err(|e| format!("not a readable parquet file: {e}"))?;
+        let mut record = Self::default();
+        let mut path_ids: HashMap<Arc<str>, u32> = HashMap::new();
+        let mut raw = Vec::new();
+        for batch in reader {
+            let batch = batch.map_err(|e| format!("cannot decode the parquet data: {e}"))?;
+            let columns = Columns::of(&batch)?;
+            for i in 0..batch.num_rows() {
+                let path = columns.path.as_ref().filter(|p| p.is_valid(i)).map(|p| p.value(i));
+                record.path_ids.push(match path {
+                    None => NO_PATH,
+                    Some(path) => match path_ids.get(path) {
+                        Some(id) => *id,
+                        None => {
+                            let id = u32::try_from(record.paths.len()).map_err(|_| "too many distinct paths")?;
+                            let path: Arc<str> = Arc::from(path);
+                            record.paths.push(Arc::clone(&path));
+                            path_ids.insert(path, id);
+                            id
+                        }
+                    },
+                });
+                let number = |column: &Option<Int64Array>, name: &str| -> Result<u64, String> {
+                    match column {
+                        Some(c) if c.is_valid(i) => {
+                            u64::try_from(c.value(i)).map_err(|_| format!("row {i}: negative {name} {}", c.value(i)))
+                        }
+                        _ => Ok(0),
+                    }
+                };
+                let (offset, size) = (number(&columns.offset, "offset")?, number(&columns.size, "size")?);
+                if path.is_some() && offset.checked_add(size).is_none() {
+                    return Err(format!("row {i}: offset {offset} + size {size} overflows"));
+                }
+                record.offsets.push(offset);
+                record.sizes.push(size);
+                record.raw_spans.push(match columns.raw.as_ref().filter(|r| r.is_valid(i)) {
+                    None => None,
+                    Some(r) => {
+                        let value = r.value(i);
+                        let start = u32::try_from(raw.len()).map_err(|_| "inline data over 4 GiB")?;
+                        let len = u32::try_from(value.len()).map_err(|_| "inline data over 4 GiB")?;
+                        raw.extend_from_slice(value);
+                        Some((start, len))
+                    }
+                });
+            }
+        }
+        record.raw = Bytes::from(raw);
+        Ok(record)
+    }
+
+    /// The number of rows in the file (a last file may be shorter than the record size).
+    pub(crate) fn len(&self) -> usize {
+        self.path_ids.len()
+    }
+
+    /// Row `i`; rows past the end of the file are missing.
+    pub(crate) fn row(&self, i: usize) -> Row<'_> {
+        if i >= self.len() {
+            return Row::Missing;
+        }
+        if let Some((start, len)) = self.raw_spans[i] {
+            return Row::Inline(&self.raw[start as usize..(start + len) as usize]);
+        }
+        let Some(path) = self.paths.get(self.path_ids[i] as usize) else { return Row::Missing };
+        match (self.offsets[i], self.sizes[i]) {
+            (0, 0) => Row::Whole(path),
+            (offset, size) => Row::Range { path, offset, size },
+        }
+    }
+
+    /// Row `i`'s inline value as shared bytes (no copy), if it is inline.
+    pub(crate) fn inline_bytes(&self, i: usize) -> Option<Bytes> {
+        let (start, len) = (*self.raw_spans.get(i)?)?;
+        Some(self.raw.slice(start as usize..(start + len) as usize))
+    }
+
+    /// Roughly how many bytes this record holds in memory (for the cache bound).
+    pub(crate) fn memory_size(&self) -> usize {
+        self.paths.iter().map(|p| p.len() + 16).sum::<usize>() + self.len() * 40 + self.raw.len()
+    }
+}
+
+/// The columns of one batch, normalised.
+struct Columns {
+    path: Option<LargeStringArray>,
+    offset: Option<Int64Array>,
+    size: Option<Int64Array>,
+    raw: Option<LargeBinaryArray>,
+}
+
+impl Columns {
+    fn of(batch: &RecordBatch) -> Result<Self, String> {
+        let schema = batch.schema();
+        let column = |name: &str| schema.index_of(name).ok().map(|i| batch.column(i));
+        if ["path", "raw"].iter().all(|name| column(name).is_none()) {
+            let found: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+            return Err(format!("unexpected schema: no \"path\" or \"raw\" column (found {found:?})"));
+        }
+        let path = match column("path") {
+            // A float column is pandas' all-NaN object column: no paths at all.
+            Some(c) if c.data_type().is_floating() => None,
+            Some(c) => Some(cast::<LargeStringArray>(c, &DataType::LargeUtf8, "path")?),
+            None => None,
+        };
+        let integers = |name: &str| column(name).map(|c| cast::<Int64Array>(c, &DataType::Int64, name)).transpose();
+        let raw = column("raw").map(|c| cast::<LargeBinaryArray>(c, &DataType::LargeBinary, "raw")).transpose()?;
+        Ok(Self { path, offset: integers("offset")?, size: integers("size")?, raw })
+    }
+}
+
+fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &str) -> Result<T, String> {
+    let cast = arrow_cast::cast(column, to)
+        .map_err(|e| format!("column \"{name}\" of type {} is not usable: {e}", column.data_type()))?;
+    cast.as_any().downcast_ref::<T>().cloned().ok_or_else(|| format!("column \"{name}\" could not be normalised"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(path: &str) -> Record {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.parq/");
+        Record::decode(Bytes::from(std::fs::read(format!("{dir}{path}")).unwrap())).unwrap()
+    }
+
+    /// Every row of `field/refs.<n>.parq` matches the JSON references of the same case.
+    fn check_against_json(field: &str, files: u64, record_size: usize, chunk_keys: impl Fn(usize) -> String) {
+        let refs: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.json")).unwrap(),
+        )
+        .unwrap();
+        for n in 0..files {
+            let path = format!("{field}/refs.{n}.parq");
+            if !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.parq/")).join(&path).exists() {
+                continue;
+            }
+            let rec = record(&path);
+            for row in 0..record_size {
+                let key = chunk_keys(n as usize * record_size + row);
+                let expected = &refs["refs"][&key];
+                match (rec.row(row), expected) {
+                    (Row::Missing, serde_json::Value::Null) => {}
+                    (Row::Inline(bytes), serde_json::Value::String(text)) => {
+                        let want = match text.strip_prefix("base64:") {
+                            Some(b) => base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b).unwrap(),
+                            None => text.as_bytes().to_vec(),
+                        };
+                        assert_eq!(bytes, &want[..], "{key}");
+                    }
+                    (Row::Range { path, offset, size }, serde_json::Value::Array(want)) => {
+                        assert_eq!((&**path, offset, size), (want[0].as_str().unwrap(), want[1].as_u64().unwrap(), want[2].as_u64().unwrap()), "{key}");
+                    }
+                    (row, want) => panic!("{key}: {row:?} vs {want}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fastparquet_record_files_match_the_json_references() {
+        // record_size 10; holes is 1-D (30 chunks), field is 6 x 10 chunks.
+        check_against_json("holes", 3, 10, |c| format!("holes/{c}"));
+        check_against_json("field", 6, 10, |c| format!("field/{}.{}", c / 10, c % 10));
+        assert_eq!(record("holes/refs.0.parq").row(10), Row::Missing, "past the end of the file");
+    }
+
+    #[test]
+    fn corrupt_files_are_errors() {
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.parq/field/refs.0.parq")).unwrap();
+        for broken in [&bytes[..bytes.len() / 2], &b"PAR1 not really"[..], &[]] {
+            assert!(Record::decode(Bytes::copy_from_slice(broken)).is_err());
+        }
+    }
+}
