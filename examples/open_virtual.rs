@@ -36,7 +36,12 @@ fn run() -> Result<(), Box<dyn Error>> {
     let location = args.first().map_or(SAMPLE, String::as_str);
     println!("reference set: {location}");
     let store = Arc::new(ReferenceStore::open(location)?);
-    println!("{} references to {} target file(s)\n", store.references().len(), store.references().urls().len());
+    match store.references() {
+        Some(references) => {
+            println!("{} references to {} target file(s)\n", references.len(), references.urls().len());
+        }
+        None => println!("parquet reference root: record files are read as chunks are asked for\n"),
+    }
 
     let root = Node::open(&store, "/")?;
     let mut arrays = Vec::new();

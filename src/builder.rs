@@ -5,9 +5,12 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use url::Url;
 
-use crate::fetch::{self, Request};
+use crate::fetch;
+use crate::parquet::ParquetLayout;
 use crate::resolve::{Location, Resolver};
-use crate::store::{AsyncReferenceStore, BlockingRuntime, Core, ReferenceStore, read_blocking};
+use crate::store::{
+    AsyncReferenceStore, BlockingRuntime, Core, Index, ParquetIndex, RecordCacheOptions, ReferenceStore,
+};
 use crate::{ParseOptions, ReferenceError, ReferenceSet};
 
 /// Opens reference sets with options: object stores per URL prefix,
@@ -39,6 +42,7 @@ pub struct ReferenceStoreBuilder {
     options: Vec<(String, String)>,
     target: Option<String>,
     allow_local_from_remote: bool,
+    record_cache: RecordCacheOptions,
 }
 
 impl ReferenceStoreBuilder {
@@ -106,33 +110,76 @@ impl ReferenceStoreBuilder {
         self
     }
 
-    /// Open the reference file at `location` as a sync store.
+    /// Bound the cache of decoded parquet record files (default: 128 records, 256 MiB).
+    #[must_use]
+    pub fn with_record_cache(mut self, options: RecordCacheOptions) -> Self {
+        self.record_cache = options;
+        self
+    }
+
+    /// Open the references at `location` as a sync store: a JSON reference
+    /// file, or a parquet reference root (a folder, or a URL prefix, holding
+    /// `.zmetadata`), told apart as fsspec does (see [`open_async`](Self::open_async)).
     ///
     /// # Errors
-    /// [`ReferenceError`] if the location is invalid, the file cannot be read,
-    /// or it is not a valid reference set.
+    /// [`ReferenceError`] if the location is invalid, the references cannot be
+    /// read, or they are not a valid reference set.
     pub fn open(&self, location: &str) -> Result<ReferenceStore, ReferenceError> {
-        let (location, resolver) = self.prepare(location)?;
         let runtime = Arc::new(BlockingRuntime::default());
-        let source = resolver.source(&location, &location).map_err(|reason| read_error(&location, reason))?;
-        let bytes =
-            read_blocking(&runtime, &source, vec![Request::Whole]).map_err(|reason| read_error(&location, reason))?;
-        let core = self.core(&bytes[0], location, resolver)?;
+        let (builder, text) = (self.clone(), location.to_owned());
+        let core = runtime
+            .block_on(async move { builder.open_core(&text).await })
+            .map_err(|reason| ReferenceError::Read { location: location.to_owned(), reason })??;
         Ok(ReferenceStore::from_core(Arc::new(core), runtime))
     }
 
-    /// Open the reference file at `location` as an async store.
+    /// Open the references at `location` as an async store.
+    ///
+    /// `location` is a parquet root if it is a local folder, ends with `/`,
+    /// `.parq` or `.parquet`, or names a root's `.zmetadata`; a remote location
+    /// that does not exist is also tried as a parquet root. Anything else is a
+    /// JSON reference file. Opening a parquet root reads only its `.zmetadata`.
     ///
     /// # Errors
-    /// [`ReferenceError`] if the location is invalid, the file cannot be read,
-    /// or it is not a valid reference set.
+    /// [`ReferenceError`] if the location is invalid, the references cannot be
+    /// read, or they are not a valid reference set.
     pub async fn open_async(&self, location: &str) -> Result<AsyncReferenceStore, ReferenceError> {
-        let (location, resolver) = self.prepare(location)?;
+        Ok(AsyncReferenceStore::from_core(Arc::new(self.open_core(location).await?)))
+    }
+
+    async fn open_core(&self, text: &str) -> Result<Core, ReferenceError> {
+        let (location, resolver) = self.prepare(text)?;
+        if let Some(root) = parquet_root(&location) {
+            return self.open_parquet(root, resolver).await;
+        }
         let source = resolver.source(&location, &location).map_err(|reason| read_error(&location, reason))?;
-        let bytes =
-            fetch::read_async(&source, vec![Request::Whole]).await.map_err(|reason| read_error(&location, reason))?;
-        let core = self.core(&bytes[0], location, resolver)?;
-        Ok(AsyncReferenceStore::from_core(Arc::new(core)))
+        match fetch::read_if_exists(&source).await.map_err(|reason| read_error(&location, reason))? {
+            Some(bytes) => {
+                let references = ReferenceSet::from_json_at(&bytes, &self.parse, &location.to_string())?;
+                Ok(Core::new(Index::Json(references), location, resolver, self.target.clone()))
+            }
+            // An object store has no folders: a missing object may be a parquet root's prefix.
+            None if matches!(location, Location::Remote(_)) => {
+                let root = location.clone().without_trailing_slash();
+                self.open_parquet(root, resolver).await.map_err(|error| {
+                    read_error(&location, format!("not found, and not a parquet reference root either ({error})"))
+                })
+            }
+            None => Err(read_error(&location, "file not found".into())),
+        }
+    }
+
+    /// Open the parquet reference root `root`: read and parse its `.zmetadata`.
+    async fn open_parquet(&self, root: Location, resolver: Resolver) -> Result<Core, ReferenceError> {
+        let file = root.child(".zmetadata")?;
+        let source = resolver.source(&file, &root).map_err(|reason| read_error(&file, reason))?;
+        let bytes = fetch::read_if_exists(&source)
+            .await
+            .map_err(|reason| read_error(&file, reason))?
+            .ok_or_else(|| read_error(&file, "not found: a parquet reference root holds a .zmetadata file".into()))?;
+        let layout = ParquetLayout::parse(&bytes, &file.to_string())?;
+        let index = Index::Parquet(ParquetIndex::new(layout, self.record_cache));
+        Ok(Core::new(index, root, resolver, self.target.clone()))
     }
 
     /// A sync store over references already in memory; relative URLs resolve against `base`
@@ -142,7 +189,7 @@ impl ReferenceStoreBuilder {
     /// [`ReferenceError`] if `base` or a registered prefix is invalid.
     pub fn build(&self, references: ReferenceSet, base: &str) -> Result<ReferenceStore, ReferenceError> {
         let (location, resolver) = self.prepare(base)?;
-        let core = Core::new(references, location, resolver, self.target.clone());
+        let core = Core::new(Index::Json(references), location, resolver, self.target.clone());
         Ok(ReferenceStore::from_core(Arc::new(core), Arc::default()))
     }
 
@@ -152,7 +199,7 @@ impl ReferenceStoreBuilder {
     /// [`ReferenceError`] if `base` or a registered prefix is invalid.
     pub fn build_async(&self, references: ReferenceSet, base: &str) -> Result<AsyncReferenceStore, ReferenceError> {
         let (location, resolver) = self.prepare(base)?;
-        let core = Core::new(references, location, resolver, self.target.clone());
+        let core = Core::new(Index::Json(references), location, resolver, self.target.clone());
         Ok(AsyncReferenceStore::from_core(Arc::new(core)))
     }
 
@@ -171,11 +218,23 @@ impl ReferenceStoreBuilder {
             .collect::<Result<Vec<(Url, _)>, ReferenceError>>()?;
         Ok((location, Resolver::new(stores, self.options.clone(), self.allow_local_from_remote)))
     }
+}
 
-    fn core(&self, bytes: &[u8], location: Location, resolver: Resolver) -> Result<Core, ReferenceError> {
-        let references = ReferenceSet::from_json_at(bytes, &self.parse, &location.to_string())?;
-        Ok(Core::new(references, location, resolver, self.target.clone()))
+/// The parquet root `location` names, if it names one by its form: a local
+/// folder, a name ending with `/`, `.parq` or `.parquet`, or a root's `.zmetadata`.
+fn parquet_root(location: &Location) -> Option<Location> {
+    let text = location.to_string();
+    if text.ends_with("/.zmetadata") {
+        return location.join(".").ok().map(Location::without_trailing_slash);
     }
+    let looks_like_a_root = match location {
+        Location::Local(path) => path.is_dir(),
+        Location::Remote(url) => {
+            let path = url.path();
+            path.ends_with('/') || [".parq", ".parquet"].iter().any(|suffix| path.ends_with(suffix))
+        }
+    };
+    looks_like_a_root.then(|| location.clone().without_trailing_slash())
 }
 
 fn read_error(location: &Location, reason: String) -> ReferenceError {

@@ -32,6 +32,14 @@ pub enum ReferenceError {
         /// What went wrong.
         reason: String,
     },
+    /// The `.zmetadata` of a parquet reference root is valid JSON but not what the layout requires.
+    #[error("invalid parquet reference metadata {location}: {reason}")]
+    ParquetMetadata {
+        /// Where the `.zmetadata` was read from.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The document's structure is not a kerchunk reference set.
     #[error("invalid reference set: {0}")]
     Structure(String),

@@ -71,15 +71,39 @@ pub(crate) async fn read_async(source: &Source, requests: Vec<Request>) -> Resul
     match source {
         Source::Local(path) => {
             let path = path.clone();
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => handle
-                    .spawn_blocking(move || read_local(&path, &requests))
-                    .await
-                    .map_err(|e| format!("local read task failed: {e}"))?,
-                Err(_) => read_local(&path, &requests),
-            }
+            off_the_runtime(move || read_local(&path, &requests)).await
         }
         Source::Object { store, path } => read_object(store.as_ref(), path, &requests).await,
+    }
+}
+
+/// The whole of `source`, or `None` if it does not exist.
+pub(crate) async fn read_if_exists(source: &Source) -> Result<Option<Bytes>, String> {
+    match source {
+        Source::Local(path) => {
+            let path = path.clone();
+            off_the_runtime(move || match std::fs::read(&path) {
+                Ok(bytes) => Ok(Some(Bytes::from(bytes))),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(io_message(&e)),
+            })
+            .await
+        }
+        Source::Object { store, path } => match store.get(path).await {
+            Ok(got) => got.bytes().await.map(Some).map_err(|e| error_chain(&e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(error_chain(&e)),
+        },
+    }
+}
+
+/// Run blocking file I/O on tokio's blocking pool when a runtime is present.
+async fn off_the_runtime<T: Send + 'static>(
+    read: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle.spawn_blocking(read).await.map_err(|e| format!("local read task failed: {e}"))?,
+        Err(_) => read(),
     }
 }
 

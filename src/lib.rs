@@ -14,6 +14,6 @@ pub use builder::ReferenceStoreBuilder;
 pub use error::ReferenceError;
 pub use model::{Reference, ReferenceSet, ReferenceSetBuilder, UrlId};
 pub use parse::ParseOptions;
-pub use store::{AsyncReferenceStore, ReferenceStore};
+pub use store::{AsyncReferenceStore, RecordCacheOptions, ReferenceStore};
 
 pub use object_store;

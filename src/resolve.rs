@@ -58,6 +58,35 @@ impl Location {
         }
     }
 
+    /// The location `relative` inside the folder (or URL prefix) `self`.
+    pub(crate) fn child(&self, relative: &str) -> Result<Self, ReferenceError> {
+        match self {
+            Self::Local(folder) => Ok(Self::Local(folder.join(relative))),
+            Self::Remote(url) => {
+                let mut folder = url.clone();
+                if !folder.path().ends_with('/') {
+                    folder.set_path(&format!("{}/", folder.path()));
+                }
+                Self::Remote(folder).join(relative)
+            }
+        }
+    }
+
+    /// The same location without a trailing `/`, so that it names a folder as if
+    /// it were a file: [`join`](Self::join) then resolves against its parent.
+    pub(crate) fn without_trailing_slash(self) -> Self {
+        match self {
+            Self::Local(path) => Self::Local(path.components().collect()),
+            Self::Remote(mut url) => {
+                let trimmed = url.path().trim_end_matches('/').to_owned();
+                if !trimmed.is_empty() {
+                    url.set_path(&trimmed);
+                }
+                Self::Remote(url)
+            }
+        }
+    }
+
     /// The location as a URL (`file://` for local paths, made absolute).
     pub(crate) fn to_url(&self) -> Option<Url> {
         match self {
@@ -203,6 +232,17 @@ mod tests {
         assert_eq!(remote.join("s3://b/k").unwrap().to_string(), "s3://b/k");
         let bucket = Location::parse("s3://bucket/refs/r.json").unwrap();
         assert_eq!(bucket.join("part 1.nc").unwrap().to_string(), "s3://bucket/refs/part%201.nc");
+    }
+
+    #[test]
+    fn children_of_folders() {
+        let local = Location::parse("/data/refs.parq/").unwrap().without_trailing_slash();
+        assert_eq!(local.child("a/refs.0.parq").unwrap(), Location::Local("/data/refs.parq/a/refs.0.parq".into()));
+        assert_eq!(local.join("data.nc").unwrap(), Location::Local("/data/data.nc".into()));
+        let remote = Location::parse("https://host/d/refs.parq/").unwrap().without_trailing_slash();
+        assert_eq!(remote.to_string(), "https://host/d/refs.parq");
+        assert_eq!(remote.child(".zmetadata").unwrap().to_string(), "https://host/d/refs.parq/.zmetadata");
+        assert_eq!(remote.join("data.nc").unwrap().to_string(), "https://host/d/data.nc");
     }
 
     #[test]

@@ -9,12 +9,11 @@ use common::{Case, server};
 use zarrs_kerchunk::{AsyncReferenceStore, ParseOptions, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
 use zarrs_storage::{AsyncReadableStorageTraits, ReadableStorageTraits, StoreKey};
 
-#[test]
-fn json_cases_read_exactly_over_http_sync() {
+fn http_cases_sync(json: bool) {
     let base = server::files();
     let mut failures = Vec::new();
     for case in Case::all() {
-        for file in case.references(true) {
+        for file in case.references(json) {
             let url = format!("{base}/files/{}/{file}", case.name);
             match ReferenceStore::open(&url) {
                 Ok(store) => failures
@@ -26,12 +25,11 @@ fn json_cases_read_exactly_over_http_sync() {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_cases_read_exactly_over_http_async() {
+async fn http_cases_async(json: bool) {
     let base = server::files();
     let mut failures = Vec::new();
     for case in Case::all() {
-        for file in case.references(true) {
+        for file in case.references(json) {
             let url = format!("{base}/files/{}/{file}", case.name);
             match AsyncReferenceStore::open(&url).await {
                 Ok(store) => {
@@ -43,6 +41,27 @@ async fn json_cases_read_exactly_over_http_async() {
         }
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn json_cases_read_exactly_over_http_sync() {
+    http_cases_sync(true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_cases_read_exactly_over_http_async() {
+    http_cases_async(true).await;
+}
+
+/// Parquet roots are URL prefixes ending in `.parq`: opening reads `.zmetadata`, then records on demand.
+#[test]
+fn parquet_cases_read_exactly_over_http_sync() {
+    http_cases_sync(false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parquet_cases_read_exactly_over_http_async() {
+    http_cases_async(false).await;
 }
 
 /// A store with one range reference to `url` (bytes 0..1000) and one whole-file reference.

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use crate::ReferenceError;
@@ -22,10 +23,12 @@ use crate::parse::lenient;
 #[derive(Debug)]
 pub(crate) struct ParquetLayout {
     /// Metadata keys (`.zgroup`, `x/.zarray`, ...) and the JSON text served for them.
-    metadata: BTreeMap<String, Vec<u8>>,
+    metadata: BTreeMap<String, Bytes>,
     record_size: u64,
     /// Each array path with the number of chunks along each dimension.
     grids: BTreeMap<Arc<str>, Vec<u64>>,
+    /// The metadata as a zarr consolidated `.zmetadata` document.
+    consolidated: Bytes,
 }
 
 /// One record file: `<field>/refs.<index>.parq`.
@@ -45,8 +48,9 @@ impl RecordId {
 impl ParquetLayout {
     /// Parse a `.zmetadata` document (bare `NaN`/`Infinity` accepted); `file` names it in errors.
     pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Self, ReferenceError> {
-        let invalid = |reason: String| ReferenceError::Json { location: file.to_owned(), reason };
-        let doc = lenient::parse_json_lenient(bytes).map_err(|e| invalid(e.to_string()))?;
+        let invalid = |reason: String| ReferenceError::ParquetMetadata { location: file.to_owned(), reason };
+        let doc = lenient::parse_json_lenient(bytes)
+            .map_err(|e| ReferenceError::Json { location: file.to_owned(), reason: e.to_string() })?;
         let record_size = match doc.get("record_size") {
             Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => n.as_u64().unwrap_or_default(),
             other => {
@@ -59,29 +63,41 @@ impl ParquetLayout {
         };
         let mut metadata = BTreeMap::new();
         let mut grids = BTreeMap::new();
+        let mut objects = serde_json::Map::new();
         for (key, value) in entries {
-            let text = match value {
-                Value::String(text) => text.clone().into_bytes(),
-                Value::Object(_) => serde_json::to_vec(value).expect("JSON values serialise"),
+            // Writers store objects; the spec's older wording has JSON text.
+            let object = match value {
+                Value::String(text) => {
+                    lenient::parse_json_lenient(text.as_bytes()).map_err(|e| invalid(format!("{key}: {e}")))?
+                }
+                Value::Object(_) => value.clone(),
                 other => return Err(invalid(format!("metadata {key:?} must be an object, found {other}"))),
             };
             if let Some(field) = key.strip_suffix("/.zarray") {
-                let zarray = if let Value::String(t) = value {
-                    lenient::parse_json_lenient(t.as_bytes()).map_err(|e| invalid(format!("{key}: {e}")))?
-                } else {
-                    value.clone()
-                };
-                let grid = chunk_grid(&zarray).map_err(|reason| invalid(format!("{key}: {reason}")))?;
+                let grid = chunk_grid(&object).map_err(|reason| invalid(format!("{key}: {reason}")))?;
                 grids.insert(Arc::from(field), grid);
             }
-            metadata.insert(key.clone(), text);
+            metadata.insert(key.clone(), Bytes::from(serde_json::to_vec(&object).expect("JSON values serialise")));
+            objects.insert(key.clone(), object);
         }
-        Ok(Self { metadata, record_size, grids })
+        let consolidated = Bytes::from(
+            serde_json::to_vec(&serde_json::json!({
+                "metadata": objects,
+                "zarr_consolidated_format": 1,
+            }))
+            .expect("JSON values serialise"),
+        );
+        Ok(Self { metadata, record_size, grids, consolidated })
     }
 
     /// The JSON text of a metadata key.
-    pub(crate) fn metadata(&self, key: &str) -> Option<&[u8]> {
-        self.metadata.get(key).map(Vec::as_slice)
+    pub(crate) fn metadata(&self, key: &str) -> Option<&Bytes> {
+        self.metadata.get(key)
+    }
+
+    /// The metadata as a zarr consolidated `.zmetadata` document.
+    pub(crate) fn consolidated(&self) -> &Bytes {
+        &self.consolidated
     }
 
     /// Every metadata key, sorted.
@@ -92,11 +108,6 @@ impl ParquetLayout {
     /// Every array path with its chunk grid.
     pub(crate) fn arrays(&self) -> impl Iterator<Item = (&Arc<str>, &[u64])> {
         self.grids.iter().map(|(field, grid)| (field, grid.as_slice()))
-    }
-
-    /// The record size (rows per record file).
-    pub(crate) fn record_size(&self) -> u64 {
-        self.record_size
     }
 
     /// Where the reference of `key` lives, if `key` is a chunk key inside an array's grid.
@@ -208,7 +219,20 @@ mod tests {
         // deep/x: grid 3 x 2, C order.
         assert_eq!(at("deep/x/2.1"), Some(("deep/x/refs.1.parq".into(), 1)));
         assert_eq!(at("sc/0"), Some(("sc/refs.0.parq".into(), 0)));
-        for outside in ["a/7", "a/-1", "a/x", "a/0.0", "a/", "deep/x/3.0", "deep/x/0", "deep/x/0.1.", "sc/1", "empty/0.0", "nope/0", "a/+1"] {
+        for outside in [
+            "a/7",
+            "a/-1",
+            "a/x",
+            "a/0.0",
+            "a/",
+            "deep/x/3.0",
+            "deep/x/0",
+            "deep/x/0.1.",
+            "sc/1",
+            "empty/0.0",
+            "nope/0",
+            "a/+1",
+        ] {
             assert_eq!(at(outside), None, "{outside}");
         }
         assert_eq!(l.record_count("a"), 2);
@@ -229,9 +253,12 @@ mod tests {
     #[test]
     fn metadata_is_served_as_json() {
         let l = layout();
-        assert_eq!(l.metadata(".zgroup"), Some(&br#"{"zarr_format":2}"#[..]));
+        assert_eq!(l.metadata(".zgroup").map(|b| &b[..]), Some(&br#"{"zarr_format":2}"#[..]));
         assert!(std::str::from_utf8(l.metadata("a/.zarray").unwrap()).unwrap().contains(r#""fill_value":"NaN""#));
         assert_eq!(l.metadata_keys().count(), 5);
+        let consolidated: Value = serde_json::from_slice(l.consolidated()).unwrap();
+        assert_eq!(consolidated["zarr_consolidated_format"], 1);
+        assert_eq!(consolidated["metadata"]["deep/x/.zarray"]["chunks"], serde_json::json!([2, 4]));
     }
 
     #[test]

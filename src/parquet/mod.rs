@@ -1,4 +1,7 @@
-//! fsspec's parquet reference layout.
+//! fsspec's parquet reference layout (`LazyReferenceMapper`): parsing only, no I/O.
 
-pub(crate) mod layout;
-pub(crate) mod record;
+mod layout;
+mod record;
+
+pub(crate) use layout::{ParquetLayout, RecordId};
+pub(crate) use record::{Record, Row};

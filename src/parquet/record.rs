@@ -56,7 +56,7 @@ impl Record {
     /// A message saying what is wrong with the file.
     pub(crate) fn decode(file: Bytes) -> Result<Self, String> {
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|builder| builder.build())
+            .and_then(ParquetRecordBatchReaderBuilder::build)
             .map_err(|e| format!("not a readable parquet file: {e}"))?;
         let mut record = Self::default();
         let mut path_ids: HashMap<Arc<str>, u32> = HashMap::new();
@@ -66,19 +66,18 @@ impl Record {
             let columns = Columns::of(&batch)?;
             for i in 0..batch.num_rows() {
                 let path = columns.path.as_ref().filter(|p| p.is_valid(i)).map(|p| p.value(i));
-                record.path_ids.push(match path {
+                let id = match path {
                     None => NO_PATH,
-                    Some(path) => match path_ids.get(path) {
-                        Some(id) => *id,
-                        None => {
-                            let id = u32::try_from(record.paths.len()).map_err(|_| "too many distinct paths")?;
-                            let path: Arc<str> = Arc::from(path);
-                            record.paths.push(Arc::clone(&path));
-                            path_ids.insert(path, id);
-                            id
-                        }
-                    },
-                });
+                    Some(path) if let Some(id) = path_ids.get(path) => *id,
+                    Some(path) => {
+                        let id = u32::try_from(record.paths.len()).map_err(|_| "too many distinct paths")?;
+                        let path: Arc<str> = Arc::from(path);
+                        record.paths.push(Arc::clone(&path));
+                        path_ids.insert(path, id);
+                        id
+                    }
+                };
+                record.path_ids.push(id);
                 let number = |column: &Option<Int64Array>, name: &str| -> Result<u64, String> {
                     match column {
                         Some(c) if c.is_valid(i) => {
@@ -185,19 +184,22 @@ mod tests {
     }
 
     /// Every row of `field/refs.<n>.parq` matches the JSON references of the same case.
-    fn check_against_json(field: &str, files: u64, record_size: usize, chunk_keys: impl Fn(usize) -> String) {
+    fn check_against_json(field: &str, files: usize, record_size: usize, chunk_keys: impl Fn(usize) -> String) {
         let refs: serde_json::Value = serde_json::from_slice(
             &std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.json")).unwrap(),
         )
         .unwrap();
         for n in 0..files {
             let path = format!("{field}/refs.{n}.parq");
-            if !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.parq/")).join(&path).exists() {
+            if !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.parq/"))
+                .join(&path)
+                .exists()
+            {
                 continue;
             }
             let rec = record(&path);
             for row in 0..record_size {
-                let key = chunk_keys(n as usize * record_size + row);
+                let key = chunk_keys(n * record_size + row);
                 let expected = &refs["refs"][&key];
                 match (rec.row(row), expected) {
                     (Row::Missing, serde_json::Value::Null) => {}
@@ -209,7 +211,11 @@ mod tests {
                         assert_eq!(bytes, &want[..], "{key}");
                     }
                     (Row::Range { path, offset, size }, serde_json::Value::Array(want)) => {
-                        assert_eq!((&**path, offset, size), (want[0].as_str().unwrap(), want[1].as_u64().unwrap(), want[2].as_u64().unwrap()), "{key}");
+                        assert_eq!(
+                            (&**path, offset, size),
+                            (want[0].as_str().unwrap(), want[1].as_u64().unwrap(), want[2].as_u64().unwrap()),
+                            "{key}"
+                        );
                     }
                     (row, want) => panic!("{key}: {row:?} vs {want}"),
                 }
@@ -225,9 +231,63 @@ mod tests {
         assert_eq!(record("holes/refs.0.parq").row(10), Row::Missing, "past the end of the file");
     }
 
+    fn encode(columns: Vec<(&str, ArrayRef)>) -> Bytes {
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut bytes = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        Bytes::from(bytes)
+    }
+
+    #[test]
+    fn row_meanings() {
+        use arrow_array::{BinaryArray, Float64Array, StringArray};
+        let file = encode(vec![
+            (
+                "path",
+                Arc::new(StringArray::from(vec![Some("a.nc"), Some("a.nc"), None, None, Some("b.nc")])) as ArrayRef,
+            ),
+            ("offset", Arc::new(Int64Array::from(vec![0, 8, 0, 0, 3]))),
+            ("size", Arc::new(Int64Array::from(vec![0, 4, 0, 0, 2]))),
+            ("raw", Arc::new(BinaryArray::from(vec![None, None, Some(&b""[..]), None, Some(&b"xy"[..])]))),
+        ]);
+        let record = Record::decode(file).unwrap();
+        let a: Arc<str> = Arc::from("a.nc");
+        assert_eq!(record.row(0), Row::Whole(&a), "(path, 0, 0) is the whole file");
+        assert_eq!(record.row(1), Row::Range { path: &a, offset: 8, size: 4 });
+        assert_eq!(record.row(2), Row::Inline(b""), "an empty raw is a value");
+        assert_eq!(record.row(3), Row::Missing);
+        assert_eq!(record.row(4), Row::Inline(b"xy"), "raw wins over path");
+        assert_eq!(record.row(5), Row::Missing);
+
+        // pandas writes an object column of NaN as doubles: no paths at all.
+        let file = encode(vec![
+            ("path", Arc::new(Float64Array::from(vec![f64::NAN, f64::NAN])) as ArrayRef),
+            ("offset", Arc::new(Int64Array::from(vec![0, 0]))),
+            ("size", Arc::new(Int64Array::from(vec![0, 0]))),
+            ("raw", Arc::new(BinaryArray::from(vec![None, Some(&b"v"[..])]))),
+        ]);
+        let record = Record::decode(file).unwrap();
+        assert_eq!((record.row(0), record.row(1)), (Row::Missing, Row::Inline(b"v")));
+
+        let negative = encode(vec![
+            ("path", Arc::new(StringArray::from(vec!["a.nc"])) as ArrayRef),
+            ("offset", Arc::new(Int64Array::from(vec![-1]))),
+            ("size", Arc::new(Int64Array::from(vec![1]))),
+        ]);
+        assert!(Record::decode(negative).unwrap_err().contains("negative offset"));
+        let wrong = encode(vec![("key", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
+        assert!(Record::decode(wrong).unwrap_err().contains("unexpected schema"));
+    }
+
     #[test]
     fn corrupt_files_are_errors() {
-        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/parquet_fastparquet/refs.parq/field/refs.0.parq")).unwrap();
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/parquet_fastparquet/refs.parq/field/refs.0.parq"
+        ))
+        .unwrap();
         for broken in [&bytes[..bytes.len() / 2], &b"PAR1 not really"[..], &[]] {
             assert!(Record::decode(Bytes::copy_from_slice(broken)).is_err());
         }

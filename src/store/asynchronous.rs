@@ -9,7 +9,10 @@ use zarrs_storage::{
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
-use super::{Core, Plan, SizePlan};
+use bytes::Bytes;
+use zarrs_storage::byte_range::ByteRange;
+
+use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records};
 use crate::ReferenceSet;
 use crate::fetch;
 
@@ -53,15 +56,26 @@ impl AsyncReferenceStore {
         crate::ReferenceStoreBuilder::new().open_async(location).await
     }
 
-    /// The references this store serves.
+    /// The references this store serves, if they are a JSON set (a parquet
+    /// root's references stay on disk and are loaded a record at a time).
     #[must_use]
-    pub fn references(&self) -> &ReferenceSet {
+    pub fn references(&self) -> Option<&ReferenceSet> {
         self.core.references()
     }
 
-    async fn carry_out(&self, plan: Plan) -> Result<Option<Vec<bytes::Bytes>>, StorageError> {
-        match plan {
-            Plan::Missing => Ok(None),
+    /// What `key` holds, loading its parquet record first if needed.
+    async fn value(&self, key: &StoreKey) -> Result<Option<Value>, StorageError> {
+        match self.core.lookup(key)? {
+            Lookup::Missing => Ok(None),
+            Lookup::Found(value) => Ok(Some(value)),
+            Lookup::Load { record, row } => Core::loaded_value(key, record.load().await, row),
+        }
+    }
+
+    /// The value of `key`, whole (`ranges` is `None`) or in parts.
+    async fn read(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Option<Vec<Bytes>>, StorageError> {
+        let Some(value) = self.value(key).await? else { return Ok(None) };
+        match self.core.plan(key, value, ranges)? {
             Plan::Ready(values) => Ok(Some(values)),
             Plan::Fetch(mut fetch) => {
                 let requests = std::mem::take(&mut fetch.requests);
@@ -70,12 +84,21 @@ impl AsyncReferenceStore {
             }
         }
     }
+
+    /// Finish a listing by loading the records it needs.
+    async fn complete(&self, mut listing: Listing) -> Result<Listing, StorageError> {
+        let pending = std::mem::take(&mut listing.pending);
+        if !pending.is_empty() {
+            self.core.add_loaded_records(&mut listing, records::load_all(pending).await)?;
+        }
+        Ok(listing)
+    }
 }
 
 #[async_trait::async_trait]
 impl AsyncReadableStorageTraits for AsyncReferenceStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        Ok(self.carry_out(self.core.plan_get(key)?).await?.and_then(|v| v.into_iter().next()))
+        Ok(self.read(key, None).await?.and_then(|v| v.into_iter().next()))
     }
 
     async fn get_partial_many<'a>(
@@ -83,17 +106,19 @@ impl AsyncReadableStorageTraits for AsyncReferenceStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<AsyncMaybeBytesIterator<'a>, StorageError> {
-        let plan = self.core.plan_get_partial(key, byte_ranges.collect())?;
-        Ok(self.carry_out(plan).await?.map(|values| futures::stream::iter(values.into_iter().map(Ok)).boxed()))
+        let values = self.read(key, Some(byte_ranges.collect())).await?;
+        Ok(values.map(|values| futures::stream::iter(values.into_iter().map(Ok)).boxed()))
     }
 
     async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        match self.core.plan_size(key)? {
-            SizePlan::Known(size) => Ok(size),
+        let Some(value) = self.value(key).await? else { return Ok(None) };
+        match self.core.plan_size(key, value)? {
+            SizePlan::Known(size) => Ok(Some(size)),
             SizePlan::Document => Ok(self.get(key).await?.map(|v| v.len() as u64)),
-            SizePlan::Stat(resolved, key) => {
-                fetch::size_async(&resolved.source).await.map(Some).map_err(|cause| resolved.error(&key, &cause))
-            }
+            SizePlan::Stat(resolved) => fetch::size_async(&resolved.source)
+                .await
+                .map(Some)
+                .map_err(|cause| resolved.error(key.as_str(), &cause)),
         }
     }
 
@@ -105,20 +130,20 @@ impl AsyncReadableStorageTraits for AsyncReferenceStore {
 #[async_trait::async_trait]
 impl AsyncListableStorageTraits for AsyncReferenceStore {
     async fn list(&self) -> Result<StoreKeys, StorageError> {
-        Ok(self.core.list_prefix(&StorePrefix::root()))
+        self.list_prefix(&StorePrefix::root()).await
     }
 
     async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        Ok(self.core.list_prefix(prefix))
+        Ok(self.complete(self.core.list_prefix(prefix)?).await?.into_keys())
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        Ok(self.core.list_dir(prefix))
+        Ok(self.complete(self.core.list_dir(prefix)?).await?.into_keys_prefixes())
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
         let mut total = 0;
-        for key in self.core.list_prefix(prefix) {
+        for key in self.list_prefix(prefix).await? {
             total += self.size_key(&key).await?.unwrap_or(0);
         }
         Ok(total)

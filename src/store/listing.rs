@@ -1,36 +1,74 @@
-//! Listing: directories are synthesised from the `/`-separated keys.
+//! Listing. A JSON set lists from its sorted keys, synthesising folders from
+//! the `/`-separated keys; a parquet root lists metadata keys from
+//! `.zmetadata` and chunk keys from record files, which the adapters load first.
 
-use zarrs_storage::{StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix};
+use zarrs_storage::{StorageError, StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix};
 
-use super::Core;
+use super::{Core, Index, RecordFetch};
+use crate::model::ReferenceSet;
+
+/// A listing in progress: what is known, and the records to load for the rest.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    pub(crate) keys: Vec<String>,
+    pub(crate) prefixes: Vec<String>,
+    /// Records whose existing chunk keys belong in the listing ([`Core::add_record_keys`]).
+    pub(crate) pending: Vec<RecordFetch>,
+}
+
+impl Listing {
+    /// The keys, sorted, without duplicates; names that are not valid store keys are skipped.
+    pub(crate) fn into_keys(self) -> StoreKeys {
+        sorted(self.keys).into_iter().filter_map(|k| StoreKey::new(k).ok()).collect()
+    }
+
+    /// The keys and folders, sorted, without duplicates.
+    pub(crate) fn into_keys_prefixes(self) -> StoreKeysPrefixes {
+        let prefixes = sorted(self.prefixes).into_iter().filter_map(|p| StorePrefix::new(p).ok()).collect();
+        StoreKeysPrefixes::new(sorted(self.keys).into_iter().filter_map(|k| StoreKey::new(k).ok()).collect(), prefixes)
+    }
+}
+
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort_unstable();
+    names.dedup();
+    names
+}
 
 impl Core {
-    /// Every key under `prefix`, sorted. Keys that are not valid store keys are skipped.
-    pub(crate) fn list_prefix(&self, prefix: &StorePrefix) -> StoreKeys {
-        self.references().keys_with_prefix(prefix.as_str()).filter_map(|k| StoreKey::new(k).ok()).collect()
+    /// Every key under `prefix`.
+    pub(crate) fn list_prefix(&self, prefix: &StorePrefix) -> Result<Listing, StorageError> {
+        match &self.index {
+            Index::Json(refs) => Ok(Listing {
+                keys: refs.keys_with_prefix(prefix.as_str()).map(str::to_owned).collect(),
+                ..Listing::default()
+            }),
+            Index::Parquet(index) => self.list_prefix_parquet(index, prefix),
+        }
     }
 
-    /// The keys directly under `prefix` and its child prefixes, sorted.
-    pub(crate) fn list_dir(&self, prefix: &StorePrefix) -> StoreKeysPrefixes {
-        let refs = self.references();
-        let mut keys = Vec::new();
-        let mut prefixes = Vec::new();
-        let mut cursor = prefix.as_str().to_owned();
-        while let Some(key) = refs.first_key_from(&cursor).filter(|k| k.starts_with(prefix.as_str())) {
-            let rest = &key[prefix.as_str().len()..];
-            if let Some((child, _)) = rest.split_once('/') {
-                // Jump past every key under this child: '0' sorts right after '/'.
-                cursor = format!("{}{child}0", prefix.as_str());
-                if let Ok(p) = StorePrefix::new(format!("{}{child}/", prefix.as_str())) {
-                    prefixes.push(p);
-                }
-            } else {
-                cursor = format!("{key}\0");
-                if let Ok(k) = StoreKey::new(key) {
-                    keys.push(k);
-                }
-            }
+    /// The keys directly under `prefix` and its child prefixes.
+    pub(crate) fn list_dir(&self, prefix: &StorePrefix) -> Result<Listing, StorageError> {
+        match &self.index {
+            Index::Json(refs) => Ok(list_dir_json(refs, prefix.as_str())),
+            Index::Parquet(index) => self.list_dir_parquet(index, prefix),
         }
-        StoreKeysPrefixes::new(keys, prefixes)
     }
+}
+
+fn list_dir_json(refs: &ReferenceSet, prefix: &str) -> Listing {
+    let mut listing = Listing::default();
+    let mut cursor = prefix.to_owned();
+    while let Some(key) = refs.first_key_from(&cursor).filter(|k| k.starts_with(prefix)) {
+        let rest = &key[prefix.len()..];
+        if let Some((child, _)) = rest.split_once('/') {
+            // Jump past every key under this child: '0' sorts right after '/'.
+            cursor = format!("{prefix}{child}0");
+            listing.prefixes.push(format!("{prefix}{child}/"));
+        } else {
+            cursor = format!("{key}\0");
+            listing.keys.push(key.to_owned());
+        }
+    }
+    listing
 }

@@ -7,10 +7,13 @@
 
 mod asynchronous;
 mod listing;
+mod parquet;
+mod records;
 mod runtime;
 mod sync;
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use bytes::Bytes;
 use object_store::GetRange;
@@ -18,28 +21,46 @@ use zarrs_storage::byte_range::{ByteRange, InvalidByteRangeError};
 use zarrs_storage::{StorageError, StoreKey};
 
 pub use asynchronous::AsyncReferenceStore;
+pub(crate) use listing::Listing;
+pub(crate) use parquet::ParquetIndex;
+pub use records::RecordCacheOptions;
+pub(crate) use records::RecordFetch;
 pub(crate) use runtime::BlockingRuntime;
 pub use sync::ReferenceStore;
-pub(crate) use sync::read_blocking;
 
 use crate::fetch::Request;
 use crate::metadata;
 use crate::model::{Reference, ReferenceSet, UrlId};
+use crate::parquet::Record;
 use crate::resolve::{Location, Resolver, Source};
+
+/// Where the references of a store live.
+#[derive(Debug)]
+pub(crate) enum Index {
+    /// A JSON reference set, all in memory.
+    Json(ReferenceSet),
+    /// A parquet reference root, whose record files are loaded on demand.
+    Parquet(ParquetIndex),
+}
 
 /// What every store shares: the references and how to reach their targets.
 #[derive(Debug)]
 pub(crate) struct Core {
-    refs: ReferenceSet,
-    /// Where the reference file was read from; relative URLs resolve against it.
+    index: Index,
+    /// Where the references were read from; relative URLs resolve against its folder.
     location: Location,
     resolver: Resolver,
-    /// The resolved source of each interned URL, filled on first use.
+    /// The resolved source of each interned URL of a JSON set, filled on first use.
     sources: Vec<OnceLock<Result<Resolved, String>>>,
+    /// The resolved sources of parquet paths seen so far.
+    paths: Mutex<HashMap<Arc<str>, Result<Resolved, String>>>,
     /// Where `null` URLs point, if configured.
     target: Option<String>,
     target_source: OnceLock<Result<Resolved, String>>,
 }
+
+/// At most this many resolved parquet paths are remembered (a set may name millions of files).
+const MAX_REMEMBERED_PATHS: usize = 65_536;
 
 /// A target URL, resolved.
 #[derive(Clone, Debug)]
@@ -56,10 +77,37 @@ impl Resolved {
     }
 }
 
-/// How to answer one request.
-pub(crate) enum Plan {
+/// The target file of a reference.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// An interned URL of a JSON set.
+    Url(UrlId),
+    /// A path from a parquet record.
+    Path(Arc<str>),
+}
+
+/// What a key holds, found in the references.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    Inline(Bytes),
+    Whole(Target),
+    Range { target: Target, offset: u64, length: u64 },
+}
+
+/// The outcome of looking a key up.
+pub(crate) enum Lookup {
     /// The key has no reference.
     Missing,
+    Found(Value),
+    /// The key's reference is row `row` of a record file that must be loaded first.
+    Load {
+        record: RecordFetch,
+        row: usize,
+    },
+}
+
+/// How to answer a read.
+pub(crate) enum Plan {
     /// The answer, with no I/O.
     Ready(Vec<Bytes>),
     /// Reads to make first.
@@ -102,67 +150,117 @@ impl Fetch {
 
 /// How to answer `size_key`.
 pub(crate) enum SizePlan {
-    Known(Option<u64>),
+    Known(u64),
     /// The size of a whole target file, which must be asked of its source.
-    Stat(Resolved, String),
+    Stat(Resolved),
     /// A metadata key served from a target: its size is that of the rewritten document.
     Document,
 }
 
 impl Core {
-    pub(crate) fn new(refs: ReferenceSet, location: Location, resolver: Resolver, target: Option<String>) -> Self {
-        let sources = std::iter::repeat_with(OnceLock::new).take(refs.urls().len()).collect();
-        Self { refs, location, resolver, sources, target, target_source: OnceLock::new() }
-    }
-
-    pub(crate) fn references(&self) -> &ReferenceSet {
-        &self.refs
-    }
-
-    /// The source of an interned URL, resolved once.
-    fn resolve(&self, url: UrlId) -> Result<Resolved, String> {
-        let (cell, text) = match url.index() {
-            Some(i) => (&self.sources[i], &*self.refs.urls()[i]),
-            None => (
-                &self.target_source,
-                self.target.as_deref().ok_or(
-                    "the reference has a null URL and no default target is set (ReferenceStoreBuilder::with_target)",
-                )?,
-            ),
+    pub(crate) fn new(index: Index, location: Location, resolver: Resolver, target: Option<String>) -> Self {
+        let urls = match &index {
+            Index::Json(refs) => refs.urls().len(),
+            Index::Parquet(_) => 0,
         };
-        cell.get_or_init(|| {
-            let location = self.location.join(text).map_err(|e| e.to_string())?;
-            let source = self.resolver.source(&location, &self.location).map_err(|e| format!("{location}: {e}"))?;
-            Ok(Resolved { source, shown: location.to_string() })
-        })
-        .clone()
+        let sources = std::iter::repeat_with(OnceLock::new).take(urls).collect();
+        Self { index, location, resolver, sources, paths: Mutex::default(), target, target_source: OnceLock::new() }
     }
 
-    fn unresolvable(key: &StoreKey, url: UrlId, refs: &ReferenceSet, cause: &str) -> StorageError {
-        let written = refs.url(url).unwrap_or("null");
+    /// The in-memory references of a JSON set.
+    pub(crate) fn references(&self) -> Option<&ReferenceSet> {
+        match &self.index {
+            Index::Json(refs) => Some(refs),
+            Index::Parquet(_) => None,
+        }
+    }
+
+    /// What `key` holds, or which record must be loaded to know.
+    pub(crate) fn lookup(&self, key: &StoreKey) -> Result<Lookup, StorageError> {
+        match &self.index {
+            Index::Json(refs) => Ok(match refs.get(key.as_str()) {
+                None => Lookup::Missing,
+                Some(Reference::Inline(_)) => {
+                    Lookup::Found(Value::Inline(refs.inline_bytes(key.as_str()).expect("inline reference")))
+                }
+                Some(Reference::Whole(url)) => Lookup::Found(Value::Whole(Target::Url(url))),
+                Some(Reference::Range { url, offset, length }) => {
+                    Lookup::Found(Value::Range { target: Target::Url(url), offset, length })
+                }
+            }),
+            Index::Parquet(index) => self.lookup_parquet(index, key),
+        }
+    }
+
+    /// What row `row` of a loaded record holds, or the error loading it.
+    pub(crate) fn loaded_value(
+        key: &StoreKey,
+        record: Result<Arc<Record>, String>,
+        row: usize,
+    ) -> Result<Option<Value>, StorageError> {
+        let record =
+            record.map_err(|cause| StorageError::Other(format!("cannot read key {:?}: {cause}", key.as_str())))?;
+        Ok(parquet::row_value(&record, row))
+    }
+
+    /// The source of a target, resolved once.
+    fn resolve(&self, target: &Target) -> Result<Resolved, String> {
+        match target {
+            Target::Url(url) => {
+                let (cell, text) = match url.index() {
+                    Some(i) => (&self.sources[i], self.references().map_or("", |refs| &*refs.urls()[i])),
+                    None => (
+                        &self.target_source,
+                        self.target.as_deref().ok_or(
+                            "the reference has a null URL and no default target is set (ReferenceStoreBuilder::with_target)",
+                        )?,
+                    ),
+                };
+                cell.get_or_init(|| self.resolve_text(text)).clone()
+            }
+            Target::Path(path) => {
+                let mut paths = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(resolved) = paths.get(path) {
+                    return resolved.clone();
+                }
+                if paths.len() >= MAX_REMEMBERED_PATHS {
+                    paths.clear();
+                }
+                let resolved = self.resolve_text(path);
+                paths.insert(Arc::clone(path), resolved.clone());
+                resolved
+            }
+        }
+    }
+
+    fn resolve_text(&self, text: &str) -> Result<Resolved, String> {
+        let location = self.location.join(text).map_err(|e| e.to_string())?;
+        let source = self.resolver.source(&location, &self.location).map_err(|e| format!("{location}: {e}"))?;
+        Ok(Resolved { source, shown: location.to_string() })
+    }
+
+    fn unresolvable(&self, key: &StoreKey, target: &Target, cause: &str) -> StorageError {
+        let written = match target {
+            Target::Url(url) => self.references().and_then(|refs| refs.url(*url)).unwrap_or("null"),
+            Target::Path(path) => path,
+        };
         StorageError::Other(format!("cannot read key {:?}: reference target {written:?}: {cause}", key.as_str()))
     }
 
-    /// The whole value of `key`.
-    pub(crate) fn plan_get(&self, key: &StoreKey) -> Result<Plan, StorageError> {
-        self.plan(key, None)
-    }
-
-    /// Parts of the value of `key`.
-    pub(crate) fn plan_get_partial(&self, key: &StoreKey, ranges: Vec<ByteRange>) -> Result<Plan, StorageError> {
-        self.plan(key, Some(ranges))
-    }
-
-    fn plan(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Plan, StorageError> {
-        let Some(reference) = self.refs.get(key.as_str()) else { return Ok(Plan::Missing) };
+    /// How to read `value`, the value of `key`: whole (`ranges` is `None`) or in parts.
+    pub(crate) fn plan(
+        &self,
+        key: &StoreKey,
+        value: Value,
+        ranges: Option<Vec<ByteRange>>,
+    ) -> Result<Plan, StorageError> {
         let is_metadata = metadata::is_metadata_key(key.as_str());
-        let fetch = |url: UrlId, requests: Vec<Request>, serve: Serve| {
-            let resolved = self.resolve(url).map_err(|cause| Self::unresolvable(key, url, &self.refs, &cause))?;
+        let fetch = |target: Target, requests: Vec<Request>, serve: Serve| {
+            let resolved = self.resolve(&target).map_err(|cause| self.unresolvable(key, &target, &cause))?;
             Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, serve }))
         };
-        match reference {
-            Reference::Inline(_) => {
-                let mut value = self.refs.inline_bytes(key.as_str()).expect("inline reference");
+        match value {
+            Value::Inline(mut value) => {
                 if is_metadata {
                     value = serve_metadata(key.as_str(), value)?;
                 }
@@ -171,18 +269,18 @@ impl Core {
                     Some(ranges) => slice_ranges(&value, ranges)?,
                 }))
             }
-            Reference::Whole(url) if is_metadata => fetch(url, vec![Request::Whole], Serve::Metadata(ranges)),
-            Reference::Range { url, offset, length } if is_metadata => {
-                fetch(url, vec![Request::Part(GetRange::Bounded(offset..offset + length))], Serve::Metadata(ranges))
+            Value::Whole(target) if is_metadata => fetch(target, vec![Request::Whole], Serve::Metadata(ranges)),
+            Value::Range { target, offset, length } if is_metadata => {
+                fetch(target, vec![Request::Part(GetRange::Bounded(offset..offset + length))], Serve::Metadata(ranges))
             }
-            Reference::Whole(url) => {
+            Value::Whole(target) => {
                 let requests = match ranges {
                     None => vec![Request::Whole],
                     Some(ranges) => ranges.into_iter().map(whole_file_request).collect(),
                 };
-                fetch(url, requests, Serve::AsFetched)
+                fetch(target, requests, Serve::AsFetched)
             }
-            Reference::Range { url, offset, length } => {
+            Value::Range { target, offset, length } => {
                 let requests = match ranges {
                     None => vec![Request::Part(GetRange::Bounded(offset..offset + length))],
                     Some(ranges) => ranges
@@ -193,26 +291,25 @@ impl Core {
                         })
                         .collect::<Result<_, StorageError>>()?,
                 };
-                fetch(url, requests, Serve::AsFetched)
+                fetch(target, requests, Serve::AsFetched)
             }
         }
     }
 
-    /// The size of the value of `key`.
-    pub(crate) fn plan_size(&self, key: &StoreKey) -> Result<SizePlan, StorageError> {
-        let Some(reference) = self.refs.get(key.as_str()) else { return Ok(SizePlan::Known(None)) };
+    /// How to know the size of `value`, the value of `key`.
+    pub(crate) fn plan_size(&self, key: &StoreKey, value: Value) -> Result<SizePlan, StorageError> {
         if metadata::is_metadata_key(key.as_str()) {
-            return match self.plan_get(key)? {
-                Plan::Ready(values) => Ok(SizePlan::Known(values.first().map(|v| v.len() as u64))),
-                _ => Ok(SizePlan::Document),
+            return match self.plan(key, value, None)? {
+                Plan::Ready(values) => Ok(SizePlan::Known(values.first().map_or(0, |v| v.len() as u64))),
+                Plan::Fetch(_) => Ok(SizePlan::Document),
             };
         }
-        match reference {
-            Reference::Inline(value) => Ok(SizePlan::Known(Some(value.len() as u64))),
-            Reference::Range { length, .. } => Ok(SizePlan::Known(Some(length))),
-            Reference::Whole(url) => {
-                let resolved = self.resolve(url).map_err(|cause| Self::unresolvable(key, url, &self.refs, &cause))?;
-                Ok(SizePlan::Stat(resolved, key.as_str().to_owned()))
+        match value {
+            Value::Inline(value) => Ok(SizePlan::Known(value.len() as u64)),
+            Value::Range { length, .. } => Ok(SizePlan::Known(length)),
+            Value::Whole(target) => {
+                let resolved = self.resolve(&target).map_err(|cause| self.unresolvable(key, &target, &cause))?;
+                Ok(SizePlan::Stat(resolved))
             }
         }
     }

@@ -8,8 +8,11 @@ use zarrs_storage::{
     StoreKeysPrefixes, StorePrefix,
 };
 
+use bytes::Bytes;
+use zarrs_storage::byte_range::ByteRange;
+
 use super::runtime::BlockingRuntime;
-use super::{Core, Fetch, Plan, SizePlan};
+use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records};
 use crate::ReferenceSet;
 use crate::fetch::{self, Request};
 use crate::resolve::Source;
@@ -53,29 +56,51 @@ impl ReferenceStore {
         crate::ReferenceStoreBuilder::new().open(location)
     }
 
-    /// The references this store serves.
+    /// The references this store serves, if they are a JSON set (a parquet
+    /// root's references stay on disk and are loaded a record at a time).
     #[must_use]
-    pub fn references(&self) -> &ReferenceSet {
+    pub fn references(&self) -> Option<&ReferenceSet> {
         self.core.references()
     }
 
-    fn fetch(&self, mut fetch: Fetch) -> Result<Vec<bytes::Bytes>, StorageError> {
-        let requests = std::mem::take(&mut fetch.requests);
-        let fetched = read_blocking(&self.runtime, &fetch.resolved.source, requests);
-        fetch.finish(fetched)
+    /// What `key` holds, loading its parquet record first if needed.
+    fn value(&self, key: &StoreKey) -> Result<Option<Value>, StorageError> {
+        match self.core.lookup(key)? {
+            Lookup::Missing => Ok(None),
+            Lookup::Found(value) => Ok(Some(value)),
+            Lookup::Load { record, row } => {
+                let loaded = self.runtime.block_on(async move { record.load().await }).and_then(|r| r);
+                Core::loaded_value(key, loaded, row)
+            }
+        }
     }
 
-    fn carry_out(&self, plan: Plan) -> Result<Option<Vec<bytes::Bytes>>, StorageError> {
-        match plan {
-            Plan::Missing => Ok(None),
+    /// The value of `key`, whole (`ranges` is `None`) or in parts.
+    fn read(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Option<Vec<Bytes>>, StorageError> {
+        let Some(value) = self.value(key)? else { return Ok(None) };
+        match self.core.plan(key, value, ranges)? {
             Plan::Ready(values) => Ok(Some(values)),
-            Plan::Fetch(fetch) => self.fetch(fetch).map(Some),
+            Plan::Fetch(mut fetch) => {
+                let requests = std::mem::take(&mut fetch.requests);
+                let fetched = read_blocking(&self.runtime, &fetch.resolved.source, requests);
+                fetch.finish(fetched).map(Some)
+            }
         }
+    }
+
+    /// Finish a listing by loading the records it needs.
+    fn complete(&self, mut listing: Listing) -> Result<Listing, StorageError> {
+        let pending = std::mem::take(&mut listing.pending);
+        if !pending.is_empty() {
+            let loaded = self.runtime.block_on(records::load_all(pending)).and_then(|r| r);
+            self.core.add_loaded_records(&mut listing, loaded)?;
+        }
+        Ok(listing)
     }
 }
 
 /// Read from a source on this thread (local files) or on the runtime (everything else).
-pub(crate) fn read_blocking(
+fn read_blocking(
     runtime: &BlockingRuntime,
     source: &Source,
     requests: Vec<Request>,
@@ -91,7 +116,7 @@ pub(crate) fn read_blocking(
 
 impl ReadableStorageTraits for ReferenceStore {
     fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        Ok(self.carry_out(self.core.plan_get(key)?)?.and_then(|v| v.into_iter().next()))
+        Ok(self.read(key, None)?.and_then(|v| v.into_iter().next()))
     }
 
     fn get_partial_many<'a>(
@@ -99,15 +124,16 @@ impl ReadableStorageTraits for ReferenceStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<MaybeBytesIterator<'a>, StorageError> {
-        let plan = self.core.plan_get_partial(key, byte_ranges.collect())?;
-        Ok(self.carry_out(plan)?.map(|values| Box::new(values.into_iter().map(Ok)) as _))
+        let values = self.read(key, Some(byte_ranges.collect()))?;
+        Ok(values.map(|values| Box::new(values.into_iter().map(Ok)) as _))
     }
 
     fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        match self.core.plan_size(key)? {
-            SizePlan::Known(size) => Ok(size),
+        let Some(value) = self.value(key)? else { return Ok(None) };
+        match self.core.plan_size(key, value)? {
+            SizePlan::Known(size) => Ok(Some(size)),
             SizePlan::Document => Ok(self.get(key)?.map(|v| v.len() as u64)),
-            SizePlan::Stat(resolved, key) => {
+            SizePlan::Stat(resolved) => {
                 let size = match &resolved.source {
                     Source::Local(path) => fetch::size_local(path),
                     source @ Source::Object { .. } => {
@@ -115,7 +141,7 @@ impl ReadableStorageTraits for ReferenceStore {
                         self.runtime.block_on(async move { fetch::size_async(&source).await }).and_then(|r| r)
                     }
                 };
-                size.map(Some).map_err(|cause| resolved.error(&key, &cause))
+                size.map(Some).map_err(|cause| resolved.error(key.as_str(), &cause))
             }
         }
     }
@@ -127,18 +153,18 @@ impl ReadableStorageTraits for ReferenceStore {
 
 impl ListableStorageTraits for ReferenceStore {
     fn list(&self) -> Result<StoreKeys, StorageError> {
-        Ok(self.core.list_prefix(&StorePrefix::root()))
+        self.list_prefix(&StorePrefix::root())
     }
 
     fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        Ok(self.core.list_prefix(prefix))
+        Ok(self.complete(self.core.list_prefix(prefix)?)?.into_keys())
     }
 
     fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        Ok(self.core.list_dir(prefix))
+        Ok(self.complete(self.core.list_dir(prefix)?)?.into_keys_prefixes())
     }
 
     fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
-        self.core.list_prefix(prefix).iter().try_fold(0, |total, key| Ok(total + self.size_key(key)?.unwrap_or(0)))
+        self.list_prefix(prefix)?.iter().try_fold(0, |total, key| Ok(total + self.size_key(key)?.unwrap_or(0)))
     }
 }

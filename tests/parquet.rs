@@ -1,0 +1,268 @@
+//! Parquet reference roots: detection, listing, record loading and caching,
+//! and bad input. The values themselves are checked in `conformance.rs`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::{data_dir, server};
+use zarrs::node::Node;
+use zarrs_kerchunk::{AsyncReferenceStore, RecordCacheOptions, ReferenceError, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_storage::{
+    AsyncListableStorageTraits, AsyncReadableStorageTraits, ListableStorageTraits, ReadableStorageTraits, StoreKey,
+    StorePrefix,
+};
+
+const CASE: &str = "parquet_fastparquet";
+
+fn key(k: &str) -> StoreKey {
+    StoreKey::new(k).unwrap()
+}
+
+/// Every parquet root of the parquet cases lists exactly the keys of the JSON references, plus `.zmetadata`.
+#[test]
+fn listings_match_the_json_references() {
+    let json = ReferenceStore::open(data_dir().join(CASE).join("refs.json").to_str().unwrap()).unwrap();
+    let mut want: Vec<String> = json.list().unwrap().iter().map(|k| k.as_str().to_owned()).collect();
+    want.push(".zmetadata".into());
+    want.sort();
+    let roots =
+        ["parquet_fastparquet/refs.parq", "parquet_writers/refs.pyarrow.parq", "parquet_writers/refs.legacy.parq"]
+            .into_iter()
+            .chain(["parquet_writers/refs.pyarrow100.parq", "parquet_writers/refs.fastparquet100.parq"]);
+    for root in roots {
+        let store = ReferenceStore::open(data_dir().join(root).to_str().unwrap()).unwrap();
+        let got: Vec<String> = store.list().unwrap().iter().map(|k| k.as_str().to_owned()).collect();
+        assert_eq!(got, want, "{root}");
+        let holes = store.list_dir(&StorePrefix::new("holes/").unwrap()).unwrap();
+        let json_holes = json.list_dir(&StorePrefix::new("holes/").unwrap()).unwrap();
+        assert_eq!(holes.keys(), json_holes.keys(), "{root}: holes/");
+        let top = store.list_dir(&StorePrefix::root()).unwrap();
+        let names: Vec<&str> = top.prefixes().iter().map(StorePrefix::as_str).collect();
+        assert_eq!(names, ["field/", "holes/", "inl/", "sc/"], "{root}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_listing_matches_sync() {
+    let root = data_dir().join(CASE).join("refs.parq");
+    let sync = ReferenceStore::open(root.to_str().unwrap()).unwrap();
+    let asynchronous = AsyncReferenceStore::open(root.to_str().unwrap()).await.unwrap();
+    let want = tokio::task::spawn_blocking(move || sync.list().unwrap()).await.unwrap();
+    assert_eq!(asynchronous.list().await.unwrap(), want);
+    let field = StorePrefix::new("field/").unwrap();
+    assert_eq!(asynchronous.list_prefix(&field).await.unwrap().len(), 60 + 2);
+}
+
+/// Opening reads `.zmetadata` only, and listing groups reads no record file.
+#[test]
+fn opening_and_listing_groups_read_no_record() {
+    let (base, log) = server::files_logged();
+    let store = Arc::new(ReferenceStore::open(&format!("{base}/files/{CASE}/refs.parq/")).unwrap());
+    let node = Node::open(&store, "/").unwrap();
+    assert_eq!(node.children().len(), 4);
+    let requested: Vec<String> = log.lock().unwrap().iter().map(|(_, path, _)| path.clone()).collect();
+    assert_eq!(requested, [format!("/files/{CASE}/refs.parq/.zmetadata")], "opening and listing the hierarchy");
+}
+
+/// Many concurrent reads of chunks in one record load it once; reads of a cached record load nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_is_loaded_once() {
+    let (base, log) = server::files_logged();
+    let store = Arc::new(AsyncReferenceStore::open(&format!("{base}/files/{CASE}/refs.parq")).await.unwrap());
+    // field is 6 x 10 chunks with record_size 10: row 1 of the grid is record 1.
+    let reads = (0..10).map(|j| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.get(&key(&format!("field/1.{j}"))).await.unwrap().unwrap() })
+    });
+    for read in reads.collect::<Vec<_>>() {
+        assert!(!read.await.unwrap().is_empty());
+    }
+    store.get(&key("field/1.3")).await.unwrap().unwrap();
+    let record_gets = log.lock().unwrap().iter().filter(|(_, path, _)| path.ends_with("field/refs.1.parq")).count();
+    assert_eq!(record_gets, 1);
+}
+
+/// With room for one record, going back to an evicted record loads it again.
+#[test]
+fn the_record_cache_is_bounded() {
+    let (base, log) = server::files_logged();
+    let root = format!("{base}/files/{CASE}/refs.parq");
+    let loads = |builder: ReferenceStoreBuilder| {
+        let store = builder.open(&root).unwrap();
+        for k in ["field/1.0", "field/2.0", "field/1.1"] {
+            assert!(store.get(&key(k)).unwrap().is_some());
+        }
+        let mut log = log.lock().unwrap();
+        let count = log.iter().filter(|(_, path, _)| path.ends_with("field/refs.1.parq")).count();
+        log.clear();
+        count
+    };
+    assert_eq!(loads(ReferenceStoreBuilder::new()), 1);
+    assert_eq!(
+        loads(ReferenceStoreBuilder::new().with_record_cache(RecordCacheOptions::default().with_max_records(1))),
+        2
+    );
+    let tiny = RecordCacheOptions::default().with_max_bytes(1);
+    assert_eq!(loads(ReferenceStoreBuilder::new().with_record_cache(tiny)), 2);
+}
+
+/// A root is found by its form: a folder, `.../`, `*.parq`, `.../.zmetadata`, or a prefix with no object.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_are_detected_without_a_flag() {
+    let local = data_dir().join(CASE).join("refs.parq");
+    let base = server::files();
+    for location in [
+        local.to_str().unwrap().to_owned(),
+        format!("{}/", local.display()),
+        format!("{}/.zmetadata", local.display()),
+        format!("file://{}", local.display()),
+        format!("{base}/files/{CASE}/refs.parq/"),
+        format!("{base}/files/{CASE}/refs.parq/.zmetadata"),
+    ] {
+        let store = AsyncReferenceStore::open(&location).await.unwrap_or_else(|e| panic!("{location}: {e}"));
+        assert!(store.references().is_none());
+        assert!(store.get(&key("field/5.9")).await.unwrap().is_some(), "{location}");
+    }
+    // An object store prefix with no object of that name, and no telling suffix.
+    let memory = Arc::new(object_store::memory::InMemory::new());
+    for entry in walk(&local) {
+        let name = entry.strip_prefix(&local).unwrap().to_str().unwrap().to_owned();
+        let bytes = std::fs::read(&entry).unwrap();
+        object_store::ObjectStoreExt::put(memory.as_ref(), &format!("refs/root/{name}").into(), bytes.into())
+            .await
+            .unwrap();
+    }
+    let data = std::fs::read(data_dir().join(CASE).join("data.nc")).unwrap();
+    object_store::ObjectStoreExt::put(memory.as_ref(), &"refs/data.nc".into(), data.into()).await.unwrap();
+    let store = ReferenceStoreBuilder::new()
+        .with_store("s3://bucket/", memory)
+        .open_async("s3://bucket/refs/root")
+        .await
+        .unwrap();
+    let chunk = store.get(&key("field/5.9")).await.unwrap().unwrap();
+    let local = AsyncReferenceStore::open(local.to_str().unwrap()).await.unwrap();
+    assert_eq!(Some(chunk), local.get(&key("field/5.9")).await.unwrap(), "relative paths resolve beside the root");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}
+
+/// Keys outside the grid, not numeric, or of no array are missing; never a panic or a read.
+#[test]
+fn odd_chunk_keys_are_not_found() {
+    let store = ReferenceStore::open(data_dir().join(CASE).join("refs.parq").to_str().unwrap()).unwrap();
+    for k in [
+        "field/6.0",
+        "field/0.10",
+        "field/0",
+        "field/0.0.0",
+        "field/a.b",
+        "field/-1.0",
+        "field/+1.0",
+        "nope/0",
+        "x",
+        "field/1e3.0",
+    ] {
+        assert_eq!(store.get(&key(k)).unwrap(), None, "{k}");
+    }
+    assert!(store.get(&key(".zmetadata")).unwrap().is_some());
+    let consolidated: serde_json::Value =
+        serde_json::from_slice(&store.get(&key(".zmetadata")).unwrap().unwrap()).unwrap();
+    assert_eq!(consolidated["zarr_consolidated_format"], 1);
+    assert_eq!(consolidated["metadata"]["field/.zarray"]["shape"], serde_json::json!([6, 400]));
+}
+
+/// A copy of the case's root in a temporary folder, to break.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("zk-parquet-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let source = data_dir().join(CASE);
+        for file in walk(&source.join("refs.parq")) {
+            let to = dir.join(file.strip_prefix(&source).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&file, &to).unwrap();
+        }
+        std::fs::copy(source.join("data.nc"), dir.join("data.nc")).unwrap();
+        Self(dir)
+    }
+
+    fn root(&self) -> String {
+        self.0.join("refs.parq").to_str().unwrap().to_owned()
+    }
+
+    fn write(&self, file: &str, bytes: &[u8]) {
+        let path = self.0.join("refs.parq").join(file);
+        let _ = std::fs::remove_file(&path);
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn bad_zmetadata_is_a_clear_error() {
+    let scratch = Scratch::new("zmeta");
+    for (doc, cause) in [
+        (&b"{\"metadata\": {"[..], "not valid JSON"),
+        (br#"{"metadata": {}, "record_size": 0}"#, "record_size"),
+        (br#"{"metadata": {}, "record_size": "10"}"#, "record_size"),
+        (br#"{"metadata": {}, "record_size": 2.5}"#, "record_size"),
+        (br#"{"metadata": [], "record_size": 10}"#, "metadata"),
+        (br#"{"metadata": {"a/.zarray": {"shape": [4], "chunks": [0]}}, "record_size": 10}"#, "a/.zarray"),
+    ] {
+        scratch.write(".zmetadata", doc);
+        let err = ReferenceStore::open(&scratch.root()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(".zmetadata") && text.contains(cause), "{}: {text}", String::from_utf8_lossy(doc));
+    }
+    std::fs::remove_file(scratch.0.join("refs.parq/.zmetadata")).unwrap();
+    let err = ReferenceStore::open(&scratch.root()).unwrap_err();
+    assert!(matches!(err, ReferenceError::Read { .. }) && err.to_string().contains(".zmetadata"), "{err}");
+}
+
+#[test]
+fn bad_record_files_are_clear_errors() {
+    let scratch = Scratch::new("records");
+    let good = std::fs::read(scratch.0.join("refs.parq/field/refs.1.parq")).unwrap();
+    let other_schema = parquet_with_columns(&["a", "b"]);
+    for (bytes, cause) in [
+        (&good[..good.len() - 100], "parquet"),
+        (&b"not parquet at all"[..], "parquet"),
+        (&[][..], "parquet"),
+        (&other_schema[..], "schema"),
+    ] {
+        scratch.write("field/refs.1.parq", bytes);
+        let store = ReferenceStore::open(&scratch.root()).unwrap();
+        let err = store.get(&key("field/1.4")).unwrap_err().to_string();
+        assert!(err.contains("field/1.4") && err.contains("field/refs.1.parq") && err.contains(cause), "{err}");
+        assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
+    }
+}
+
+/// A valid parquet file with integer columns of these names.
+fn parquet_with_columns(names: &[&str]) -> Vec<u8> {
+    let columns = names
+        .iter()
+        .map(|name| (*name, Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3])) as arrow_array::ArrayRef));
+    let batch = arrow_array::RecordBatch::try_from_iter(columns).unwrap();
+    let mut bytes = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    bytes
+}
