@@ -80,6 +80,31 @@ pub enum ReferenceError {
     },
 }
 
+/// Why a reference set could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The references to write could not be read (a parquet record file, say).
+    #[error("cannot read the references to write: {0}")]
+    Read(#[from] zarrs_storage::StorageError),
+    /// A key the output format cannot hold.
+    #[error("cannot write key {key:?}: {reason}")]
+    Unrepresentable {
+        /// The key.
+        key: String,
+        /// Why the format cannot hold it.
+        reason: String,
+    },
+    /// The output could not be written.
+    #[error("cannot write {location}: {reason}")]
+    Write {
+        /// The file or object being written.
+        location: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
 /// An error and its causes, each cause that adds something new appended after a colon.
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

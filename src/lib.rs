@@ -9,11 +9,13 @@ mod parquet;
 mod parse;
 mod resolve;
 mod store;
+mod write;
 
 pub use builder::ReferenceStoreBuilder;
-pub use error::ReferenceError;
+pub use error::{ReferenceError, WriteError};
 pub use model::{Reference, ReferenceSet, ReferenceSetBuilder, UrlId};
 pub use parse::ParseOptions;
-pub use store::{AsyncReferenceStore, RecordCacheOptions, ReferenceStore};
+pub use store::{AsyncReferenceStore, Progress, RecordCacheOptions, ReferenceStore};
+pub use write::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding};
 
 pub use object_store;

@@ -61,6 +61,16 @@ impl ParquetLayout {
         let Some(Value::Object(entries)) = doc.get("metadata") else {
             return Err(invalid("\"metadata\" must be an object".into()));
         };
+        Self::from_metadata(entries, record_size, file)
+    }
+
+    /// The layout of `entries` (metadata keys and their JSON objects, or JSON text) at `record_size` rows per file.
+    pub(crate) fn from_metadata(
+        entries: &serde_json::Map<String, Value>,
+        record_size: u64,
+        file: &str,
+    ) -> Result<Self, ReferenceError> {
+        let invalid = |reason: String| ReferenceError::ParquetMetadata { location: file.to_owned(), reason };
         let mut metadata = BTreeMap::new();
         let mut grids = BTreeMap::new();
         let mut objects = serde_json::Map::new();
@@ -98,6 +108,28 @@ impl ParquetLayout {
     /// The metadata as a zarr consolidated `.zmetadata` document.
     pub(crate) fn consolidated(&self) -> &Bytes {
         &self.consolidated
+    }
+
+    /// The metadata keys and their objects, as `.zmetadata` holds them.
+    pub(crate) fn metadata_objects(&self) -> serde_json::Map<String, Value> {
+        match serde_json::from_slice::<Value>(&self.consolidated) {
+            Ok(Value::Object(mut doc)) => match doc.remove("metadata") {
+                Some(Value::Object(objects)) => objects,
+                _ => serde_json::Map::new(),
+            },
+            _ => serde_json::Map::new(),
+        }
+    }
+
+    /// The `.zmetadata` document of this layout.
+    pub(crate) fn zmetadata(&self) -> Vec<u8> {
+        let doc = serde_json::json!({"metadata": self.metadata_objects(), "record_size": self.record_size});
+        serde_json::to_vec(&doc).expect("JSON values serialise")
+    }
+
+    /// The record size (rows per record file).
+    pub(crate) fn record_size(&self) -> u64 {
+        self.record_size
     }
 
     /// Every metadata key, sorted.

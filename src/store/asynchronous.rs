@@ -37,7 +37,7 @@ use crate::fetch;
 /// ```
 #[derive(Clone, Debug)]
 pub struct AsyncReferenceStore {
-    core: Arc<Core>,
+    pub(super) core: Arc<Core>,
 }
 
 impl AsyncReferenceStore {

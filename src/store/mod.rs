@@ -6,6 +6,7 @@
 //! the reads their own way.
 
 mod asynchronous;
+mod export;
 mod listing;
 mod parquet;
 mod records;
@@ -21,6 +22,7 @@ use zarrs_storage::byte_range::{ByteRange, InvalidByteRangeError};
 use zarrs_storage::{StorageError, StoreKey};
 
 pub use asynchronous::AsyncReferenceStore;
+pub use export::Progress;
 pub(crate) use listing::Listing;
 pub(crate) use parquet::ParquetIndex;
 pub use records::RecordCacheOptions;

@@ -15,7 +15,7 @@ const CONSOLIDATED_KEY: &str = ".zmetadata";
 /// A parquet reference root: its layout and the records loaded so far.
 #[derive(Debug)]
 pub(crate) struct ParquetIndex {
-    layout: ParquetLayout,
+    pub(super) layout: ParquetLayout,
     records: Arc<RecordCache>,
 }
 
@@ -62,7 +62,7 @@ impl Core {
     }
 
     /// How to load record `id`.
-    fn record_fetch(&self, index: &ParquetIndex, id: RecordId) -> Result<RecordFetch, String> {
+    pub(super) fn record_fetch(&self, index: &ParquetIndex, id: RecordId) -> Result<RecordFetch, String> {
         let location = self.location.child(&id.file()).map_err(|e| e.to_string())?;
         let source = self.resolver.source(&location, &self.location).map_err(|e| format!("{location}: {e}"))?;
         Ok(RecordFetch {
