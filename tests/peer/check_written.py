@@ -1,0 +1,100 @@
+"""Check that the references zarrs_kerchunk writes open with the real Python peer.
+
+Usage: python check_written.py OUT
+
+OUT holds one folder per conformance case (made by run.sh): the case's source
+files, its `case.json` and `expected/`, and the reference files our converter
+wrote, named `written*`. Every written file is opened the way users open them,
+with the case folder as working directory (the references are relative):
+
+- JSON: fsspec `ReferenceFileSystem` (via `kerchunk.utils.refs_as_store`) + zarr 3;
+- parquet: the same (fsspec picks `LazyReferenceMapper` for a parquet root), and
+  `LazyReferenceMapper` explicitly with each engine, fastparquet and pyarrow.
+
+Every array of the case is read in full and compared exactly (NaN-aware) with
+the expected values. Exits non-zero, listing every failure, if anything differs.
+"""
+
+import json
+import os
+import sys
+
+import fsspec
+import numpy as np
+import pandas as pd
+import zarr
+from fsspec.implementations.reference import LazyReferenceMapper
+from kerchunk.utils import refs_as_store
+
+# With pandas 3's string inference fsspec sees null parquet paths as NaN and fails (conformance README).
+pd.options.future.infer_string = False
+
+
+def openers(name):
+    """(label, store factory) for each way a peer opens the written file `name`."""
+    if name.endswith(".parq"):
+        yield "ReferenceFileSystem", lambda: refs_as_store(name, remote_protocol="file")
+        for engine in ["fastparquet", "pyarrow"]:
+            def lazy(engine=engine):
+                mapper = LazyReferenceMapper(name, fs=fsspec.filesystem("file"), engine=engine)
+                return refs_as_store(mapper, remote_protocol="file")
+            yield f"LazyReferenceMapper[{engine}]", lazy
+    else:
+        options = {"target_options": {"compression": "zstd"}} if name.endswith(".zst") else {}
+        yield "ReferenceFileSystem", lambda: refs_as_store(name, remote_protocol="file", **options)
+
+
+def compare(case, entry, got):
+    expected = np.load(entry["expected"])
+    if entry["dtype"] == "|O":
+        want = entry.get("expected_values_json")
+        values = got.ravel().tolist()
+        if want is not None and values != want and values != [w for w in np.asarray(want).ravel().tolist()]:
+            return f"values differ: {values[:5]} vs {want[:5]}"
+        return None
+    if got.shape != expected.shape:
+        return f"shape {got.shape} != {expected.shape}"
+    nan = got.dtype.kind in "fc"
+    if not np.array_equal(got.astype(expected.dtype), expected, equal_nan=nan):
+        return "values differ"
+    return None
+
+
+def check_case(folder):
+    case = json.load(open(os.path.join(folder, "case.json")))
+    failures, checked = [], 0
+    os.chdir(folder)
+    for name in sorted(n for n in os.listdir(".") if n.startswith("written")):
+        for label, open_store in openers(name):
+            try:
+                group = zarr.open_group(open_store(), mode="r", zarr_format=2)
+            except Exception as e:  # noqa: BLE001 - any failure to open is a finding
+                failures.append(f"{case['name']}/{name} [{label}]: open: {type(e).__name__}: {e}")
+                continue
+            for entry in case["arrays"]:
+                try:
+                    got = np.asarray(group[entry["path"]][...])
+                    problem = compare(case, entry, got)
+                except Exception as e:  # noqa: BLE001
+                    problem = f"{type(e).__name__}: {e}"
+                if problem:
+                    failures.append(f"{case['name']}/{name} [{label}] {entry['path']}: {problem}")
+                checked += 1
+    return failures, checked
+
+
+def main():
+    out = os.path.abspath(sys.argv[1])
+    failures, checked = [], 0
+    for name in sorted(os.listdir(out)):
+        found, n = check_case(os.path.join(out, name))
+        failures += found
+        checked += n
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"{checked} array reads checked, {len(failures)} failures")
+    sys.exit(1 if failures or not checked else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Write every conformance case with our converter (JSON v1, JSON v0 zstd, parquet
+# with plain and dictionary paths), then check with the real Python fsspec + zarr
+# that every written file reads exactly. Needs the Rust toolchain and python3.
+#
+#   tests/peer/run.sh [VENV]    (VENV default: target/peer-venv, created with the pinned requirements)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${1:-$root/target/peer-venv}"
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+    python3 -m venv --clear "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+    cp "$here/requirements.txt" "$venv/requirements.txt"
+fi
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+cargo build --quiet --example convert
+convert="$root/target/debug/examples/convert"
+for case in "$root"/tests/data/*/; do
+    name="$(basename "$case")"
+    dest="$out/$name"
+    mkdir -p "$dest"
+    # The source files and the manifest; not the case's own reference files.
+    (cd "$case" && find . -mindepth 1 -maxdepth 1 ! -name 'refs*' ! -name '*.py' -exec cp -r {} "$dest/" \;)
+    chmod -R u+w "$dest"
+    for input in "$case"refs.json "$case"refs.parq; do
+        [ -e "$input" ] || continue
+        kind="$(basename "$input" | tr . _)"
+        "$convert" "$input" "$dest/written_${kind}.v1.json" 2>/dev/null
+        "$convert" "$input" "$dest/written_${kind}.v0.json.zst" --v0 2>/dev/null
+        "$convert" "$input" "$dest/written_${kind}_plain.parq" --record-size 7 --paths plain 2>/dev/null
+        "$convert" "$input" "$dest/written_${kind}_dict.parq" --paths dictionary 2>/dev/null
+    done
+done
+"$venv/bin/python" "$here/check_written.py" "$out"
