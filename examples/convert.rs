@@ -92,11 +92,16 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let is_parquet = [".parq", ".parquet", "/"].iter().any(|suffix| options.output.ends_with(suffix));
     let written = if is_parquet {
         source.write_parquet(store.as_ref(), &path, options.parquet, &mut progress).await?
-    } else {
+    } else if options.output.contains("://") {
+        // One PUT of the whole document.
         let mut bytes = Vec::new();
         let written = source.write_json(&mut bytes, options.json, &mut progress).await?;
         store.put(&path, bytes.into()).await?;
         written
+    } else {
+        // Streamed to the file as it is written.
+        let file = std::io::BufWriter::new(std::fs::File::create(&options.output)?);
+        source.write_json(file, options.json, &mut progress).await?
     };
     eprintln!(
         "\r{written} references written to {} in {:.2?}; peak memory {}",

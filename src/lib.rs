@@ -13,7 +13,7 @@ mod write;
 
 pub use builder::ReferenceStoreBuilder;
 pub use error::{ReferenceError, WriteError};
-pub use model::{Reference, ReferenceSet, ReferenceSetBuilder, UrlId};
+pub use model::{OwnedReference, Reference, ReferenceSet, ReferenceSetBuilder, UrlId};
 pub use parse::ParseOptions;
 pub use store::{AsyncReferenceStore, Progress, RecordCacheOptions, ReferenceStore};
 pub use write::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding};

@@ -45,6 +45,29 @@ pub enum Reference<'a> {
     },
 }
 
+/// What one key holds, owned and format-independent: what
+/// [`ReferenceStore::reference`](crate::ReferenceStore::reference) answers for
+/// JSON sets and parquet roots alike. URLs are as written in the references.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedReference {
+    /// The value itself.
+    Inline(Bytes),
+    /// The whole of a target file (`None`: the default target).
+    Whole {
+        /// The target file.
+        url: Option<String>,
+    },
+    /// `length` bytes of a target file from `offset` (`None`: the default target).
+    Range {
+        /// The target file.
+        url: Option<String>,
+        /// The first byte.
+        offset: u64,
+        /// The number of bytes.
+        length: u64,
+    },
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Entry {
     Inline { start: usize, len: usize },

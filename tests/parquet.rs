@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use common::{data_dir, server};
 use zarrs::node::Node;
-use zarrs_kerchunk::{AsyncReferenceStore, RecordCacheOptions, ReferenceError, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_kerchunk::{
+    AsyncReferenceStore, OwnedReference, RecordCacheOptions, ReferenceError, ReferenceStore, ReferenceStoreBuilder,
+};
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncReadableStorageTraits, ListableStorageTraits, ReadableStorageTraits, StoreKey,
     StorePrefix,
@@ -153,6 +155,20 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
     }
     files
+}
+
+/// `reference` answers what a key points to, the same for a parquet root and its JSON.
+#[test]
+fn references_without_reading_targets() {
+    let parquet = ReferenceStore::open(data_dir().join(CASE).join("refs.parq").to_str().unwrap()).unwrap();
+    let json = ReferenceStore::open(data_dir().join(CASE).join("refs.json").to_str().unwrap()).unwrap();
+    for k in ["field/0.0", "field/5.9", "holes/12", "holes/29", "inl/0.0", "sc/0", "field/6.0"] {
+        assert_eq!(parquet.reference(&key(k)).unwrap(), json.reference(&key(k)).unwrap(), "{k}");
+    }
+    let Some(OwnedReference::Range { url, length, .. }) = parquet.reference(&key("field/5.9")).unwrap() else {
+        panic!("a range")
+    };
+    assert_eq!((url.as_deref(), length > 0), (Some("data.nc"), true));
 }
 
 /// Keys outside the grid, not numeric, or of no array are missing; never a panic or a read.

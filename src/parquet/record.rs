@@ -68,6 +68,15 @@ impl Record {
                 let path = columns.path.as_ref().filter(|p| p.is_valid(i)).map(|p| p.value(i));
                 let id = match path {
                     None => NO_PATH,
+                    // Paths come in long runs: compare with the last one before hashing.
+                    Some(path)
+                        if record
+                            .path_ids
+                            .last()
+                            .is_some_and(|&last| record.paths.get(last as usize).is_some_and(|p| **p == *path)) =>
+                    {
+                        *record.path_ids.last().expect("checked")
+                    }
                     Some(path) if let Some(id) = path_ids.get(path) => *id,
                     Some(path) => {
                         let id = u32::try_from(record.paths.len()).map_err(|_| "too many distinct paths")?;

@@ -13,8 +13,8 @@ use bytes::Bytes;
 use zarrs_storage::byte_range::ByteRange;
 
 use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records};
-use crate::ReferenceSet;
 use crate::fetch;
+use crate::{OwnedReference, ReferenceSet};
 
 /// A kerchunk reference set as an async zarrs store.
 ///
@@ -61,6 +61,15 @@ impl AsyncReferenceStore {
     #[must_use]
     pub fn references(&self) -> Option<&ReferenceSet> {
         self.core.references()
+    }
+
+    /// The reference of `key`, without reading its target: inline bytes, or
+    /// the URL (as written) and range it points to. `None` if the key has none.
+    ///
+    /// # Errors
+    /// [`StorageError`] if the parquet record file holding the key cannot be read.
+    pub async fn reference(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
+        Ok(self.value(key).await?.map(|value| self.core.owned(value)))
     }
 
     /// What `key` holds, loading its parquet record first if needed.

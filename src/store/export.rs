@@ -246,7 +246,7 @@ impl Core {
         let failed = |cause: String| {
             WriteError::Read(zarrs_storage::StorageError::Other(format!("cannot read array {field:?}: {cause}")))
         };
-        self.record_fetch(index, id).map_err(failed)?.load().await.map_err(failed)
+        self.record_fetch(index, id, false).map_err(failed)?.load().await.map_err(failed)
     }
 }
 

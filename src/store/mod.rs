@@ -32,7 +32,7 @@ pub use sync::ReferenceStore;
 
 use crate::fetch::Request;
 use crate::metadata;
-use crate::model::{Reference, ReferenceSet, UrlId};
+use crate::model::{OwnedReference, Reference, ReferenceSet, UrlId};
 use crate::parquet::Record;
 use crate::resolve::{Location, Resolver, Source};
 
@@ -203,6 +203,19 @@ impl Core {
         let record =
             record.map_err(|cause| StorageError::Other(format!("cannot read key {:?}: {cause}", key.as_str())))?;
         Ok(parquet::row_value(&record, row))
+    }
+
+    /// A value as the public, owned form.
+    pub(crate) fn owned(&self, value: Value) -> OwnedReference {
+        let url = |target: Target| match target {
+            Target::Url(url) => self.references().and_then(|refs| refs.url(url)).map(str::to_owned),
+            Target::Path(path) => Some(path.to_string()),
+        };
+        match value {
+            Value::Inline(bytes) => OwnedReference::Inline(bytes),
+            Value::Whole(target) => OwnedReference::Whole { url: url(target) },
+            Value::Range { target, offset, length } => OwnedReference::Range { url: url(target), offset, length },
+        }
     }
 
     /// The source of a target, resolved once.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use zarrs_storage::{StorageError, StoreKey, StorePrefix};
 
-use super::records::{RecordCache, RecordCacheOptions, RecordFetch};
+use super::records::{RecordCache, RecordCacheOptions, RecordFetch, Slot};
 use super::{Core, Listing, Lookup, Resolved, Target, Value};
 use crate::parquet::{ParquetLayout, Record, RecordId, Row};
 
@@ -56,17 +56,18 @@ impl Core {
             return Ok(row_value(&record, row).map_or(Lookup::Missing, Lookup::Found));
         }
         let record = self
-            .record_fetch(index, id)
+            .record_fetch(index, id, true)
             .map_err(|cause| StorageError::Other(format!("cannot read key {:?}: {cause}", key.as_str())))?;
         Ok(Lookup::Load { record, row })
     }
 
-    /// How to load record `id`.
-    pub(super) fn record_fetch(&self, index: &ParquetIndex, id: RecordId) -> Result<RecordFetch, String> {
+    /// How to load record `id`; `cached`: keep it in the record cache (a
+    /// conversion reads each record once, so it does not).
+    pub(super) fn record_fetch(&self, index: &ParquetIndex, id: RecordId, cached: bool) -> Result<RecordFetch, String> {
         let location = self.location.child(&id.file()).map_err(|e| e.to_string())?;
         let source = self.resolver.source(&location, &self.location).map_err(|e| format!("{location}: {e}"))?;
         Ok(RecordFetch {
-            slot: index.records.slot(&id),
+            slot: if cached { index.records.slot(&id) } else { Slot::default() },
             cache: Arc::clone(&index.records),
             id,
             resolved: Resolved { source, shown: location.to_string() },
@@ -113,7 +114,7 @@ impl Core {
         for n in 0..index.layout.record_count(field) {
             let id = RecordId { field: Arc::clone(field), index: n };
             let fetch = self
-                .record_fetch(index, id)
+                .record_fetch(index, id, true)
                 .map_err(|cause| StorageError::Other(format!("cannot list {field:?}: {cause}")))?;
             listing.pending.push(fetch);
         }

@@ -13,9 +13,9 @@ use zarrs_storage::byte_range::ByteRange;
 
 use super::runtime::BlockingRuntime;
 use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records};
-use crate::ReferenceSet;
 use crate::fetch::{self, Request};
 use crate::resolve::Source;
+use crate::{OwnedReference, ReferenceSet};
 
 /// A kerchunk reference set as a sync zarrs store.
 ///
@@ -61,6 +61,15 @@ impl ReferenceStore {
     #[must_use]
     pub fn references(&self) -> Option<&ReferenceSet> {
         self.core.references()
+    }
+
+    /// The reference of `key`, without reading its target: inline bytes, or
+    /// the URL (as written) and range it points to. `None` if the key has none.
+    ///
+    /// # Errors
+    /// [`StorageError`] if the parquet record file holding the key cannot be read.
+    pub fn reference(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
+        Ok(self.value(key)?.map(|value| self.core.owned(value)))
     }
 
     /// What `key` holds, loading its parquet record first if needed.

@@ -1,0 +1,206 @@
+//! The benchmark driver: the workloads of `../shared/bench/peer_bench.py`, run
+//! through this crate, one workload per process, printing one JSON line with
+//! in-process timings (and the peak RSS), so that both can be timed side by
+//! side as whole processes, for example with `peer_bench.py repeat`:
+//!
+//! ```sh
+//! cargo build --release --example refbench
+//! python peer_bench.py repeat -n 5 -- target/release/examples/refbench open-parquet 1e6
+//! python peer_bench.py repeat -n 5 -- open-parquet 1e6
+//! ```
+//!
+//! Workloads (the corpus is made by `make_synthetic.py`, default `/tmp/refbench`):
+//!
+//! - `load-json N`: open `refs_1eK_v0.json` (N = 1e4, 1e5, 1e6, optional `z` suffix) and read the last chunk key;
+//! - `open-parquet N [--lookups L]`: open `refs_1eK.parq` and look up L (100) random chunk references.
+//!
+//! The random keys come from `SplitMix64` seeded with 42, not Python's Mersenne
+//! Twister, so the keys differ from the peer's while the workload (L uniform
+//! keys over N) is the same. Every reference is checked against the value
+//! `make_synthetic.py` wrote; `bad` counts mismatches.
+
+use std::error::Error;
+use std::time::Instant;
+
+use zarrs_kerchunk::{OwnedReference, ReferenceStore};
+use zarrs_storage::{ReadableStorageTraits, StoreKey};
+
+const NT: u64 = 4096;
+const CHUNK_BYTES: u64 = 262_144;
+
+fn main() -> std::process::ExitCode {
+    let start = Instant::now();
+    match run(start) {
+        Ok(line) => {
+            println!("{line}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut root = "/tmp/refbench".to_owned();
+    if let Some(i) = args.iter().position(|a| a == "--root") {
+        args.remove(i);
+        root = args.get(i).cloned().ok_or("--root needs a folder")?;
+        args.remove(i);
+    }
+    let root = root.trim_end_matches('/').to_owned();
+    let option = |name: &str, default: u64| -> Result<u64, Box<dyn Error>> {
+        match args.iter().position(|a| a == name) {
+            Some(i) => Ok(args.get(i + 1).ok_or(format!("{name} needs a value"))?.parse()?),
+            None => Ok(default),
+        }
+    };
+    let workload = args.first().ok_or("usage: refbench [--root DIR] <load-json N | open-parquet N> ...")?;
+    let (n, z) = parse_n(args.get(1).ok_or("the workload needs N (1e4, 1e5 or 1e6)")?)?;
+    let mut line = match workload.as_str() {
+        "load-json" => load_json(&root, n, z)?,
+        "open-parquet" => open_parquet(&root, n, z, option("--lookups", 100)?)?,
+        other => return Err(format!("unknown workload {other:?}").into()),
+    };
+    line["maxrss_mib"] = serde_json::json!(peak_rss_mib());
+    line["process_s"] = serde_json::json!(round(start.elapsed().as_secs_f64()));
+    Ok(line)
+}
+
+/// `1e6` -> (1000000, ""); `1e6z` -> (1000000, "z").
+fn parse_n(text: &str) -> Result<(u64, &'static str), Box<dyn Error>> {
+    let z = if text.ends_with('z') { "z" } else { "" };
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 1e4..1e6
+    let n = text.trim_end_matches('z').parse::<f64>()? as u64;
+    if ![10_000, 100_000, 1_000_000].contains(&n) {
+        return Err(format!("N must be 1e4, 1e5 or 1e6 (optionally suffixed z), got {text}").into());
+    }
+    Ok((n, z))
+}
+
+fn exponent(n: u64) -> usize {
+    n.to_string().len() - 1
+}
+
+/// The key of chunk `i` of the big arrays, and its time index `t` and the number of time steps.
+fn big_key(n: u64, i: u64) -> (String, u64, u64) {
+    let steps = n / 100;
+    let (t, r) = (i / 100, i % 100);
+    (format!("var/{t}.{}.{}", r / 10, r % 10), t, steps)
+}
+
+/// The reference `make_synthetic.py` wrote for chunk `i` (regular sets; `None` for the zlib variant's offsets).
+fn expected(root: &str, n: u64, i: u64, z: &str) -> (String, Option<(u64, u64)>) {
+    let (_, t, steps) = big_key(n, i);
+    let part = t * 8 / steps;
+    if z.is_empty() {
+        (format!("{root}/src/part-{part}.bin"), Some(((i % NT) * CHUNK_BYTES, CHUNK_BYTES)))
+    } else {
+        (format!("{root}/src/zpart-{part}.bin"), None)
+    }
+}
+
+fn matches(reference: Option<&OwnedReference>, want: &(String, Option<(u64, u64)>)) -> bool {
+    match reference {
+        Some(OwnedReference::Range { url: Some(url), offset, length }) => {
+            *url == want.0 && want.1.is_none_or(|range| range == (*offset, *length))
+        }
+        _ => false,
+    }
+}
+
+fn load_json(root: &str, n: u64, z: &str) -> Result<serde_json::Value, Box<dyn Error>> {
+    let path = format!("{root}/refs_1e{}{z}_v0.json", exponent(n));
+    let t0 = Instant::now();
+    let store = ReferenceStore::open(&path)?;
+    let open_s = t0.elapsed().as_secs_f64();
+    let (key, _, _) = big_key(n, n - 1);
+    let t1 = Instant::now();
+    let data = store.get(&StoreKey::new(key.clone())?)?.ok_or("the last key is missing")?;
+    let want = expected(root, n, n - 1, z).1.map_or(data.len() as u64, |(_, length)| length);
+    Ok(serde_json::json!({
+        "workload": format!("load-json{}", if z.is_empty() { "" } else { "-z" }),
+        "n": n,
+        "open_s": round(open_s),
+        "touch_s": round(t1.elapsed().as_secs_f64()),
+        "nrefs": store.references().map_or(0, zarrs_kerchunk::ReferenceSet::len),
+        "touched": key,
+        "ok": data.len() as u64 == want,
+    }))
+}
+
+fn open_parquet(root: &str, n: u64, z: &str, lookups: u64) -> Result<serde_json::Value, Box<dyn Error>> {
+    let path = format!("{root}/refs_1e{}{z}.parq", exponent(n));
+    let t0 = Instant::now();
+    let store = ReferenceStore::open(&path)?;
+    let zarray = store.get(&StoreKey::new("var/.zarray")?)?.ok_or("no var/.zarray")?;
+    let zarray: serde_json::Value = serde_json::from_slice(&zarray)?;
+    let open_s = t0.elapsed().as_secs_f64();
+    let mut random = SplitMix64(42);
+    let indices: Vec<u64> = (0..lookups).map(|_| random.below(n)).collect();
+    let t1 = Instant::now();
+    let mut first = None;
+    let mut references = Vec::with_capacity(indices.len());
+    for &i in &indices {
+        references.push(store.reference(&StoreKey::new(big_key(n, i).0)?)?);
+        first.get_or_insert_with(Instant::now);
+    }
+    let lookups_done = t1.elapsed().as_secs_f64();
+    let first = first.unwrap_or(t1);
+    let bad = indices.iter().zip(&references).filter(|(i, r)| !matches(r.as_ref(), &expected(root, n, **i, z))).count();
+    let records: std::collections::BTreeSet<u64> = indices.iter().map(|i| i / 100_000).collect();
+    Ok(serde_json::json!({
+        "workload": format!("open-parquet{}", if z.is_empty() { "" } else { "-z" }),
+        "n": n,
+        "engine": "zarrs_kerchunk",
+        "open_s": round(open_s),
+        "lookups": lookups,
+        "lookup_s": round(lookups_done),
+        "first_lookup_s": round((first - t1).as_secs_f64()),
+        "rest_lookup_s": round(first.elapsed().as_secs_f64()),
+        "records_touched": records.len(),
+        "bad": bad,
+        "shape": zarray["shape"],
+    }))
+}
+
+/// A small, well-known generator (Steele, Lea and Flood), so runs are repeatable without a dependency.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (rejection sampling, no modulo bias).
+    fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+fn round(seconds: f64) -> f64 {
+    (seconds * 1e6).round() / 1e6
+}
+
+/// Peak resident memory in MiB, from `/proc/self/status` (Linux).
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    (kib / 1024.0 * 10.0).round() / 10.0
+}
