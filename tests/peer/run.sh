@@ -17,7 +17,8 @@ fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cargo build --quiet --example convert
-convert="$root/target/debug/examples/convert"
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+convert="$target_dir/debug/examples/convert"
 for case in "$root"/tests/data/*/; do
     name="$(basename "$case")"
     dest="$out/$name"
