@@ -12,7 +12,11 @@
 //! Workloads (the corpus is made by `make_synthetic.py`, default `/tmp/refbench`):
 //!
 //! - `load-json N`: open `refs_1eK_v0.json` (N = 1e4, 1e5, 1e6, optional `z` suffix) and read the last chunk key;
-//! - `open-parquet N [--lookups L]`: open `refs_1eK.parq` and look up L (100) random chunk references.
+//! - `load-v1 N`: the same for `refs_1eK_v1.json` (templates and one `gen` entry);
+//! - `open-parquet N [--lookups L]`: open `refs_1eK.parq` and look up L (100) random chunk references;
+//! - `read-full [--http]`, `read-full-zlib [--http]`: read the whole 1 GiB array `data` through zarrs
+//!   (`--http`: the `*_http.json` references, served by `peer_bench.py serve-start`);
+//! - `read-random K [--zlib] [--http]`: K single-chunk reads of random time steps.
 //!
 //! The random keys come from `SplitMix64` seeded with 42, not Python's Mersenne
 //! Twister, so the keys differ from the peer's while the workload (L uniform
@@ -22,6 +26,9 @@
 use std::error::Error;
 use std::time::Instant;
 
+use std::sync::Arc;
+
+use zarrs::array::Array;
 use zarrs_kerchunk::{OwnedReference, ReferenceStore};
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
@@ -57,11 +64,19 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
             None => Ok(default),
         }
     };
-    let workload = args.first().ok_or("usage: refbench [--root DIR] <load-json N | open-parquet N> ...")?;
-    let (n, z) = parse_n(args.get(1).ok_or("the workload needs N (1e4, 1e5 or 1e6)")?)?;
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let workload = args.first().ok_or("usage: refbench [--root DIR] <workload> [args]; see the source's header")?;
+    let n = || parse_n(args.get(1).ok_or("the workload needs N (1e4, 1e5 or 1e6)")?);
     let mut line = match workload.as_str() {
-        "load-json" => load_json(&root, n, z)?,
-        "open-parquet" => open_parquet(&root, n, z, option("--lookups", 100)?)?,
+        "load-json" => load_json(&root, n()?, 0)?,
+        "load-v1" => load_json(&root, n()?, 1)?,
+        "open-parquet" => open_parquet(&root, n()?, option("--lookups", 100)?)?,
+        "read-full" => read_full(&root, false, flag("--http"))?,
+        "read-full-zlib" => read_full(&root, true, flag("--http"))?,
+        "read-random" => {
+            let k = args.get(1).ok_or("read-random needs K")?.parse()?;
+            read_random(&root, k, flag("--zlib"), flag("--http"))?
+        }
         other => return Err(format!("unknown workload {other:?}").into()),
     };
     line["maxrss_mib"] = serde_json::json!(peak_rss_mib());
@@ -111,8 +126,11 @@ fn matches(reference: Option<&OwnedReference>, want: &(String, Option<(u64, u64)
     }
 }
 
-fn load_json(root: &str, n: u64, z: &str) -> Result<serde_json::Value, Box<dyn Error>> {
-    let path = format!("{root}/refs_1e{}{z}_v0.json", exponent(n));
+fn load_json(root: &str, (n, z): (u64, &str), version: u8) -> Result<serde_json::Value, Box<dyn Error>> {
+    if version == 1 && !z.is_empty() {
+        return Err("the irregular (z) sets have no v1 form".into());
+    }
+    let path = format!("{root}/refs_1e{}{z}_v{version}.json", exponent(n));
     let t0 = Instant::now();
     let store = ReferenceStore::open(&path)?;
     let open_s = t0.elapsed().as_secs_f64();
@@ -121,7 +139,7 @@ fn load_json(root: &str, n: u64, z: &str) -> Result<serde_json::Value, Box<dyn E
     let data = store.get(&StoreKey::new(key.clone())?)?.ok_or("the last key is missing")?;
     let want = expected(root, n, n - 1, z).1.map_or(data.len() as u64, |(_, length)| length);
     Ok(serde_json::json!({
-        "workload": format!("load-json{}", if z.is_empty() { "" } else { "-z" }),
+        "workload": format!("{}{}", if version == 0 { "load-json" } else { "load-v1" }, if z.is_empty() { "" } else { "-z" }),
         "n": n,
         "open_s": round(open_s),
         "touch_s": round(t1.elapsed().as_secs_f64()),
@@ -131,7 +149,7 @@ fn load_json(root: &str, n: u64, z: &str) -> Result<serde_json::Value, Box<dyn E
     }))
 }
 
-fn open_parquet(root: &str, n: u64, z: &str, lookups: u64) -> Result<serde_json::Value, Box<dyn Error>> {
+fn open_parquet(root: &str, (n, z): (u64, &str), lookups: u64) -> Result<serde_json::Value, Box<dyn Error>> {
     let path = format!("{root}/refs_1e{}{z}.parq", exponent(n));
     let t0 = Instant::now();
     let store = ReferenceStore::open(&path)?;
@@ -163,6 +181,80 @@ fn open_parquet(root: &str, n: u64, z: &str, lookups: u64) -> Result<serde_json:
         "records_touched": records.len(),
         "bad": bad,
         "shape": zarray["shape"],
+    }))
+}
+
+/// The store and array `data` of the 1 GiB array's references.
+fn open_data(root: &str, zlib: bool, http: bool) -> Result<Array<ReferenceStore>, Box<dyn Error>> {
+    let name = format!("{root}/{}{}.json", if zlib { "refs_z_v0" } else { "refs_v0" }, if http { "_http" } else { "" });
+    Ok(Array::open(Arc::new(ReferenceStore::open(&name)?), "/data")?)
+}
+
+fn suffix(zlib: bool, http: bool) -> String {
+    format!("{}{}", if zlib { "-zlib" } else { "" }, if http { "-http" } else { "" })
+}
+
+fn read_full(root: &str, zlib: bool, http: bool) -> Result<serde_json::Value, Box<dyn Error>> {
+    let t0 = Instant::now();
+    let array = open_data(root, zlib, http)?;
+    let t1 = Instant::now();
+    let values: Vec<f32> = array.retrieve_array_subset(&array.subset_all())?;
+    let read_s = t1.elapsed().as_secs_f64();
+    assert_eq!(values.len(), 4096 * 256 * 256);
+    // The peer's checksum: out[::97, ::31, ::17].sum().
+    let mut checksum = 0.0f64;
+    for t in (0..4096).step_by(97) {
+        for y in (0..256).step_by(31) {
+            for x in (0..256).step_by(17) {
+                checksum += f64::from(values[(t * 256 + y) * 256 + x]);
+            }
+        }
+    }
+    let bytes = values.len() * 4;
+    #[allow(clippy::cast_precision_loss)]
+    let mb_s = bytes as f64 / read_s / 1e6;
+    Ok(serde_json::json!({
+        "workload": format!("read-full{}", suffix(zlib, http)),
+        "open_s": round(t1.duration_since(t0).as_secs_f64()),
+        "read_s": round(read_s),
+        "mb_s": (mb_s * 10.0).round() / 10.0,
+        "bytes": bytes,
+        "checksum": checksum,
+    }))
+}
+
+fn read_random(root: &str, k: usize, zlib: bool, http: bool) -> Result<serde_json::Value, Box<dyn Error>> {
+    let t0 = Instant::now();
+    let array = open_data(root, zlib, http)?;
+    let t1 = Instant::now();
+    let mut random = SplitMix64(7);
+    let mut latencies = Vec::with_capacity(k);
+    let mut checksum = 0.0f64;
+    for _ in 0..k {
+        let t = random.below(NT);
+        let start = Instant::now();
+        let chunk: Vec<f32> = array.retrieve_chunk(&[t, 0, 0])?;
+        latencies.push(start.elapsed().as_secs_f64() * 1e3);
+        checksum += f64::from(chunk[0]);
+    }
+    let read_s = t1.elapsed().as_secs_f64();
+    latencies.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let i = ((latencies.len() - 1) as f64 * q).round() as usize;
+        latencies.get(i).copied().unwrap_or(0.0)
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let per_s = k as f64 / read_s;
+    Ok(serde_json::json!({
+        "workload": format!("read-random{}", suffix(zlib, http)),
+        "k": k,
+        "open_s": round(t1.duration_since(t0).as_secs_f64()),
+        "read_s": round(read_s),
+        "per_chunk_ms_median": (at(0.5) * 1000.0).round() / 1000.0,
+        "per_chunk_ms_p90": (at(0.9) * 1000.0).round() / 1000.0,
+        "chunks_per_s": (per_s * 10.0).round() / 10.0,
+        "checksum": checksum,
     }))
 }
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use minijinja::value::Value;
 use serde_json::Value as Json;
 
+use super::expression::{NativeTemplate, Variable};
 use super::template::{Templates, check_len, template_error};
 use crate::ReferenceError;
 use crate::model::ReferenceSetBuilder;
@@ -53,7 +54,7 @@ enum Field<'a> {
 
 /// A [`Field`] ready to evaluate.
 enum CompiledField<'env, 'source> {
-    Template(minijinja::Template<'env, 'source>),
+    Template(Field2<'env, 'source>),
     Literal(u64),
 }
 
@@ -123,8 +124,15 @@ impl<'a> GenSpec<'a> {
         }
         let env = templates.environment();
         let context = format!("gen[{}]", self.index);
+        // Names in scope for native rendering: the dimensions, then the plain templates.
+        let plain: Vec<(&str, &str)> = templates.plain_templates().collect();
+        let names: Vec<&str> =
+            self.dimensions.iter().map(|(name, _)| *name).chain(plain.iter().map(|(n, _)| *n)).collect();
+        let native_ok = self.dimensions.iter().all(|(_, d)| d.is_native());
         let compile = |source: &'a str, field: &str| {
-            env.template_from_str(source).map_err(|e| template_error(&format!("{context}.{field}"), &e))
+            let jinja = env.template_from_str(source).map_err(|e| template_error(&format!("{context}.{field}"), &e))?;
+            let native = if native_ok { NativeTemplate::compile(source, &names) } else { None };
+            Ok::<_, ReferenceError>(Field2 { native, jinja, name: field.to_owned() })
         };
         let key_t = compile(self.key, "key")?;
         let url_t = compile(self.url, "url")?;
@@ -137,31 +145,53 @@ impl<'a> GenSpec<'a> {
             None => None,
         };
         let mut position = vec![0u64; self.dimensions.len()];
+        let mut variables: Vec<Variable<'_>> = self
+            .dimensions
+            .iter()
+            .map(|(_, d)| d.variable(0))
+            .chain(plain.iter().map(|(_, value)| Variable::Text(value)))
+            .collect();
         loop {
-            let vars: BTreeMap<&str, Value> = self
-                .dimensions
-                .iter()
-                .zip(&position)
-                .map(|((name, dimension), &i)| (*name, dimension.value(i)))
-                .collect();
-            let vars = Value::from(vars);
-            let render = |t: &minijinja::Template<'_, '_>, field: &str| {
-                let field_context = format!("{context}.{field} at {vars}");
-                t.render(&vars)
+            // The jinja context, built only if a field needs the engine.
+            let jinja_vars = || {
+                let vars: BTreeMap<&str, Value> = self
+                    .dimensions
+                    .iter()
+                    .zip(&position)
+                    .map(|((name, dimension), &i)| (*name, dimension.value(i)))
+                    .collect();
+                Value::from(vars)
+            };
+            let render = |t: &Field2<'_, '_>| -> Result<String, ReferenceError> {
+                if let Some(native) = &t.native {
+                    let mut out = String::new();
+                    if native.render_into(&variables, &mut out).is_some() {
+                        return check_len(out, &context);
+                    }
+                }
+                let vars = jinja_vars();
+                let field_context = format!("{context}.{} at {vars}", t.name);
+                t.jinja
+                    .render(&vars)
                     .map_err(|e| template_error(&field_context, &e))
                     .and_then(|s| check_len(s, &field_context))
             };
-            let key = render(&key_t, "key")?;
-            let url = render(&url_t, "url")?;
+            let key = render(&key_t)?;
+            let url = render(&url_t)?;
             match &range_t {
                 None => builder.insert_whole(&key, Some(&url)),
                 Some((offset_t, length_t)) => {
-                    let value = |field: &CompiledField<'_, '_>, name| match field {
+                    let value = |field: &CompiledField<'_, '_>| match field {
                         CompiledField::Literal(n) => Ok(*n),
-                        CompiledField::Template(t) => parse_integer(&render(t, name)?, &key, name),
+                        CompiledField::Template(t) => {
+                            match t.native.as_ref().and_then(|n| n.integer(&variables)).map(u64::try_from) {
+                                Some(Ok(n)) => Ok(n),
+                                _ => parse_integer(&render(t)?, &key, &t.name),
+                            }
+                        }
                     };
-                    let offset = value(offset_t, "offset")?;
-                    let length = value(length_t, "length")?;
+                    let offset = value(offset_t)?;
+                    let length = value(length_t)?;
                     if offset.checked_add(length).is_none() {
                         return Err(ReferenceError::InvalidReference {
                             key,
@@ -180,12 +210,22 @@ impl<'a> GenSpec<'a> {
                 dim -= 1;
                 position[dim] += 1;
                 if position[dim] < self.dimensions[dim].1.len() {
+                    variables[dim] = self.dimensions[dim].1.variable(position[dim]);
                     break;
                 }
                 position[dim] = 0;
+                variables[dim] = self.dimensions[dim].1.variable(0);
             }
         }
     }
+}
+
+/// A template field compiled both ways: natively when it is in the native
+/// subset, and with jinja for everything else (and to report errors).
+struct Field2<'env, 'source> {
+    native: Option<NativeTemplate>,
+    jinja: minijinja::Template<'env, 'source>,
+    name: String,
 }
 
 /// The values one dimension takes.
@@ -205,6 +245,30 @@ impl Dimension {
         match self {
             Self::Range { len, .. } => *len,
             Self::List(values) => values.len() as u64,
+        }
+    }
+
+    /// Whether every value can be used by native rendering (integers and strings).
+    fn is_native(&self) -> bool {
+        match self {
+            Self::Range { .. } => true,
+            Self::List(values) => values.iter().all(|v| v.is_integer() || v.as_str().is_some()),
+        }
+    }
+
+    /// Value `i` for native rendering; only called when [`is_native`](Self::is_native).
+    fn variable(&self, i: u64) -> Variable<'_> {
+        match self {
+            #[allow(clippy::cast_possible_wrap)]
+            Self::Range { start, step, .. } => Variable::Integer(start + step * i as i64),
+            #[allow(clippy::cast_possible_truncation)]
+            Self::List(values) => {
+                let value = &values[i as usize];
+                match value.as_i64().filter(|_| value.is_integer()) {
+                    Some(n) => Variable::Integer(n),
+                    None => Variable::Text(value.as_str().unwrap_or_default()),
+                }
+            }
         }
     }
 

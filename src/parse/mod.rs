@@ -1,6 +1,7 @@
 //! Parsers that turn reference documents into a [`ReferenceSet`]. They do no I/O.
 
 mod compression;
+mod expression;
 mod generate;
 pub(crate) mod lenient;
 mod template;

@@ -64,6 +64,11 @@ impl Templates {
         self.values.contains_key(name)
     }
 
+    /// Every plain (non-function) template with its value.
+    pub(crate) fn plain_templates(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().filter(|(_, v)| !v.contains("{{")).map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The value of a plain (non-function) template.
     fn plain(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str).filter(|v| !v.contains("{{"))

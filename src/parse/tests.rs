@@ -198,3 +198,34 @@ fn gen_literal_integers() {
     .unwrap();
     assert!(matches!(set.get("k2"), Some(Reference::Range { offset: 5, length: 2, .. })));
 }
+
+#[test]
+fn gen_renders_natively_what_jinja_would() {
+    // Arithmetic, negative steps, a string list and a float list (the float one goes through jinja).
+    let doc = r#"{"version": 1, "templates": {"u": "/d"}, "gen": [{
+        "key": "a/{{i}}.{{s}}", "url": "{{u}}/f{{(i * 3) // 2 % 4}}-{{s}}.bin",
+        "offset": "{{ (i - 10) * -2 }}", "length": "{{i % 3 + 1}}",
+        "dimensions": {"i": {"start": 9, "stop": 3, "step": -3}, "s": ["x", "y"]}},
+        {"key": "b/{{f}}", "url": "u{{f}}", "dimensions": {"f": [1.5, 2.0]}}]}"#;
+    let set = ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default()).unwrap();
+    let got: Vec<String> = set.iter().map(|(k, r)| format!("{k} {}", describe(&set, r))).collect();
+    assert_eq!(
+        got,
+        [
+            "a/6.x /d/f1-x.bin 8+1",
+            "a/6.y /d/f1-y.bin 8+1",
+            "a/9.x /d/f1-x.bin 2+1",
+            "a/9.y /d/f1-y.bin 2+1",
+            "b/1.5 u1.5",
+            "b/2.0 u2.0",
+        ]
+    );
+}
+
+fn describe(set: &ReferenceSet, reference: Reference<'_>) -> String {
+    match reference {
+        Reference::Range { url, offset, length } => format!("{} {offset}+{length}", set.url(url).unwrap()),
+        Reference::Whole(url) => set.url(url).unwrap().to_owned(),
+        Reference::Inline(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
