@@ -4,8 +4,10 @@ mod compression;
 mod expression;
 mod generate;
 pub(crate) mod lenient;
+mod stream;
 mod template;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -77,49 +79,46 @@ impl ReferenceSet {
 
     /// [`from_json`](Self::from_json) for a document read from `location`, which errors name.
     pub(crate) fn from_json_at(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
+        let json_error = |reason: String| ReferenceError::Json { location: location.to_owned(), reason };
         let bytes = compression::decompress(bytes)?;
-        let doc = lenient::parse_json_lenient(&bytes)
-            .map_err(|e| ReferenceError::Json { location: location.to_owned(), reason: e.to_string() })?;
-        from_document(&doc, options)
-    }
-}
-
-fn from_document(doc: &Json, options: &ParseOptions) -> Result<ReferenceSet, ReferenceError> {
-    let Json::Object(top) = doc else {
-        return Err(ReferenceError::Structure(format!("the document must be a JSON object, found {}", kind(doc))));
-    };
-    let mut builder = ReferenceSetBuilder::new();
-    let Some(version) = top.get("version") else {
-        // Version 0: the whole object is the references; no templating.
-        for (key, value) in top {
-            insert_value(&mut builder, key, value, None)?;
-        }
-        return Ok(builder.build());
-    };
-    if version.as_f64() != Some(1.0) {
-        return Err(ReferenceError::UnsupportedVersion(version.to_string()));
-    }
-    let templates = Templates::new(top.get("templates"), &options.template_overrides)?;
-    let templates_for_urls = (!templates.is_empty()).then_some(&templates);
-    match top.get("refs") {
-        None | Some(Json::Null) => {}
-        Some(Json::Object(refs)) => {
-            for (key, value) in refs {
-                insert_value(&mut builder, key, value, templates_for_urls)?;
+        let bytes = match lenient::quote_non_finite(&bytes) {
+            Some(quoted) => Cow::Owned(quoted),
+            None => bytes,
+        };
+        let text = std::str::from_utf8(&bytes).map_err(|e| json_error(format!("not UTF-8: {e}")))?;
+        let mut builder = ReferenceSetBuilder::new();
+        let members = stream::top_level(text, &mut builder, location)?;
+        let member = |raw: Option<&serde_json::value::RawValue>| {
+            raw.map(|raw| serde_json::from_str::<Json>(raw.get()).map_err(|e| json_error(e.to_string()))).transpose()
+        };
+        let Some(version) = member(members.version)? else {
+            // Version 0: the whole object is the references, these names included; no templating.
+            for (name, raw) in [("templates", members.templates), ("refs", members.refs), ("gen", members.gen_doc)] {
+                if let Some(value) = member(raw)? {
+                    insert_value(&mut builder, name, &value, None)?;
+                }
             }
+            return Ok(builder.build());
+        };
+        if version.as_f64() != Some(1.0) {
+            return Err(ReferenceError::UnsupportedVersion(version.to_string()));
         }
-        Some(other) => {
-            return Err(ReferenceError::Structure(format!("\"refs\" must be an object, found {}", kind(other))));
+        // Version 1: only `refs` and `gen` hold references.
+        let mut builder = ReferenceSetBuilder::new();
+        let templates = Templates::new(member(members.templates)?.as_ref(), &options.template_overrides)?;
+        let templates_for_urls = (!templates.is_empty()).then_some(&templates);
+        if let Some(refs) = members.refs {
+            stream::refs(refs, &mut builder, templates_for_urls, location)?;
         }
+        // fsspec applies `gen` last: generated keys replace same-named refs.
+        if let Some(gen_doc) = member(members.gen_doc)? {
+            generate::expand(&gen_doc, &templates, options.max_generated_references, &mut builder)?;
+        }
+        Ok(builder.build())
     }
-    // fsspec applies `gen` last: generated keys replace same-named refs.
-    if let Some(gen_doc) = top.get("gen") {
-        generate::expand(gen_doc, &templates, options.max_generated_references, &mut builder)?;
-    }
-    Ok(builder.build())
 }
 
-fn insert_value(
+pub(crate) fn insert_value(
     builder: &mut ReferenceSetBuilder,
     key: &str,
     value: &Json,

@@ -229,3 +229,31 @@ fn describe(set: &ReferenceSet, reference: Reference<'_>) -> String {
         Reference::Inline(bytes) => String::from_utf8_lossy(bytes).into_owned(),
     }
 }
+
+#[test]
+fn streaming_keeps_the_document_semantics() {
+    // Version 0 may use the names version 1 reserves, as ordinary keys.
+    let v0 = br#"{"refs": {"a": 1}, "gen": "text", "k\u00e9y/0": ["f.nc", 1, 2], "templates": "t"}"#;
+    let set = ReferenceSet::from_json(v0, &ParseOptions::default()).unwrap();
+    assert_eq!(set.get("refs"), Some(Reference::Inline(br#"{"a":1}"#)));
+    assert_eq!(set.get("gen"), Some(Reference::Inline(b"text")));
+    assert_eq!(set.get("templates"), Some(Reference::Inline(b"t")));
+    assert!(matches!(set.get("k\u{e9}y/0"), Some(Reference::Range { offset: 1, length: 2, .. })), "escaped key");
+    // Version 1 ignores other top-level members, wherever "version" comes.
+    let v1 = br#"{"stray": ["x.nc"], "refs": {"a/0": ["{{u}}", 0, 4]}, "templates": {"u": "s3://b/f"}, "version": 1}"#;
+    let set = ReferenceSet::from_json(v1, &ParseOptions::default()).unwrap();
+    assert_eq!(set.len(), 1);
+    let Some(Reference::Range { url, .. }) = set.get("a/0") else { panic!() };
+    assert_eq!(set.url(url), Some("s3://b/f"));
+    // Errors still name the key, and the top level must be an object.
+    let err = ReferenceSet::from_json(br#"{"version": 1, "refs": {"x/0": ["f", -1, 2]}}"#, &ParseOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"x/0\"") && err.contains("offset"), "{err}");
+    for doc in [&b"[1, 2]"[..], b"\"text\"", b"{\"version\": 1, \"refs\": [1]}"] {
+        let err = ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("object"), "{err}");
+    }
+    let err = ReferenceSet::from_json(b"{\"a\": [\"f\", 1, 2]", &ParseOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("line 1"), "{err}");
+}

@@ -1,0 +1,320 @@
+//! Streaming the JSON document into a [`ReferenceSetBuilder`]: no
+//! `serde_json::Value` tree is built for the references.
+//!
+//! One pass over the top-level object inserts version 0 references as they
+//! come and keeps the four version 1 members (`version`, `templates`,
+//! `refs`, `gen`) as borrowed slices of the input. If the document turns out
+//! to be version 1, the version 0 guesses are dropped and `refs` is streamed
+//! in a second pass, now that the templates are known.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
+
+use super::insert_value;
+use super::template::Templates;
+use crate::ReferenceError;
+use crate::model::ReferenceSetBuilder;
+
+/// The version 1 members of the top-level object, unparsed.
+#[derive(Default)]
+pub(super) struct Members<'de> {
+    pub(super) version: Option<&'de RawValue>,
+    pub(super) templates: Option<&'de RawValue>,
+    pub(super) refs: Option<&'de RawValue>,
+    pub(super) gen_doc: Option<&'de RawValue>,
+}
+
+/// Stream `text`'s top-level object: version 0 references into `builder`, version 1 members aside.
+pub(super) fn top_level<'de>(
+    text: &'de str,
+    builder: &mut ReferenceSetBuilder,
+    location: &str,
+) -> Result<Members<'de>, ReferenceError> {
+    let mut failure = None;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let members = TopLevel { builder, templates: None, failure: &mut failure }
+        .deserialize(&mut deserializer)
+        .and_then(|members| deserializer.end().map(|()| members));
+    finish(members, failure, location)
+}
+
+/// Stream a version 1 `refs` object into `builder`, rendering templated URLs.
+pub(super) fn refs(
+    raw: &RawValue,
+    builder: &mut ReferenceSetBuilder,
+    templates: Option<&Templates>,
+    location: &str,
+) -> Result<(), ReferenceError> {
+    let mut failure = None;
+    let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+    let done = Refs { builder, templates, failure: &mut failure }.deserialize(&mut deserializer);
+    finish(done, failure, location)
+}
+
+fn finish<T>(
+    result: Result<T, serde_json::Error>,
+    failure: Option<ReferenceError>,
+    location: &str,
+) -> Result<T, ReferenceError> {
+    match (result, failure) {
+        (_, Some(failure)) => Err(failure),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) if e.is_data() => Err(ReferenceError::Structure(e.to_string())),
+        (Err(e), None) => Err(ReferenceError::Json { location: location.to_owned(), reason: e.to_string() }),
+    }
+}
+
+/// Visits the top-level object.
+struct TopLevel<'a> {
+    builder: &'a mut ReferenceSetBuilder,
+    templates: Option<&'a Templates>,
+    failure: &'a mut Option<ReferenceError>,
+}
+
+impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
+    type Value = Members<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopLevel<'_> {
+    type Value = Members<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the document to be a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Members::default();
+        while let Some(Key(key)) = map.next_key()? {
+            let slot = match &*key {
+                "version" => &mut members.version,
+                "templates" => &mut members.templates,
+                "refs" => &mut members.refs,
+                "gen" => &mut members.gen_doc,
+                _ => {
+                    let value: Entry<'de> = map.next_value()?;
+                    insert(self.builder, &key, value, self.templates, self.failure).map_err(de::Error::custom)?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
+        }
+        Ok(members)
+    }
+}
+
+/// Visits a version 1 `refs` object.
+struct Refs<'a> {
+    builder: &'a mut ReferenceSetBuilder,
+    templates: Option<&'a Templates>,
+    failure: &'a mut Option<ReferenceError>,
+}
+
+impl<'de> DeserializeSeed<'de> for Refs<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Refs<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"refs\" to be an object")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(()) // "refs": null
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(Key(key)) = map.next_key()? {
+            let value: Entry<'de> = map.next_value()?;
+            insert(self.builder, &key, value, self.templates, self.failure).map_err(de::Error::custom)?;
+        }
+        Ok(())
+    }
+}
+
+/// Insert one reference; a failure is kept aside (serde's error type cannot carry it).
+fn insert(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    value: Entry<'_>,
+    templates: Option<&Templates>,
+    failure: &mut Option<ReferenceError>,
+) -> Result<(), &'static str> {
+    let result = match value {
+        Entry::Text(text) => insert_value(builder, key, &Json::String(text.into_owned()), templates),
+        Entry::Range(url, offset, length) if !url.contains("{{") || templates.is_none() => {
+            match offset.checked_add(length) {
+                Some(_) => {
+                    builder.insert_range(key, Some(&url), offset, length);
+                    Ok(())
+                }
+                None => Err(ReferenceError::InvalidReference {
+                    key: key.to_owned(),
+                    reason: format!("offset {offset} + length {length} overflows"),
+                }),
+            }
+        }
+        Entry::Range(url, offset, length) => insert_value(
+            builder,
+            key,
+            &Json::Array(vec![Json::String(url.into_owned()), offset.into(), length.into()]),
+            templates,
+        ),
+        Entry::Other(value) => insert_value(builder, key, &value, templates),
+    };
+    result.map_err(|e| {
+        *failure = Some(e);
+        "invalid reference"
+    })
+}
+
+/// A key, borrowed from the input unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// One reference value as read, with the common shapes kept cheap.
+enum Entry<'de> {
+    /// A string (inline text or `base64:`).
+    Text(Cow<'de, str>),
+    /// `[url, offset, length]` with a string URL and non-negative integers.
+    Range(Cow<'de, str>, u64, u64),
+    /// Anything else, checked by the general path (which names what is wrong).
+    Other(Json),
+}
+
+impl<'de> de::Deserialize<'de> for Entry<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+struct EntryVisitor;
+
+impl<'de> Visitor<'de> for EntryVisitor {
+    type Value = Entry<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a reference value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Entry<'de>, E> {
+        Ok(Entry::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Entry<'de>, E> {
+        Ok(Entry::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Entry<'de>, E> {
+        Ok(Entry::Text(Cow::Owned(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Entry<'de>, A::Error> {
+        let items: Vec<Item<'de>> = std::iter::from_fn(|| seq.next_element().transpose()).collect::<Result<_, _>>()?;
+        Ok(match items.as_slice() {
+            [Item::Text(url), Item::Number(offset), Item::Number(length)] => {
+                Entry::Range(url.clone(), *offset, *length)
+            }
+            _ => Entry::Other(Json::Array(items.into_iter().map(Item::into_json).collect())),
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entry<'de>, A::Error> {
+        Json::deserialize_from_map(map).map(Entry::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Entry<'de>, E> {
+        Ok(Entry::Other(Json::Null))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Entry<'de>, E> {
+        Ok(Entry::Other(Json::Bool(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Entry<'de>, E> {
+        Ok(Entry::Other(v.into()))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Entry<'de>, E> {
+        Ok(Entry::Other(v.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Entry<'de>, E> {
+        Ok(Entry::Other(v.into()))
+    }
+}
+
+/// One element of a reference array.
+enum Item<'de> {
+    Text(Cow<'de, str>),
+    Number(u64),
+    Other(Json),
+}
+
+impl Item<'_> {
+    fn into_json(self) -> Json {
+        match self {
+            Self::Text(text) => Json::String(text.into_owned()),
+            Self::Number(n) => n.into(),
+            Self::Other(value) => value,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Item<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(EntryVisitor)? {
+            Entry::Text(text) => Ok(Item::Text(text)),
+            Entry::Other(Json::Number(n)) if n.is_u64() => Ok(Item::Number(n.as_u64().unwrap_or_default())),
+            Entry::Other(value) => Ok(Item::Other(value)),
+            Entry::Range(url, offset, length) => {
+                Ok(Item::Other(Json::Array(vec![Json::String(url.into_owned()), offset.into(), length.into()])))
+            }
+        }
+    }
+}
+
+/// `Value`'s own map visitor, reached through a deserializer over the map access.
+trait FromMap: Sized {
+    fn deserialize_from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
+
+impl FromMap for Json {
+    fn deserialize_from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        de::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))
+    }
+}
