@@ -14,8 +14,10 @@
 //! - `load-json N`: open `refs_1eK_v0.json` (N = 1e4, 1e5, 1e6, optional `z` suffix) and read the last chunk key;
 //! - `load-v1 N`: the same for `refs_1eK_v1.json` (templates and one `gen` entry);
 //! - `open-parquet N [--lookups L]`: open `refs_1eK.parq` and look up L (100) random chunk references;
-//! - `read-full [--http]`, `read-full-zlib [--http]`: read the whole 1 GiB array `data` through zarrs
-//!   (`--http`: the `*_http.json` references, served by `peer_bench.py serve-start`);
+//! - `read-full [--http] [--prefetch]`, `read-full-zlib [--http] [--prefetch]`: read the whole 1 GiB
+//!   array `data` through zarrs (`--http`: the `*_http.json` references, served by
+//!   `peer_bench.py serve-start`; `--prefetch`: read every chunk's bytes first with
+//!   `ReferenceStore::prefetch`, in a few large concurrent reads);
 //! - `read-random K [--zlib] [--http]`: K single-chunk reads of random time steps.
 //!
 //! The random keys come from `SplitMix64` seeded with 42, not Python's Mersenne
@@ -71,8 +73,8 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
         "load-json" => load_json(&root, n()?, 0)?,
         "load-v1" => load_json(&root, n()?, 1)?,
         "open-parquet" => open_parquet(&root, n()?, option("--lookups", 100)?)?,
-        "read-full" => read_full(&root, false, flag("--http"))?,
-        "read-full-zlib" => read_full(&root, true, flag("--http"))?,
+        "read-full" => read_full(&root, false, flag("--http"), flag("--prefetch"))?,
+        "read-full-zlib" => read_full(&root, true, flag("--http"), flag("--prefetch"))?,
         "read-random" => {
             let k = args.get(1).ok_or("read-random needs K")?.parse()?;
             read_random(&root, k, flag("--zlib"), flag("--http"))?
@@ -185,19 +187,30 @@ fn open_parquet(root: &str, (n, z): (u64, &str), lookups: u64) -> Result<serde_j
 }
 
 /// The store and array `data` of the 1 GiB array's references.
-fn open_data(root: &str, zlib: bool, http: bool) -> Result<Array<ReferenceStore>, Box<dyn Error>> {
+fn open_data(
+    root: &str,
+    zlib: bool,
+    http: bool,
+) -> Result<(Arc<ReferenceStore>, Array<ReferenceStore>), Box<dyn Error>> {
     let name = format!("{root}/{}{}.json", if zlib { "refs_z_v0" } else { "refs_v0" }, if http { "_http" } else { "" });
-    Ok(Array::open(Arc::new(ReferenceStore::open(&name)?), "/data")?)
+    let store = Arc::new(ReferenceStore::open(&name)?);
+    Ok((Arc::clone(&store), Array::open(store, "/data")?))
 }
 
 fn suffix(zlib: bool, http: bool) -> String {
     format!("{}{}", if zlib { "-zlib" } else { "" }, if http { "-http" } else { "" })
 }
 
-fn read_full(root: &str, zlib: bool, http: bool) -> Result<serde_json::Value, Box<dyn Error>> {
+fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde_json::Value, Box<dyn Error>> {
     let t0 = Instant::now();
-    let array = open_data(root, zlib, http)?;
+    let (store, array) = open_data(root, zlib, http)?;
     let t1 = Instant::now();
+    if prefetch {
+        // Every chunk's bytes in a few large concurrent reads, before zarrs decodes from memory.
+        let keys = (0..NT).map(|t| array.chunk_key(&[t, 0, 0]));
+        store.prefetch(keys)?;
+    }
+    let prefetch_s = t1.elapsed().as_secs_f64();
     // The decoded bytes as zarrs returns them (one allocation, as the peer's `arr[:]`).
     let decoded: ArrayBytes = array.retrieve_array_subset(&array.subset_all())?;
     let read_s = t1.elapsed().as_secs_f64();
@@ -216,9 +229,10 @@ fn read_full(root: &str, zlib: bool, http: bool) -> Result<serde_json::Value, Bo
     #[allow(clippy::cast_precision_loss)]
     let mb_s = bytes.len() as f64 / read_s / 1e6;
     Ok(serde_json::json!({
-        "workload": format!("read-full{}", suffix(zlib, http)),
+        "workload": format!("read-full{}{}", suffix(zlib, http), if prefetch { "-prefetch" } else { "" }),
         "open_s": round(t1.duration_since(t0).as_secs_f64()),
         "read_s": round(read_s),
+        "prefetch_s": round(prefetch_s),
         "mb_s": (mb_s * 10.0).round() / 10.0,
         "bytes": bytes.len(),
         "checksum": checksum,
@@ -227,7 +241,7 @@ fn read_full(root: &str, zlib: bool, http: bool) -> Result<serde_json::Value, Bo
 
 fn read_random(root: &str, k: usize, zlib: bool, http: bool) -> Result<serde_json::Value, Box<dyn Error>> {
     let t0 = Instant::now();
-    let array = open_data(root, zlib, http)?;
+    let (_, array) = open_data(root, zlib, http)?;
     let t1 = Instant::now();
     let mut random = SplitMix64(7);
     let mut latencies = Vec::with_capacity(k);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use url::Url;
 
-use crate::fetch;
+use crate::fetch::{self, BatchOptions, Coalescing};
 use crate::parquet::ParquetLayout;
 use crate::resolve::{Location, Resolver};
 use crate::store::{
@@ -43,6 +43,7 @@ pub struct ReferenceStoreBuilder {
     target: Option<String>,
     allow_local_from_remote: bool,
     record_cache: RecordCacheOptions,
+    batch: BatchOptions,
 }
 
 impl ReferenceStoreBuilder {
@@ -110,6 +111,22 @@ impl ReferenceStoreBuilder {
         self
     }
 
+    /// Read at most `reads` blocks at once in a batch ([`ReferenceStore::prefetch`]); default 16.
+    #[must_use]
+    pub fn with_fetch_concurrency(mut self, reads: usize) -> Self {
+        self.batch.concurrency = reads.max(1);
+        self
+    }
+
+    /// In a batch, read ranges of one file that are at most `max_gap` bytes
+    /// apart as one block of at most `max_block` bytes (default: 64 KiB and
+    /// 256 MiB, as fsspec). `max_gap` 0 merges only touching ranges.
+    #[must_use]
+    pub fn with_coalescing(mut self, max_gap: u64, max_block: u64) -> Self {
+        self.batch.coalescing = Coalescing { max_gap, max_block };
+        self
+    }
+
     /// Bound the cache of decoded parquet record files (default: 128 records, 256 MiB).
     #[must_use]
     pub fn with_record_cache(mut self, options: RecordCacheOptions) -> Self {
@@ -156,7 +173,7 @@ impl ReferenceStoreBuilder {
         match fetch::read_if_exists(&source).await.map_err(|reason| read_error(&location, reason))? {
             Some(bytes) => {
                 let references = ReferenceSet::from_json_at(&bytes, &self.parse, &location.to_string())?;
-                Ok(Core::new(Index::Json(references), location, resolver, self.target.clone()))
+                Ok(self.core(Index::Json(references), location, resolver))
             }
             // An object store has no folders: a missing object may be a parquet root's prefix.
             None if matches!(location, Location::Remote(_)) => {
@@ -179,7 +196,7 @@ impl ReferenceStoreBuilder {
             .ok_or_else(|| read_error(&file, "not found: a parquet reference root holds a .zmetadata file".into()))?;
         let layout = ParquetLayout::parse(&bytes, &file.to_string())?;
         let index = Index::Parquet(ParquetIndex::new(layout, self.record_cache));
-        Ok(Core::new(index, root, resolver, self.target.clone()))
+        Ok(self.core(index, root, resolver))
     }
 
     /// A sync store over references already in memory; relative URLs resolve against `base`
@@ -189,7 +206,7 @@ impl ReferenceStoreBuilder {
     /// [`ReferenceError`] if `base` or a registered prefix is invalid.
     pub fn build(&self, references: ReferenceSet, base: &str) -> Result<ReferenceStore, ReferenceError> {
         let (location, resolver) = self.prepare(base)?;
-        let core = Core::new(Index::Json(references), location, resolver, self.target.clone());
+        let core = self.core(Index::Json(references), location, resolver);
         Ok(ReferenceStore::from_core(Arc::new(core), Arc::default()))
     }
 
@@ -199,8 +216,13 @@ impl ReferenceStoreBuilder {
     /// [`ReferenceError`] if `base` or a registered prefix is invalid.
     pub fn build_async(&self, references: ReferenceSet, base: &str) -> Result<AsyncReferenceStore, ReferenceError> {
         let (location, resolver) = self.prepare(base)?;
-        let core = Core::new(Index::Json(references), location, resolver, self.target.clone());
+        let core = self.core(Index::Json(references), location, resolver);
         Ok(AsyncReferenceStore::from_core(Arc::new(core)))
+    }
+
+    /// A store core with this builder's target and batch options.
+    fn core(&self, index: Index, location: Location, resolver: Resolver) -> Core {
+        Core::new(index, location, resolver, self.target.clone()).with_batch_options(self.batch)
     }
 
     fn prepare(&self, location: &str) -> Result<(Location, Resolver), ReferenceError> {

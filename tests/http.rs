@@ -174,3 +174,34 @@ async fn the_sync_store_works_inside_an_async_task() {
     let failures = common::check_sync(&case, &Arc::new(store));
     assert!(failures.is_empty(), "{failures:?}");
 }
+
+/// A prefetch reads every chunk of a case in one coalesced GET; zarrs then reads from memory, exactly.
+#[test]
+fn prefetch_coalesces_and_then_serves_from_memory() {
+    let (base, log) = server::files_logged();
+    let case = Case::all().into_iter().find(|c| c.name == "parquet_fastparquet").unwrap();
+    for location in ["refs.json", "refs.parq"] {
+        let store = Arc::new(ReferenceStore::open(&format!("{base}/files/{}/{location}", case.name)).unwrap());
+        let keys = zarrs_storage::ListableStorageTraits::list(store.as_ref()).unwrap();
+        log.lock().unwrap().clear();
+        let bytes = store.prefetch(keys).unwrap();
+        assert!(bytes > 0);
+        let data_gets = |log: &std::sync::Mutex<Vec<server::Logged>>| {
+            log.lock().unwrap().iter().filter(|(_, path, _)| path.ends_with("data.nc")).count()
+        };
+        assert_eq!(data_gets(&log), 1, "{location}: every chunk reference in one ranged GET");
+        let failures = common::check_sync(&case, &store);
+        assert!(failures.is_empty(), "{location}: {failures:?}");
+        assert_eq!(data_gets(&log), 1, "{location}: no read after the prefetch");
+        store.clear_prefetched();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_prefetch_reports_failures_with_key_and_url() {
+    let base = server::files();
+    let url = format!("{base}/files/nope/missing.nc");
+    let (_, asynchronous) = one_ref(&url);
+    let err = asynchronous.prefetch([StoreKey::new("r").unwrap()]).await.unwrap_err().to_string();
+    assert_clear(&err, &url, "not found");
+}

@@ -81,8 +81,32 @@ impl AsyncReferenceStore {
         }
     }
 
+    /// Read the values of `keys` now, in one batch; see [`ReferenceStore::prefetch`](crate::ReferenceStore::prefetch).
+    ///
+    /// # Errors
+    /// [`StorageError`] naming a key, its target and the cause if a read fails.
+    pub async fn prefetch<I: IntoIterator<Item = StoreKey>>(&self, keys: I) -> Result<u64, StorageError> {
+        let mut values = Vec::new();
+        for key in keys {
+            if let Some(value) = self.value(&key).await? {
+                values.push((key, value));
+            }
+        }
+        let prefetch = self.core.plan_prefetch(values)?;
+        let fetched = fetch::read_batch(prefetch.requests(), self.core.batch_options()).await;
+        self.core.keep_prefetched(prefetch, fetched)
+    }
+
+    /// Release every prefetched value not yet read.
+    pub fn clear_prefetched(&self) {
+        self.core.clear_prefetched();
+    }
+
     /// The value of `key`, whole (`ranges` is `None`) or in parts.
     async fn read(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Option<Vec<Bytes>>, StorageError> {
+        if let Some(values) = self.core.read_prefetched(key, ranges.as_deref()) {
+            return values.map(Some);
+        }
         let Some(value) = self.value(key).await? else { return Ok(None) };
         match self.core.plan(key, value, ranges)? {
             Plan::Ready(values) => Ok(Some(values)),

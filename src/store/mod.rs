@@ -30,7 +30,7 @@ pub(crate) use records::RecordFetch;
 pub(crate) use runtime::BlockingRuntime;
 pub use sync::ReferenceStore;
 
-use crate::fetch::Request;
+use crate::fetch::{BatchOptions, Request};
 use crate::metadata;
 use crate::model::{OwnedReference, Reference, ReferenceSet, UrlId};
 use crate::parquet::Record;
@@ -59,6 +59,10 @@ pub(crate) struct Core {
     /// Where `null` URLs point, if configured.
     target: Option<String>,
     target_source: OnceLock<Result<Resolved, String>>,
+    /// How batches (prefetches) are read.
+    batch: BatchOptions,
+    /// Values read ahead by a prefetch, until read whole or cleared.
+    prefetched: Mutex<HashMap<Box<str>, Bytes>>,
 }
 
 /// At most this many resolved parquet paths are remembered (a set may name millions of files).
@@ -150,6 +154,24 @@ impl Fetch {
     }
 }
 
+/// A key and the bytes of its file it needs (`None`: the whole file).
+type KeyRange = (StoreKey, Option<std::ops::Range<u64>>);
+
+/// The files a prefetch reads, each with the keys it serves and their ranges (`None`: the whole file).
+pub(crate) struct Prefetch {
+    files: Vec<(Resolved, Vec<KeyRange>)>,
+}
+
+impl Prefetch {
+    /// The requests for [`fetch::read_batch`](crate::fetch::read_batch).
+    pub(crate) fn requests(&self) -> Vec<crate::fetch::FileRequests> {
+        self.files
+            .iter()
+            .map(|(resolved, keys)| (resolved.source.clone(), keys.iter().map(|(_, range)| range.clone()).collect()))
+            .collect()
+    }
+}
+
 /// How to answer `size_key`.
 pub(crate) enum SizePlan {
     Known(u64),
@@ -166,7 +188,90 @@ impl Core {
             Index::Parquet(_) => 0,
         };
         let sources = std::iter::repeat_with(OnceLock::new).take(urls).collect();
-        Self { index, location, resolver, sources, paths: Mutex::default(), target, target_source: OnceLock::new() }
+        Self {
+            index,
+            location,
+            resolver,
+            sources,
+            paths: Mutex::default(),
+            target,
+            target_source: OnceLock::new(),
+            batch: BatchOptions::default(),
+            prefetched: Mutex::default(),
+        }
+    }
+
+    /// Read batches with these options.
+    pub(crate) fn with_batch_options(mut self, batch: BatchOptions) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    pub(crate) fn batch_options(&self) -> BatchOptions {
+        self.batch
+    }
+
+    /// Group the references of `values` by target file for one batch read.
+    /// Inline values and metadata are not prefetched (they need no read, or a rewrite).
+    pub(crate) fn plan_prefetch(&self, values: Vec<(StoreKey, Value)>) -> Result<Prefetch, StorageError> {
+        let mut files: Vec<(Resolved, Vec<KeyRange>)> = Vec::new();
+        let mut by_location: HashMap<String, usize> = HashMap::new();
+        for (key, value) in values {
+            if metadata::is_metadata_key(key.as_str()) {
+                continue;
+            }
+            let (target, range) = match value {
+                Value::Inline(_) => continue,
+                Value::Whole(target) => (target, None),
+                Value::Range { target, offset, length } => (target, Some(offset..offset + length)),
+            };
+            let resolved = self.resolve(&target).map_err(|cause| self.unresolvable(&key, &target, &cause))?;
+            let index = *by_location.entry(resolved.shown.clone()).or_insert_with(|| {
+                files.push((resolved, Vec::new()));
+                files.len() - 1
+            });
+            files[index].1.push((key, range));
+        }
+        Ok(Prefetch { files })
+    }
+
+    /// Keep what a batch read for `prefetch`; returns the number of bytes kept.
+    pub(crate) fn keep_prefetched(
+        &self,
+        prefetch: Prefetch,
+        fetched: Vec<Result<Vec<Bytes>, String>>,
+    ) -> Result<u64, StorageError> {
+        let mut kept = 0;
+        let mut prefetched = self.prefetched.lock().unwrap_or_else(PoisonError::into_inner);
+        for ((resolved, keys), values) in prefetch.files.into_iter().zip(fetched) {
+            let values = values.map_err(|cause| resolved.error(keys[0].0.as_str(), &cause))?;
+            for ((key, _), value) in keys.into_iter().zip(values) {
+                kept += value.len() as u64;
+                prefetched.insert(key.as_str().into(), value);
+            }
+        }
+        Ok(kept)
+    }
+
+    /// A read of `key` answered from prefetched bytes; a whole read releases them.
+    pub(crate) fn read_prefetched(
+        &self,
+        key: &StoreKey,
+        ranges: Option<&[ByteRange]>,
+    ) -> Option<Result<Vec<Bytes>, StorageError>> {
+        let mut prefetched = self.prefetched.lock().unwrap_or_else(PoisonError::into_inner);
+        if prefetched.is_empty() {
+            return None;
+        }
+        match ranges {
+            None => prefetched.remove(key.as_str()).map(|value| Ok(vec![value])),
+            Some(ranges) => prefetched.get(key.as_str()).map(|value| slice_ranges(value, ranges.to_vec())),
+        }
+    }
+
+    /// Drop every prefetched value not yet read.
+    pub(crate) fn clear_prefetched(&self) {
+        self.prefetched.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 
     /// The in-memory references of a JSON set.

@@ -84,8 +84,45 @@ impl ReferenceStore {
         }
     }
 
+    /// Read the values of `keys` now, in one batch: ranges of the same file
+    /// are merged into larger reads and many reads run at once (see
+    /// [`ReferenceStoreBuilder::with_fetch_concurrency`](crate::ReferenceStoreBuilder::with_fetch_concurrency)).
+    /// Later reads of these keys are answered from memory; a whole read of a
+    /// key releases its bytes, and [`clear_prefetched`](Self::clear_prefetched) releases the rest.
+    /// Returns the number of bytes read ahead.
+    ///
+    /// zarrs reads the chunks of a sync request from its few rayon threads,
+    /// one request each; prefetching a subset's chunk keys first (see the
+    /// `prefetch` example) turns that into a few large concurrent reads,
+    /// which matters when latency, not bandwidth, is the limit.
+    ///
+    /// # Errors
+    /// [`StorageError`] naming a key, its target and the cause if a read fails.
+    pub fn prefetch<I: IntoIterator<Item = StoreKey>>(&self, keys: I) -> Result<u64, StorageError> {
+        let values = keys
+            .into_iter()
+            .map(|key| Ok(self.value(&key)?.map(|value| (key, value))))
+            .filter_map(Result::transpose)
+            .collect::<Result<Vec<_>, StorageError>>()?;
+        let prefetch = self.core.plan_prefetch(values)?;
+        let (requests, options) = (prefetch.requests(), self.core.batch_options());
+        let fetched = self
+            .runtime
+            .block_on(fetch::read_batch(requests, options))
+            .map_err(|cause| StorageError::Other(format!("prefetch failed: {cause}")))?;
+        self.core.keep_prefetched(prefetch, fetched)
+    }
+
+    /// Release every prefetched value not yet read.
+    pub fn clear_prefetched(&self) {
+        self.core.clear_prefetched();
+    }
+
     /// The value of `key`, whole (`ranges` is `None`) or in parts.
     fn read(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Option<Vec<Bytes>>, StorageError> {
+        if let Some(values) = self.core.read_prefetched(key, ranges.as_deref()) {
+            return values.map(Some);
+        }
         let Some(value) = self.value(key)? else { return Ok(None) };
         match self.core.plan(key, value, ranges)? {
             Plan::Ready(values) => Ok(Some(values)),

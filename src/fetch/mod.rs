@@ -1,10 +1,14 @@
-//! Reading byte ranges from a [`Source`], sync and async.
+//! Reading byte ranges from a [`Source`], sync and async, one request list
+//! at a time or as a batch over many files ([`read_batch`]) with neighbouring
+//! ranges merged ([`coalesce`]) and a bounded number of reads in flight.
 //!
 //! Every read is checked: a target that answers with fewer (or more) bytes
 //! than requested is an error, never a short or zero-filled value. Local
 //! files are read with positioned reads on the calling thread in the sync
 //! path; in the async path they are read on tokio's blocking pool when a
 //! tokio runtime is present.
+
+mod coalesce;
 
 use std::fs::File;
 use std::io;
@@ -13,6 +17,9 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use bytes::Bytes;
+pub(crate) use coalesce::Coalescing;
+use coalesce::Placement;
+use futures::StreamExt;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::error_chain;
@@ -154,6 +161,89 @@ async fn read_object(
     Ok(out)
 }
 
+/// How a batch is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BatchOptions {
+    pub(crate) coalescing: Coalescing,
+    /// Reads in flight at once, across all files.
+    pub(crate) concurrency: usize,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        Self { coalescing: Coalescing::default(), concurrency: 16 }
+    }
+}
+
+/// What a batch wants of one file: byte ranges, or the whole file (`None`).
+pub(crate) type FileRequests = (Source, Vec<Option<Range<u64>>>);
+
+/// Read many ranges of many files: per file, ranges are merged into blocks
+/// (or served from one whole read if the whole file is wanted too); blocks
+/// of all files are read with at most `options.concurrency` in flight.
+/// Returns, per file, one value per wanted range, each of exactly its length.
+pub(crate) async fn read_batch(files: Vec<FileRequests>, options: BatchOptions) -> Vec<Result<Vec<Bytes>, String>> {
+    // Per file: the reads to make, and where each wanted range lies in them.
+    let plans: Vec<(Vec<Request>, Vec<Placement>)> = files
+        .iter()
+        .map(|(_, wanted)| {
+            if wanted.iter().any(Option::is_none) {
+                let whole = wanted.iter().map(|range| (0, range.clone().map_or(0..usize::MAX, as_usize))).collect();
+                (vec![Request::Whole], whole)
+            } else {
+                let ranges: Vec<Range<u64>> = wanted.iter().flatten().cloned().collect();
+                let (blocks, placed) = coalesce::coalesce(&ranges, options.coalescing);
+                (blocks.into_iter().map(|b| Request::Part(GetRange::Bounded(b))).collect(), placed)
+            }
+        })
+        .collect();
+    let reads: Vec<(usize, usize, Request)> = plans
+        .iter()
+        .enumerate()
+        .flat_map(|(file, (requests, _))| {
+            requests.iter().enumerate().map(move |(block, request)| (file, block, request.clone()))
+        })
+        .collect();
+    let mut fetched: Vec<Vec<Option<Result<Bytes, String>>>> =
+        plans.iter().map(|(requests, _)| vec![None; requests.len()]).collect();
+    let mut stream = futures::stream::iter(reads)
+        .map(|(file, block, request)| {
+            let source = &files[file].0;
+            async move {
+                let bytes = read_async(source, vec![request]).await.map(|mut v| v.pop().unwrap_or_default());
+                (file, block, bytes)
+            }
+        })
+        .buffer_unordered(options.concurrency.max(1));
+    while let Some((file, block, bytes)) = stream.next().await {
+        fetched[file][block] = Some(bytes);
+    }
+    plans
+        .into_iter()
+        .zip(fetched)
+        .map(|((_, placed), blocks)| {
+            let blocks: Vec<Bytes> =
+                blocks.into_iter().map(|b| b.unwrap_or_else(|| Err("not read".into()))).collect::<Result<_, _>>()?;
+            placed
+                .into_iter()
+                .map(|(block, within)| {
+                    let bytes = &blocks[block];
+                    let within = if within.end == usize::MAX { 0..bytes.len() } else { within };
+                    if within.end > bytes.len() {
+                        return Err(short_read_of(&(within.start as u64..within.end as u64), bytes.len()));
+                    }
+                    Ok(bytes.slice(within))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[allow(clippy::cast_possible_truncation)] // ranges of files read into memory
+fn as_usize(range: Range<u64>) -> Range<usize> {
+    range.start as usize..range.end as usize
+}
+
 /// The size of a target file.
 pub(crate) fn size_local(path: &Path) -> Result<u64, String> {
     std::fs::metadata(path).map(|m| m.len()).map_err(|e| io_message(&e))
@@ -217,6 +307,27 @@ mod tests {
         assert!(err.contains("past the end") && err.contains("10 bytes"), "{err}");
         let err = read_local(&dir.join("missing"), &[Request::Whole]).unwrap_err();
         assert!(err.contains("not found"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn batches_merge_ranges_and_share_whole_reads() {
+        let dir = std::env::temp_dir().join(format!("zk-batch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.bin"), dir.join("b.bin"));
+        std::fs::write(&a, b"0123456789").unwrap();
+        std::fs::write(&b, b"abcdef").unwrap();
+        let files = vec![
+            (Source::Local(a.clone()), vec![Some(6..9), Some(0..2), Some(1..4)]),
+            (Source::Local(b.clone()), vec![Some(2..4), None]),
+            (Source::Local(a), vec![Some(8..12)]),
+            (Source::Local(dir.join("missing")), vec![Some(0..1)]),
+        ];
+        let got = futures::executor::block_on(read_batch(files, BatchOptions::default()));
+        assert_eq!(got[0].as_ref().unwrap(), &[&b"678"[..], b"01", b"123"]);
+        assert_eq!(got[1].as_ref().unwrap(), &[&b"cd"[..], b"abcdef"]);
+        assert!(got[2].as_ref().unwrap_err().contains("past the end"), "{:?}", got[2]);
+        assert!(got[3].as_ref().unwrap_err().contains("not found"), "{:?}", got[3]);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
