@@ -17,7 +17,9 @@
 //! - `read-full [--http] [--prefetch]`, `read-full-zlib [--http] [--prefetch]`: read the whole 1 GiB
 //!   array `data` through zarrs (`--http`: the `*_http.json` references, served by
 //!   `peer_bench.py serve-start`; `--prefetch`: read every chunk's bytes first with
-//!   `ReferenceStore::prefetch`, in a few large concurrent reads);
+//!   `ReferenceStore::prefetch`, in a few large concurrent reads: this pays off when latency
+//!   or decoding dominates, while for 1 GiB of uncompressed local data, holding every chunk's
+//!   bytes first costs as much in fresh-page faults as it saves);
 //! - `read-random K [--zlib] [--http]`: K single-chunk reads of random time steps.
 //!
 //! The random keys come from `SplitMix64` seeded with 42, not Python's Mersenne
