@@ -190,15 +190,8 @@ impl<'a> GenSpec<'a> {
                             }
                         }
                     };
-                    let offset = value(offset_t)?;
-                    let length = value(length_t)?;
-                    if offset.checked_add(length).is_none() {
-                        return Err(ReferenceError::InvalidReference {
-                            key,
-                            reason: format!("offset {offset} + length {length} overflows"),
-                        });
-                    }
-                    builder.insert_range(&key, Some(&url), offset, length);
+                    let (offset, length) = (value(offset_t)?, value(length_t)?);
+                    super::insert_range(builder, &key, Some(&url), offset, length)?;
                 }
             }
             // Odometer: the last dimension varies fastest.

@@ -156,11 +156,7 @@ pub(crate) fn insert_value(
                             invalid(format!("the {what} must be a non-negative integer, found {}", items[i]))
                         })
                     };
-                    let (offset, length) = (number(1, "offset")?, number(2, "length")?);
-                    if offset.checked_add(length).is_none() {
-                        return Err(invalid(format!("offset {offset} + length {length} overflows")));
-                    }
-                    builder.insert_range(key, url.as_deref(), offset, length);
+                    insert_range(builder, key, url.as_deref(), number(1, "offset")?, number(2, "length")?)?;
                 }
                 n => {
                     return Err(invalid(format!(
@@ -171,6 +167,22 @@ pub(crate) fn insert_value(
         }
         other => return Err(invalid(format!("a value must be a string, an object or an array, not {}", kind(other)))),
     }
+    Ok(())
+}
+
+/// Set `key` to a range reference, if its end fits in a `u64`.
+pub(crate) fn insert_range(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    url: Option<&str>,
+    offset: u64,
+    length: u64,
+) -> Result<(), ReferenceError> {
+    if offset.checked_add(length).is_none() {
+        let reason = format!("offset {offset} + length {length} overflows");
+        return Err(ReferenceError::InvalidReference { key: key.to_owned(), reason });
+    }
+    builder.insert_range(key, url, offset, length);
     Ok(())
 }
 

@@ -14,8 +14,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
-use super::insert_value;
 use super::template::Templates;
+use super::{insert_range, insert_value};
 use crate::ReferenceError;
 use crate::model::ReferenceSetBuilder;
 
@@ -156,16 +156,7 @@ fn insert(
     let result = match value {
         Entry::Text(text) => insert_value(builder, key, &Json::String(text.into_owned()), templates),
         Entry::Range(url, offset, length) if !url.contains("{{") || templates.is_none() => {
-            match offset.checked_add(length) {
-                Some(_) => {
-                    builder.insert_range(key, Some(&url), offset, length);
-                    Ok(())
-                }
-                None => Err(ReferenceError::InvalidReference {
-                    key: key.to_owned(),
-                    reason: format!("offset {offset} + length {length} overflows"),
-                }),
-            }
+            insert_range(builder, key, Some(&url), offset, length)
         }
         Entry::Range(url, offset, length) => insert_value(
             builder,
@@ -254,7 +245,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entry<'de>, A::Error> {
-        Json::deserialize_from_map(map).map(Entry::Other)
+        de::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map)).map(Entry::Other)
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Entry<'de>, E> {
@@ -305,16 +296,5 @@ impl<'de> de::Deserialize<'de> for Item<'de> {
                 Ok(Item::Other(Json::Array(vec![Json::String(url.into_owned()), offset.into(), length.into()])))
             }
         }
-    }
-}
-
-/// `Value`'s own map visitor, reached through a deserializer over the map access.
-trait FromMap: Sized {
-    fn deserialize_from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
-}
-
-impl FromMap for Json {
-    fn deserialize_from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
-        de::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))
     }
 }
