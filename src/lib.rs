@@ -3,6 +3,7 @@
 mod builder;
 mod error;
 mod fetch;
+mod grid;
 mod metadata;
 mod model;
 mod parquet;

@@ -40,10 +40,14 @@ fn copy_sources(from: &Path, to: &Path) {
 
 /// Two reference sets hold the same references (metadata compared as JSON).
 fn assert_same(a: &ReferenceSet, b: &ReferenceSet, context: &str) {
-    let keys = |s: &ReferenceSet| s.iter().map(|(k, _)| k.to_owned()).filter(|k| k != ".zmetadata").collect::<Vec<_>>();
+    let keys = |s: &ReferenceSet| {
+        let mut keys: Vec<String> = s.iter().map(|(k, _)| k.into_owned()).filter(|k| k != ".zmetadata").collect();
+        keys.sort();
+        keys
+    };
     assert_eq!(keys(a), keys(b), "{context}: keys");
     for (key, ra) in a.iter().filter(|(k, _)| *k != ".zmetadata") {
-        let rb = b.get(key).unwrap();
+        let rb = b.get(&key).unwrap();
         match (ra, rb) {
             (Reference::Inline(x), Reference::Inline(y)) if key.contains(".z") => {
                 let parse = |t: &[u8]| -> serde_json::Value {

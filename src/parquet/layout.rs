@@ -17,6 +17,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::ReferenceError;
+use crate::grid::ChunkGrid;
 use crate::parse::lenient;
 
 /// The parsed `.zmetadata` of a parquet reference root.
@@ -25,8 +26,8 @@ pub(crate) struct ParquetLayout {
     /// Metadata keys (`.zgroup`, `x/.zarray`, ...) and the JSON text served for them.
     metadata: BTreeMap<String, Bytes>,
     record_size: u64,
-    /// Each array path with the number of chunks along each dimension.
-    grids: BTreeMap<Arc<str>, Vec<u64>>,
+    /// Each array path with its chunk grid (keys joined by `.`, as fsspec reads them).
+    grids: BTreeMap<Arc<str>, ChunkGrid>,
     /// The metadata as a zarr consolidated `.zmetadata` document.
     consolidated: Bytes,
 }
@@ -84,8 +85,8 @@ impl ParquetLayout {
                 other => return Err(invalid(format!("metadata {key:?} must be an object, found {other}"))),
             };
             if let Some(field) = key.strip_suffix("/.zarray") {
-                let grid = chunk_grid(&object).map_err(|reason| invalid(format!("{key}: {reason}")))?;
-                grids.insert(Arc::from(field), grid);
+                let grid = ChunkGrid::from_zarray(&object).map_err(|reason| invalid(format!("{key}: {reason}")))?;
+                grids.insert(Arc::from(field), grid.dotted());
             }
             metadata.insert(key.clone(), Bytes::from(serde_json::to_vec(&object).expect("JSON values serialise")));
             objects.insert(key.clone(), object);
@@ -139,14 +140,15 @@ impl ParquetLayout {
 
     /// Every array path with its chunk grid.
     pub(crate) fn arrays(&self) -> impl Iterator<Item = (&Arc<str>, &[u64])> {
-        self.grids.iter().map(|(field, grid)| (field, grid.as_slice()))
+        self.grids.iter().map(|(field, grid)| (field, grid.dims()))
     }
 
     /// Where the reference of `key` lives, if `key` is a chunk key inside an array's grid.
     pub(crate) fn locate(&self, key: &str) -> Option<(RecordId, usize)> {
         let (field, chunk) = key.rsplit_once('/')?;
         let (field, grid) = self.grids.get_key_value(field)?;
-        let linear = linear_index(chunk, grid)?;
+        // fsspec reads each index with Python's `int`, so `07` is chunk 7.
+        let linear = grid.position(chunk, false)?;
         let row = usize::try_from(linear % self.record_size).ok()?;
         Some((RecordId { field: Arc::clone(field), index: linear / self.record_size }, row))
     }
@@ -154,77 +156,14 @@ impl ParquetLayout {
     /// The chunk key of row `row` of `record`, if that row lies inside the grid.
     pub(crate) fn chunk_key(&self, record: &RecordId, row: u64) -> Option<String> {
         let grid = self.grids.get(&record.field)?;
-        let mut linear = record.index.checked_mul(self.record_size)?.checked_add(row)?;
-        if linear >= grid.iter().product::<u64>() {
-            return None;
-        }
-        if grid.is_empty() {
-            return Some(format!("{}/0", record.field));
-        }
-        let mut index = vec![0; grid.len()];
-        for (slot, &n) in index.iter_mut().zip(grid).rev() {
-            *slot = linear % n;
-            linear /= n;
-        }
-        let index: Vec<String> = index.iter().map(u64::to_string).collect();
-        Some(format!("{}/{}", record.field, index.join(".")))
+        let linear = record.index.checked_mul(self.record_size)?.checked_add(row)?;
+        Some(format!("{}/{}", record.field, grid.chunk_name(linear)?))
     }
 
     /// The number of record files an array has (some may not exist).
     pub(crate) fn record_count(&self, field: &str) -> u64 {
-        self.grids.get(field).map_or(0, |grid| grid.iter().product::<u64>().div_ceil(self.record_size))
+        self.grids.get(field).map_or(0, |grid| grid.count().div_ceil(self.record_size))
     }
-}
-
-/// The number of chunks along each dimension (`[]` for a scalar).
-fn chunk_grid(zarray: &Value) -> Result<Vec<u64>, String> {
-    let dims = |name: &str| -> Result<Vec<u64>, String> {
-        zarray
-            .get(name)
-            .and_then(Value::as_array)
-            .ok_or(format!("\"{name}\" must be a list"))?
-            .iter()
-            .map(|v| v.as_u64().ok_or(format!("\"{name}\" must hold non-negative integers")))
-            .collect()
-    };
-    let (shape, chunks) = (dims("shape")?, dims("chunks")?);
-    if shape.len() != chunks.len() {
-        return Err(format!("\"shape\" has {} dimensions but \"chunks\" {}", shape.len(), chunks.len()));
-    }
-    shape
-        .iter()
-        .zip(&chunks)
-        .map(|(&s, &c)| match (s, c) {
-            (0, _) => Ok(0),
-            (_, 0) => Err("a chunk length of 0 for a non-empty dimension".to_owned()),
-            _ => Ok(s.div_ceil(c)),
-        })
-        .collect::<Result<Vec<u64>, String>>()
-        .and_then(|grid| {
-            grid.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or("the chunk grid is too large".to_owned())?;
-            Ok(grid)
-        })
-}
-
-/// The C-order index of chunk `i.j.k` in `grid`, if it is a valid chunk key inside the grid.
-fn linear_index(chunk: &str, grid: &[u64]) -> Option<u64> {
-    if grid.is_empty() {
-        return (chunk == "0").then_some(0);
-    }
-    let mut parts = chunk.split('.');
-    let mut linear = 0u64;
-    for &n in grid {
-        let part = parts.next()?;
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let i: u64 = part.parse().ok()?;
-        if i >= n {
-            return None;
-        }
-        linear = linear * n + i;
-    }
-    parts.next().is_none().then_some(linear)
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ fn gen_product_order_and_url_only() {
           "refs": {"a/3.4": "replaced by gen"}}"#,
     )
     .unwrap();
-    let keys: Vec<_> = set.iter().map(|(k, _)| k.to_owned()).collect();
+    let keys: Vec<_> = set.iter().map(|(k, _)| k.into_owned()).collect();
     assert_eq!(keys, ["a/1.2", "a/1.4", "a/3.2", "a/3.4", "w/1", "w/2"]);
     assert!(
         matches!(set.get("a/3.4"), Some(Reference::Range { url, offset: 34, length: 1 }) if set.url(url) == Some("f3"))

@@ -122,7 +122,7 @@ impl Core {
         match &self.index {
             Index::Json(refs) => {
                 for (key, reference) in refs.iter() {
-                    writer.entry(key, entry(refs, reference)).map_err(failed)?;
+                    writer.entry(&key, entry(refs, reference)).map_err(failed)?;
                     written += 1;
                     if written % PROGRESS_EVERY == 0 {
                         progress(written);
@@ -235,7 +235,7 @@ impl Core {
                 .find(|key| *key != ".zmetadata" && !metadata::is_metadata_key(key) && layout.locate(key).is_none());
             if let Some(key) = stray {
                 let reason = "it is not a chunk inside any array's grid, and the parquet layout holds only those";
-                return Err(WriteError::Unrepresentable { key: key.to_owned(), reason: reason.into() });
+                return Err(WriteError::Unrepresentable { key: key.into_owned(), reason: reason.into() });
             }
         }
         Ok(layout)
@@ -254,12 +254,12 @@ impl Core {
 fn json_metadata(refs: &ReferenceSet) -> Result<serde_json::Map<String, Json>, WriteError> {
     let mut objects = serde_json::Map::new();
     for (key, reference) in refs.iter().filter(|(key, _)| metadata::is_metadata_key(key)) {
-        let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key.to_owned(), reason };
+        let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key.to_string(), reason };
         let Reference::Inline(text) = reference else {
             return Err(unrepresentable("metadata that is a reference to a file cannot go into .zmetadata".into()));
         };
         let object = lenient::parse_json_lenient(text).map_err(|e| unrepresentable(format!("not JSON: {e}")))?;
-        objects.insert(key.to_owned(), object);
+        objects.insert(key.into_owned(), object);
     }
     Ok(objects)
 }

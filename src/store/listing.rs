@@ -5,7 +5,6 @@
 use zarrs_storage::{StorageError, StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix};
 
 use super::{Core, Index, RecordFetch};
-use crate::model::ReferenceSet;
 
 /// A listing in progress: what is known, and the records to load for the rest.
 #[derive(Debug, Default)]
@@ -39,10 +38,7 @@ impl Core {
     /// Every key under `prefix`.
     pub(crate) fn list_prefix(&self, prefix: &StorePrefix) -> Result<Listing, StorageError> {
         match &self.index {
-            Index::Json(refs) => Ok(Listing {
-                keys: refs.keys_with_prefix(prefix.as_str()).map(str::to_owned).collect(),
-                ..Listing::default()
-            }),
+            Index::Json(refs) => Ok(Listing { keys: refs.keys_with_prefix(prefix.as_str()), ..Listing::default() }),
             Index::Parquet(index) => self.list_prefix_parquet(index, prefix),
         }
     }
@@ -50,25 +46,11 @@ impl Core {
     /// The keys directly under `prefix` and its child prefixes.
     pub(crate) fn list_dir(&self, prefix: &StorePrefix) -> Result<Listing, StorageError> {
         match &self.index {
-            Index::Json(refs) => Ok(list_dir_json(refs, prefix.as_str())),
+            Index::Json(refs) => {
+                let (keys, prefixes) = refs.list_dir(prefix.as_str());
+                Ok(Listing { keys, prefixes, ..Listing::default() })
+            }
             Index::Parquet(index) => self.list_dir_parquet(index, prefix),
         }
     }
-}
-
-fn list_dir_json(refs: &ReferenceSet, prefix: &str) -> Listing {
-    let mut listing = Listing::default();
-    let mut cursor = prefix.to_owned();
-    while let Some(key) = refs.first_key_from(&cursor).filter(|k| k.starts_with(prefix)) {
-        let rest = &key[prefix.len()..];
-        if let Some((child, _)) = rest.split_once('/') {
-            // Jump past every key under this child: '0' sorts right after '/'.
-            cursor = format!("{prefix}{child}0");
-            listing.prefixes.push(format!("{prefix}{child}/"));
-        } else {
-            cursor = format!("{key}\0");
-            listing.keys.push(key.to_owned());
-        }
-    }
-    listing
 }

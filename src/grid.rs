@@ -1,0 +1,187 @@
+//! Zarr V2 chunk grids: how many chunks an array has along each dimension,
+//! and where a chunk key sits in C order. Shared by the in-memory reference
+//! table and fsspec's parquet layout; pure, no I/O.
+
+use serde_json::Value;
+
+/// The chunk grid of one array, read from its `.zarray`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ChunkGrid {
+    /// The number of chunks along each dimension (`[]` for a scalar).
+    dims: Vec<u64>,
+    /// What joins the indices of a chunk key: `.` (`0.1.2`) or `/` (`0/1/2`).
+    separator: char,
+    /// The number of chunks; fits in a `u64` by construction.
+    count: u64,
+}
+
+impl ChunkGrid {
+    /// The grid of a `.zarray` document: `shape`, `chunks` and `dimension_separator`.
+    ///
+    /// # Errors
+    /// A message naming the field that is missing or malformed.
+    pub(crate) fn from_zarray(zarray: &Value) -> Result<Self, String> {
+        let dims = |name: &str| -> Result<Vec<u64>, String> {
+            zarray
+                .get(name)
+                .and_then(Value::as_array)
+                .ok_or(format!("\"{name}\" must be a list"))?
+                .iter()
+                .map(|v| v.as_u64().ok_or(format!("\"{name}\" must hold non-negative integers")))
+                .collect()
+        };
+        let (shape, chunks) = (dims("shape")?, dims("chunks")?);
+        if shape.len() != chunks.len() {
+            return Err(format!("\"shape\" has {} dimensions but \"chunks\" {}", shape.len(), chunks.len()));
+        }
+        let separator = match zarray.get("dimension_separator") {
+            None | Some(Value::Null) => '.',
+            Some(Value::String(s)) if s == "." => '.',
+            Some(Value::String(s)) if s == "/" => '/',
+            Some(other) => return Err(format!("\"dimension_separator\" must be \".\" or \"/\", found {other}")),
+        };
+        let dims = shape
+            .iter()
+            .zip(&chunks)
+            .map(|(&s, &c)| match (s, c) {
+                (0, _) => Ok(0),
+                (_, 0) => Err("a chunk length of 0 for a non-empty dimension".to_owned()),
+                _ => Ok(s.div_ceil(c)),
+            })
+            .collect::<Result<Vec<u64>, String>>()?;
+        let count =
+            dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or("the chunk grid is too large".to_owned())?;
+        Ok(Self { dims, separator, count })
+    }
+
+    /// The same grid with chunk keys joined by `.`, whatever the array declares:
+    /// fsspec's parquet layout always splits chunk keys on `.`.
+    pub(crate) fn dotted(mut self) -> Self {
+        self.separator = '.';
+        self
+    }
+
+    /// The number of chunks along each dimension.
+    pub(crate) fn dims(&self) -> &[u64] {
+        &self.dims
+    }
+
+    /// The total number of chunks.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// What joins the indices of a chunk key.
+    pub(crate) fn separator(&self) -> char {
+        self.separator
+    }
+
+    /// The C-order position of the chunk named `chunk` (the part of the key
+    /// after `<array>/`), if it names a chunk inside the grid.
+    ///
+    /// `canonical` requires indices written as Zarr writes them (no sign, no
+    /// leading zero), so that exactly one key names each position. Without it,
+    /// any run of digits is read as Python's `int` would, as fsspec's parquet
+    /// layout does.
+    pub(crate) fn position(&self, chunk: &str, canonical: bool) -> Option<u64> {
+        if self.dims.is_empty() {
+            return (chunk == "0").then_some(0);
+        }
+        let mut parts = chunk.split(self.separator);
+        let mut linear = 0u64;
+        for &n in &self.dims {
+            let part = parts.next()?;
+            let well_formed = !part.is_empty()
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && !(canonical && part.len() > 1 && part.starts_with('0'));
+            if !well_formed {
+                return None;
+            }
+            let i: u64 = part.parse().ok()?;
+            if i >= n {
+                return None;
+            }
+            linear = linear * n + i;
+        }
+        parts.next().is_none().then_some(linear)
+    }
+
+    /// The chunk name (`i.j.k`) at C-order `position`, if it lies inside the grid.
+    pub(crate) fn chunk_name(&self, position: u64) -> Option<String> {
+        if position >= self.count {
+            return None;
+        }
+        if self.dims.is_empty() {
+            return Some("0".to_owned());
+        }
+        let mut index = vec![0; self.dims.len()];
+        let mut rest = position;
+        for (slot, &n) in index.iter_mut().zip(&self.dims).rev() {
+            *slot = rest % n;
+            rest /= n;
+        }
+        let mut name = String::with_capacity(index.len() * 4);
+        for (d, i) in index.iter().enumerate() {
+            if d > 0 {
+                name.push(self.separator);
+            }
+            name.push_str(&i.to_string());
+        }
+        Some(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn grid(zarray: &Value) -> ChunkGrid {
+        ChunkGrid::from_zarray(zarray).unwrap()
+    }
+
+    #[test]
+    fn positions_and_names_invert() {
+        let g = grid(&json!({"shape": [5, 6], "chunks": [2, 4]}));
+        assert_eq!((g.dims(), g.count(), g.separator()), (&[3, 2][..], 6, '.'));
+        for position in 0..6 {
+            let name = g.chunk_name(position).unwrap();
+            assert_eq!(g.position(&name, true), Some(position), "{name}");
+        }
+        assert_eq!(g.chunk_name(6), None);
+        let nested = grid(&json!({"shape": [5, 6], "chunks": [2, 4], "dimension_separator": "/"}));
+        assert_eq!(nested.chunk_name(3).as_deref(), Some("1/1"));
+        assert_eq!(nested.position("1/1", true), Some(3));
+        assert_eq!(nested.position("1.1", true), None);
+        let scalar = grid(&json!({"shape": [], "chunks": []}));
+        assert_eq!((scalar.count(), scalar.chunk_name(0).as_deref()), (1, Some("0")));
+        assert_eq!(scalar.position("0", true), Some(0));
+    }
+
+    #[test]
+    fn canonical_names_only_when_asked() {
+        let g = grid(&json!({"shape": [20], "chunks": [1]}));
+        assert_eq!(g.position("07", false), Some(7));
+        assert_eq!(g.position("07", true), None);
+        assert_eq!(g.position("0", true), Some(0));
+        for outside in ["20", "-1", "+1", "x", "", "1.0", "1."] {
+            assert_eq!(g.position(outside, false), None, "{outside}");
+        }
+    }
+
+    #[test]
+    fn bad_grids() {
+        for (zarray, needle) in [
+            (json!({"shape": [3], "chunks": [0]}), "chunk length"),
+            (json!({"shape": [3, 3], "chunks": [1]}), "dimensions"),
+            (json!({"chunks": [1]}), "\"shape\""),
+            (json!({"shape": [3], "chunks": [1], "dimension_separator": "-"}), "dimension_separator"),
+            (json!({"shape": [u64::MAX, u64::MAX], "chunks": [1, 1]}), "too large"),
+        ] {
+            let err = ChunkGrid::from_zarray(&zarray).unwrap_err();
+            assert!(err.contains(needle), "{zarray}: {err}");
+        }
+        let empty = grid(&json!({"shape": [0, 9], "chunks": [0, 9]}));
+        assert_eq!(empty.count(), 0);
+    }
+}

@@ -1,0 +1,153 @@
+//! Building a [`ReferenceSet`]: interning URLs, packing inline values into
+//! one arena, and placing each chunk key in its array's dense table.
+
+use std::collections::{BTreeMap, HashMap};
+
+use foldhash::HashMap as FastHashMap;
+
+use super::table::{ChunkTable, MAX_URLS, Tables};
+use super::{Entry, ReferenceSet, UrlId, span};
+use crate::grid::ChunkGrid;
+use crate::parse::lenient;
+
+/// Builds a [`ReferenceSet`], interning URLs and packing inline values into one arena.
+///
+/// Inserting a key that is already present replaces it (as `gen` output
+/// replaces same-named `refs` in fsspec).
+///
+/// Once an array's `.zarray` has been inserted, its chunk keys go straight
+/// into a dense table; chunk keys inserted before their `.zarray` are moved
+/// there when the set is built. Documents that put metadata first (kerchunk
+/// and zarr do) therefore never hold chunk keys as text.
+#[derive(Debug, Default)]
+pub struct ReferenceSetBuilder {
+    loose: BTreeMap<Box<str>, Entry>,
+    tables: Tables,
+    urls: Vec<Box<str>>,
+    url_ids: FastHashMap<Box<str>, UrlId>,
+    inline: Vec<u8>,
+}
+
+impl ReferenceSetBuilder {
+    /// An empty builder.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Intern `url`, returning its id. `None` stands for the default target.
+    ///
+    /// # Panics
+    /// Panics if more than `2^31 - 2` distinct URLs are interned.
+    pub fn intern(&mut self, url: Option<&str>) -> UrlId {
+        let Some(url) = url else {
+            return UrlId::DEFAULT_TARGET;
+        };
+        if let Some(id) = self.url_ids.get(url) {
+            return *id;
+        }
+        let id = u32::try_from(self.urls.len()).ok().filter(|&id| id < MAX_URLS).expect("fewer than 2^31 - 2 URLs");
+        let id = UrlId(id);
+        self.urls.push(url.into());
+        self.url_ids.insert(url.into(), id);
+        id
+    }
+
+    /// Set `key` to an inline value.
+    pub fn insert_inline(&mut self, key: &str, value: &[u8]) {
+        let start = self.inline.len() as u64;
+        self.inline.extend_from_slice(value);
+        self.insert(key, Entry::Inline { start, len: value.len() as u64 });
+    }
+
+    /// Set `key` to the whole of `url` (`None`: the default target).
+    pub fn insert_whole(&mut self, key: &str, url: Option<&str>) {
+        let url = self.intern(url);
+        self.insert(key, Entry::Whole(url));
+    }
+
+    /// Set `key` to `length` bytes of `url` from `offset` (`None`: the default target).
+    pub fn insert_range(&mut self, key: &str, url: Option<&str>, offset: u64, length: u64) {
+        let url = self.intern(url);
+        self.insert(key, Entry::Range { url, offset, length });
+    }
+
+    fn insert(&mut self, key: &str, entry: Entry) {
+        if let Some((table, position)) = self.tables.locate_mut(key) {
+            table.insert(position, entry);
+            return;
+        }
+        self.loose.insert(key.into(), entry);
+        if let Some(path) = key.strip_suffix(".zarray").and_then(array_path) {
+            self.array_metadata_changed(path);
+        }
+    }
+
+    /// Keep the table of the array at `path` in step with its `.zarray`.
+    fn array_metadata_changed(&mut self, path: &str) {
+        let key = if path.is_empty() { ".zarray".to_owned() } else { format!("{path}/.zarray") };
+        let grid = match self.loose.get(key.as_str()) {
+            Some(&Entry::Inline { start, len }) => lenient::parse_json_lenient(&self.inline[span(start, len)])
+                .ok()
+                .and_then(|zarray| ChunkGrid::from_zarray(&zarray).ok()),
+            _ => None,
+        };
+        if grid.is_some() && self.tables.get(path).map(ChunkTable::grid) == grid.as_ref() {
+            return;
+        }
+        // The grid changed: the chunks placed by the old one become plain keys again.
+        if let Some(old) = self.tables.remove(path) {
+            for (position, entry) in old.entries() {
+                self.loose.insert(old.key(path, position).into(), entry);
+            }
+        }
+        if let Some(grid) = grid.filter(|grid| grid.count() > 0) {
+            self.tables.insert(path, ChunkTable::new(grid));
+        }
+    }
+
+    /// Finish the set.
+    ///
+    /// # Panics
+    /// Never: the `expect`s state invariants of the builder's own bookkeeping.
+    #[must_use]
+    pub fn build(mut self) -> ReferenceSet {
+        loop {
+            // Chunk keys inserted before their array's `.zarray` move to its table, as
+            // older than any reference the table holds: no table held them when inserted.
+            let mut claimed: HashMap<Box<str>, Vec<(u64, Entry)>> = HashMap::new();
+            let keys: Vec<Box<str>> = self.loose.keys().filter(|k| self.tables.locate(k).is_some()).cloned().collect();
+            for key in keys {
+                let entry = self.loose.remove(&key).expect("a listed key");
+                let (path, position) = self.tables.find(&key).expect("a located key");
+                claimed.entry(path.into()).or_default().push((position, entry));
+            }
+            for (path, entries) in claimed {
+                self.tables.get_mut(&path).expect("a found table").insert_older(entries);
+            }
+            // Tables too sparse to be dense give their keys back; these may fit another table.
+            let mut demoted = false;
+            for (path, mut table) in self.tables.take_all() {
+                if table.finish() {
+                    self.tables.insert(&path, table);
+                } else {
+                    demoted = true;
+                    for (position, entry) in table.entries() {
+                        self.loose.insert(table.key(&path, position).into(), entry);
+                    }
+                }
+            }
+            if !demoted {
+                break;
+            }
+        }
+        let len = self.loose.len() + self.tables.sorted().map(|(_, t)| t.present()).sum::<usize>();
+        self.inline.shrink_to_fit();
+        ReferenceSet { loose: self.loose, tables: self.tables, urls: self.urls, inline: self.inline.into(), len }
+    }
+}
+
+/// The array path of a key that ended in `.zarray` (given without it): `""` for the root.
+fn array_path(rest: &str) -> Option<&str> {
+    if rest.is_empty() { Some("") } else { rest.strip_suffix('/') }
+}

@@ -1,0 +1,421 @@
+//! The reference model: what every key of a reference set points to.
+//!
+//! A [`ReferenceSet`] is built once by a parser and then only read. It knows
+//! nothing of I/O: URLs are kept as written (after template expansion) and
+//! interned, so that the layers above can resolve each distinct URL once.
+//!
+//! The storage is columnar, because chunk references are nearly all of a
+//! large set: the chunk keys of each array whose `.zarray` the set holds
+//! live in a chunk table, dense columns indexed by C-order chunk position
+//! (20 bytes a chunk, no key text). Only the other keys (metadata, keys
+//! outside every grid, arrays too sparse for a dense table) are kept in a
+//! sorted map. Inline values of both share one arena.
+
+mod builder;
+mod table;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use bytes::Bytes;
+
+pub use builder::ReferenceSetBuilder;
+use table::Tables;
+
+/// The index of an interned target URL in a [`ReferenceSet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UrlId(u32);
+
+impl UrlId {
+    /// The id that stands for a `null` URL: the store's configured default target.
+    pub const DEFAULT_TARGET: UrlId = UrlId(u32::MAX);
+
+    /// The position of this URL in [`ReferenceSet::urls`], or `None` for
+    /// [`UrlId::DEFAULT_TARGET`].
+    #[must_use]
+    pub fn index(self) -> Option<usize> {
+        (self != Self::DEFAULT_TARGET).then_some(self.0 as usize)
+    }
+}
+
+/// What one key of a reference set holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference<'a> {
+    /// The value itself (inline text, decoded base64, or a JSON object as JSON text).
+    Inline(&'a [u8]),
+    /// The whole of a target file: `[url]`.
+    Whole(UrlId),
+    /// `length` bytes of a target file starting at `offset`: `[url, offset, length]`.
+    Range {
+        /// The target file.
+        url: UrlId,
+        /// The first byte.
+        offset: u64,
+        /// The number of bytes.
+        length: u64,
+    },
+}
+
+/// What one key holds, owned and format-independent: what
+/// [`ReferenceStore::reference`](crate::ReferenceStore::reference) answers for
+/// JSON sets and parquet roots alike. URLs are as written in the references.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedReference {
+    /// The value itself.
+    Inline(Bytes),
+    /// The whole of a target file (`None`: the default target).
+    Whole {
+        /// The target file.
+        url: Option<String>,
+    },
+    /// `length` bytes of a target file from `offset` (`None`: the default target).
+    Range {
+        /// The target file.
+        url: Option<String>,
+        /// The first byte.
+        offset: u64,
+        /// The number of bytes.
+        length: u64,
+    },
+}
+
+/// One reference, as stored: inline values are a span of the set's arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    Inline { start: u64, len: u64 },
+    Whole(UrlId),
+    Range { url: UrlId, offset: u64, length: u64 },
+}
+
+/// A parsed reference set: every key mapped to inline bytes or a target byte range.
+#[derive(Debug, Default)]
+pub struct ReferenceSet {
+    /// Every key that no chunk table holds, sorted.
+    loose: BTreeMap<Box<str>, Entry>,
+    /// The chunk references of arrays, by array path.
+    tables: Tables,
+    urls: Vec<Box<str>>,
+    inline: Bytes,
+    len: usize,
+}
+
+impl ReferenceSet {
+    /// The reference for `key`, if the set has one.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<Reference<'_>> {
+        self.entry(key).map(|entry| self.view(entry))
+    }
+
+    /// The inline value of `key` as shared bytes (no copy), if `key` is inline.
+    pub(crate) fn inline_bytes(&self, key: &str) -> Option<Bytes> {
+        match self.entry(key)? {
+            Entry::Inline { start, len } => Some(self.inline.slice(span(start, len))),
+            _ => None,
+        }
+    }
+
+    fn entry(&self, key: &str) -> Option<Entry> {
+        // A key that names a chunk of a table is only ever held by that table.
+        match self.tables.locate(key) {
+            Some((table, position)) => table.get(position),
+            None => self.loose.get(key).copied(),
+        }
+    }
+
+    /// The number of keys.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set has no keys.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every key with its reference: first the keys outside array chunk
+    /// grids (metadata, mostly) in sorted order, then each array's chunks in
+    /// C order of their chunk position, arrays in sorted order of their path.
+    ///
+    /// Chunk keys are built as they are visited (they are not stored), hence
+    /// the [`Cow`].
+    pub fn iter(&self) -> impl Iterator<Item = (Cow<'_, str>, Reference<'_>)> {
+        let loose = self.loose.iter().map(|(k, e)| (Cow::Borrowed(&**k), self.view(*e)));
+        let chunks = self.tables.sorted().flat_map(move |(path, table)| {
+            table.entries().map(move |(position, entry)| (Cow::Owned(table.key(path, position)), self.view(entry)))
+        });
+        loose.chain(chunks)
+    }
+
+    /// The keys that start with `prefix`, in sorted order.
+    #[must_use]
+    pub fn keys_with_prefix(&self, prefix: &str) -> Vec<String> {
+        let mut keys: Vec<String> =
+            self.loose_keys_from(prefix).take_while(|k| k.starts_with(prefix)).map(str::to_owned).collect();
+        for (path, table) in self.tables.sorted() {
+            if !table.may_hold_prefix(path, prefix) {
+                continue;
+            }
+            keys.extend(
+                table.entries().map(|(position, _)| table.key(path, position)).filter(|k| k.starts_with(prefix)),
+            );
+        }
+        keys.sort_unstable();
+        keys
+    }
+
+    /// The keys directly under the folder `prefix` (`""` or ending in `/`) and
+    /// its child folders (each ending in `/`), both sorted.
+    pub(crate) fn list_dir(&self, prefix: &str) -> (Vec<String>, Vec<String>) {
+        let (mut keys, mut folders) = (Vec::new(), Vec::new());
+        let mut file = |key: &str| match key[prefix.len()..].split_once('/') {
+            Some((child, _)) => folders.push(format!("{prefix}{child}/")),
+            None => keys.push(key.to_owned()),
+        };
+        let mut cursor = Cow::Borrowed(prefix);
+        while let Some(key) = self.loose_keys_from(&cursor).next().filter(|k| k.starts_with(prefix)) {
+            file(key);
+            let rest = &key[prefix.len()..];
+            cursor = match rest.split_once('/') {
+                // Jump past every key under this child: '0' sorts right after '/'.
+                Some((child, _)) => Cow::Owned(format!("{prefix}{child}0")),
+                None => Cow::Owned(format!("{key}\0")),
+            };
+        }
+        for (path, table) in self.tables.sorted() {
+            if !table.may_hold_prefix(path, prefix) {
+                continue;
+            }
+            let folder = table::folder(path);
+            if folder.len() > prefix.len() {
+                // The whole array lies in one child folder: no need to visit its chunks.
+                file(&folder);
+            } else {
+                for (position, _) in table.entries() {
+                    let key = table.key(path, position);
+                    if key.starts_with(prefix) {
+                        file(&key);
+                    }
+                }
+            }
+        }
+        for names in [&mut keys, &mut folders] {
+            names.sort_unstable();
+            names.dedup();
+        }
+        (keys, folders)
+    }
+
+    /// The keys outside chunk tables from `from` on, in sorted order.
+    fn loose_keys_from<'a>(&'a self, from: &str) -> impl Iterator<Item = &'a str> + use<'a> {
+        self.loose.range::<str, _>((Bound::Included(from), Bound::Unbounded)).map(|(k, _)| &**k)
+    }
+
+    /// The distinct target URLs, indexed by [`UrlId::index`].
+    #[must_use]
+    pub fn urls(&self) -> &[Box<str>] {
+        &self.urls
+    }
+
+    /// The URL text of `id`, or `None` for the default target.
+    #[must_use]
+    pub fn url(&self, id: UrlId) -> Option<&str> {
+        id.index().map(|i| &*self.urls[i])
+    }
+
+    /// The bytes of memory the references take: the key map, the chunk
+    /// tables, the URLs and the inline arena (allocator overhead not counted).
+    #[must_use]
+    pub fn memory_size(&self) -> usize {
+        // A B-tree node holds up to 11 entries; count each entry with its share of a node.
+        let loose: usize = self.loose.keys().map(|k| k.len() + size_of::<(Box<str>, Entry)>() * 3 / 2).sum();
+        let urls: usize = self.urls.iter().map(|u| u.len() + size_of::<Box<str>>()).sum();
+        loose + self.tables.memory_size() + urls + self.inline.len()
+    }
+
+    fn view(&self, entry: Entry) -> Reference<'_> {
+        match entry {
+            Entry::Inline { start, len } => Reference::Inline(&self.inline[span(start, len)]),
+            Entry::Whole(url) => Reference::Whole(url),
+            Entry::Range { url, offset, length } => Reference::Range { url, offset, length },
+        }
+    }
+}
+
+/// The arena span of an inline value; spans index an in-memory arena, so they fit a `usize`.
+#[allow(clippy::cast_possible_truncation)]
+fn span(start: u64, len: u64) -> std::ops::Range<usize> {
+    start as usize..(start + len) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use table::ChunkTable;
+
+    #[test]
+    fn interning_and_views() {
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline("a", b"data");
+        b.insert_range("x/0", Some("s3://b/f.nc"), 10, 5);
+        b.insert_range("x/1", Some("s3://b/f.nc"), 15, 5);
+        b.insert_whole("y/0", None);
+        let set = b.build();
+        assert_eq!(set.urls().len(), 1);
+        assert_eq!(set.get("a"), Some(Reference::Inline(b"data")));
+        let Some(Reference::Range { url, offset: 15, length: 5 }) = set.get("x/1") else { panic!() };
+        assert_eq!(set.url(url), Some("s3://b/f.nc"));
+        assert_eq!(set.get("y/0"), Some(Reference::Whole(UrlId::DEFAULT_TARGET)));
+        assert_eq!(set.url(UrlId::DEFAULT_TARGET), None);
+        assert_eq!(set.keys_with_prefix("x/"), ["x/0", "x/1"]);
+        assert_eq!(set.inline_bytes("a").as_deref(), Some(&b"data"[..]));
+    }
+
+    fn zarray(shape: &[u64], chunks: &[u64], separator: &str) -> Vec<u8> {
+        let doc = format!(
+            r#"{{"shape": {shape:?}, "chunks": {chunks:?}, "dimension_separator": "{separator}", "fill_value": NaN}}"#
+        );
+        doc.into_bytes()
+    }
+
+    /// Every key with its reference, sorted, URLs as text.
+    fn dump(set: &ReferenceSet) -> Vec<String> {
+        let mut lines: Vec<String> = set
+            .iter()
+            .map(|(k, r)| match r {
+                Reference::Inline(v) => format!("{k} inline {v:?}"),
+                Reference::Whole(u) => format!("{k} whole {:?}", set.url(u)),
+                Reference::Range { url, offset, length } => format!("{k} {:?} {offset} {length}", set.url(url)),
+            })
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    #[test]
+    fn chunk_keys_live_in_tables_whatever_the_order() {
+        let insert_chunks = |b: &mut ReferenceSetBuilder| {
+            b.insert_range("a/1.2", Some("f"), 12, 1);
+            b.insert_whole("a/0.0", None);
+            b.insert_inline("a/2.1", b"tiny");
+            b.insert_range("a/01.2", Some("f"), 99, 1); // not canonical: a key of its own
+            b.insert_range("a/3.0", Some("f"), 99, 1); // outside the grid
+            b.insert_range("a/1.2", Some("g"), 120, 2); // replaces the first
+        };
+        let metadata_first = {
+            let mut b = ReferenceSetBuilder::new();
+            b.insert_inline("a/.zarray", &zarray(&[5, 9], &[2, 3], "."));
+            insert_chunks(&mut b);
+            b.build()
+        };
+        let metadata_last = {
+            let mut b = ReferenceSetBuilder::new();
+            insert_chunks(&mut b);
+            b.insert_inline("a/.zarray", &zarray(&[5, 9], &[2, 3], "."));
+            b.build()
+        };
+        for set in [&metadata_first, &metadata_last] {
+            assert_eq!(set.len(), 6);
+            assert_eq!(set.tables.get("a").map(ChunkTable::present), Some(3));
+            assert!(
+                matches!(set.get("a/1.2"), Some(Reference::Range { url, offset: 120, length: 2 }) if set.url(url) == Some("g"))
+            );
+            assert_eq!(set.get("a/0.0"), Some(Reference::Whole(UrlId::DEFAULT_TARGET)));
+            assert_eq!(set.inline_bytes("a/2.1").as_deref(), Some(&b"tiny"[..]));
+            assert!(set.get("a/01.2").is_some() && set.get("a/3.0").is_some());
+            assert_eq!(set.get("a/1.1"), None);
+            assert_eq!(set.get("a/1"), None);
+        }
+        assert_eq!(dump(&metadata_first), dump(&metadata_last));
+        assert_eq!(set_keys(&metadata_first, ""), (vec![], vec!["a/".to_owned()]));
+        assert_eq!(
+            set_keys(&metadata_first, "a/"),
+            (["a/.zarray", "a/0.0", "a/01.2", "a/1.2", "a/2.1", "a/3.0"].map(String::from).to_vec(), vec![])
+        );
+        assert_eq!(metadata_first.keys_with_prefix("a/1"), ["a/1.2"]);
+    }
+
+    fn set_keys(set: &ReferenceSet, prefix: &str) -> (Vec<String>, Vec<String>) {
+        set.list_dir(prefix)
+    }
+
+    #[test]
+    fn nested_and_root_arrays() {
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline(".zarray", &zarray(&[4], &[2], "."));
+        b.insert_inline("g/n/.zarray", &zarray(&[4, 4, 4], &[2, 2, 2], "/"));
+        b.insert_inline("g/one/.zarray", &zarray(&[4], &[1], "/"));
+        b.insert_range("1", Some("r"), 1, 1);
+        b.insert_range("g/n/1/0/1", Some("n"), 101, 1);
+        b.insert_range("g/n/1.0.1", Some("n"), 0, 1); // the wrong separator: a plain key
+        b.insert_range("g/one/3", Some("o"), 3, 1);
+        let set = b.build();
+        let present = |path: &str| set.tables.get(path).map(ChunkTable::present);
+        assert_eq!((present(""), present("g/n"), present("g/one")), (Some(1), Some(1), Some(1)));
+        assert!(matches!(set.get("g/n/1/0/1"), Some(Reference::Range { offset: 101, .. })));
+        assert!(set.get("g/n/1.0.1").is_some() && set.get("g/n/1/0/0").is_none());
+        assert_eq!(
+            set.list_dir("g/n/"),
+            (vec!["g/n/.zarray".to_owned(), "g/n/1.0.1".to_owned()], vec!["g/n/1/".to_owned()])
+        );
+        assert_eq!(set.list_dir("g/n/1/0/"), (vec!["g/n/1/0/1".to_owned()], vec![]));
+        assert_eq!(set.list_dir("g/"), (vec![], vec!["g/n/".to_owned(), "g/one/".to_owned()]));
+        assert_eq!(set.list_dir("").0, [".zarray", "1"]);
+        assert_eq!(set.len(), 7);
+    }
+
+    #[test]
+    fn a_changed_zarray_moves_chunks_back_to_keys() {
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline("a/.zarray", &zarray(&[10], &[1], "."));
+        b.insert_range("a/7", Some("f"), 7, 1);
+        b.insert_inline("a/.zarray", &zarray(&[5], &[1], "."));
+        b.insert_range("a/2", Some("f"), 2, 1);
+        let set = b.build();
+        // a/7 lies outside the new grid; it stays, as a plain key.
+        assert!(matches!(set.get("a/7"), Some(Reference::Range { offset: 7, .. })));
+        assert!(set.loose.contains_key("a/7"));
+        assert_eq!(set.tables.get("a").map(ChunkTable::present), Some(1));
+        // Metadata that is not a chunk grid leaves every key plain.
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline("a/.zarray", &zarray(&[10], &[1], "."));
+        b.insert_range("a/7", Some("f"), 7, 1);
+        b.insert_whole("a/.zarray", Some("meta.json"));
+        let set = b.build();
+        assert!(set.tables.get("a").is_none() && set.get("a/7").is_some());
+    }
+
+    #[test]
+    fn sparse_grids_stay_keys() {
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline("a/.zarray", &zarray(&[1 << 40], &[1], "."));
+        for i in [5u64, 1 << 39, 17] {
+            b.insert_range(&format!("a/{i}"), Some("f"), i, 1);
+        }
+        let set = b.build();
+        assert!(set.tables.get("a").is_none());
+        assert_eq!(set.len(), 4);
+        assert!(
+            matches!(set.get(&format!("a/{}", 1u64 << 39)), Some(Reference::Range { offset, .. }) if offset == 1 << 39)
+        );
+        assert!(set.memory_size() < 10_000);
+    }
+
+    #[test]
+    fn a_dense_table_costs_20_bytes_a_chunk() {
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline("v/.zarray", &zarray(&[100, 1000], &[1, 1], "."));
+        for i in 0..100 {
+            for j in 0..1000 {
+                b.insert_range(&format!("v/{i}.{j}"), Some("data.bin"), (i * 1000 + j) * 8, 8);
+            }
+        }
+        let set = b.build();
+        assert_eq!(set.len(), 100_001);
+        let per_chunk = set.memory_size() / 100_000;
+        assert_eq!(per_chunk, 20);
+        assert!(matches!(set.get("v/99.999"), Some(Reference::Range { offset: 799_992, length: 8, .. })));
+    }
+}
