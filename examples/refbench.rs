@@ -11,7 +11,7 @@
 //!
 //! Workloads (the corpus is made by `make_synthetic.py`, default `/tmp/refbench`):
 //!
-//! - `load-json N`: open `refs_1eK_v0.json` (N = 1e4, 1e5, 1e6, optional `z` suffix) and read the last chunk key;
+//! - `load-json N`: open `refs_1eK_v0.json` (N = 1e4 to 1e7, optional `z` suffix) and read the last chunk key;
 //! - `load-v1 N`: the same for `refs_1eK_v1.json` (templates and one `gen` entry);
 //! - `open-parquet N [--lookups L]`: open `refs_1eK.parq` and look up L (100) random chunk references;
 //! - `read-full [--http] [--prefetch]`, `read-full-zlib [--http] [--prefetch]`: read the whole 1 GiB
@@ -38,6 +38,7 @@ use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
 const NT: u64 = 4096;
 const CHUNK_BYTES: u64 = 262_144;
+const MIB: f64 = 1_048_576.0;
 
 fn main() -> std::process::ExitCode {
     let start = Instant::now();
@@ -70,7 +71,7 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
     };
     let flag = |name: &str| args.iter().any(|a| a == name);
     let workload = args.first().ok_or("usage: refbench [--root DIR] <workload> [args]; see the source's header")?;
-    let n = || parse_n(args.get(1).ok_or("the workload needs N (1e4, 1e5 or 1e6)")?);
+    let n = || parse_n(args.get(1).ok_or("the workload needs N (1e4 to 1e7)")?);
     let mut line = match workload.as_str() {
         "load-json" => load_json(&root, n()?, 0)?,
         "load-v1" => load_json(&root, n()?, 1)?,
@@ -91,10 +92,10 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
 /// `1e6` -> (1000000, ""); `1e6z` -> (1000000, "z").
 fn parse_n(text: &str) -> Result<(u64, &'static str), Box<dyn Error>> {
     let z = if text.ends_with('z') { "z" } else { "" };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 1e4..1e6
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 1e4..1e7
     let n = text.trim_end_matches('z').parse::<f64>()? as u64;
-    if ![10_000, 100_000, 1_000_000].contains(&n) {
-        return Err(format!("N must be 1e4, 1e5 or 1e6 (optionally suffixed z), got {text}").into());
+    if ![10_000, 100_000, 1_000_000, 10_000_000].contains(&n) {
+        return Err(format!("N must be 1e4, 1e5, 1e6 or 1e7 (optionally suffixed z), got {text}").into());
     }
     Ok((n, z))
 }
@@ -130,6 +131,7 @@ fn matches(reference: Option<&OwnedReference>, want: &(String, Option<(u64, u64)
     }
 }
 
+#[allow(clippy::cast_precision_loss)] // byte counts far below 2^52
 fn load_json(root: &str, (n, z): (u64, &str), version: u8) -> Result<serde_json::Value, Box<dyn Error>> {
     if version == 1 && !z.is_empty() {
         return Err("the irregular (z) sets have no v1 form".into());
@@ -142,12 +144,16 @@ fn load_json(root: &str, (n, z): (u64, &str), version: u8) -> Result<serde_json:
     let t1 = Instant::now();
     let data = store.get(&StoreKey::new(key.clone())?)?.ok_or("the last key is missing")?;
     let want = expected(root, n, n - 1, z).1.map_or(data.len() as u64, |(_, length)| length);
+    let memory = store.references().map_or(0, zarrs_kerchunk::ReferenceSet::memory_size);
     Ok(serde_json::json!({
         "workload": format!("{}{}", if version == 0 { "load-json" } else { "load-v1" }, if z.is_empty() { "" } else { "-z" }),
         "n": n,
         "open_s": round(open_s),
         "touch_s": round(t1.elapsed().as_secs_f64()),
         "nrefs": store.references().map_or(0, zarrs_kerchunk::ReferenceSet::len),
+        // What the references take in memory, and per chunk reference.
+        "table_mib": round(memory as f64 / MIB),
+        "bytes_per_ref": round(memory as f64 / n as f64),
         "touched": key,
         "ok": data.len() as u64 == want,
     }))

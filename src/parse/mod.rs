@@ -7,7 +7,6 @@ pub(crate) mod lenient;
 mod stream;
 mod template;
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -79,13 +78,25 @@ impl ReferenceSet {
 
     /// [`from_json`](Self::from_json) for a document read from `location`, which errors name.
     pub(crate) fn from_json_at(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
-        let json_error = |reason: String| ReferenceError::Json { location: location.to_owned(), reason };
+        fn utf8<'b>(bytes: &'b [u8], location: &str) -> Result<&'b str, ReferenceError> {
+            std::str::from_utf8(bytes)
+                .map_err(|e| ReferenceError::Json { location: location.to_owned(), reason: format!("not UTF-8: {e}") })
+        }
         let bytes = compression::decompress(bytes)?;
-        let bytes = match lenient::quote_non_finite(&bytes) {
-            Some(quoted) => Cow::Owned(quoted),
-            None => bytes,
-        };
-        let text = std::str::from_utf8(&bytes).map_err(|e| json_error(format!("not UTF-8: {e}")))?;
+        // Bare NaN/Infinity tokens (Python's json) are rare outside the string-encoded
+        // metadata, so they are only looked for when the strict parse fails.
+        match Self::from_json_text(utf8(&bytes, location)?, options, location) {
+            Err(strict @ ReferenceError::Json { .. }) => match lenient::quote_non_finite(&bytes) {
+                Some(quoted) => Self::from_json_text(utf8(&quoted, location)?, options, location),
+                None => Err(strict),
+            },
+            result => result,
+        }
+    }
+
+    /// Parse the text of a reference document.
+    fn from_json_text(text: &str, options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
+        let json_error = |reason: String| ReferenceError::Json { location: location.to_owned(), reason };
         let mut builder = ReferenceSetBuilder::new();
         let members = stream::top_level(text, &mut builder, location)?;
         let member = |raw: Option<&serde_json::value::RawValue>| {

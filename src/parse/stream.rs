@@ -235,12 +235,25 @@ impl<'de> Visitor<'de> for EntryVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Entry<'de>, A::Error> {
-        let items: Vec<Item<'de>> = std::iter::from_fn(|| seq.next_element().transpose()).collect::<Result<_, _>>()?;
-        Ok(match items.as_slice() {
-            [Item::Text(url), Item::Number(offset), Item::Number(length)] => {
-                Entry::Range(url.clone(), *offset, *length)
+        // The first four elements tell `[url, offset, length]` apart without a Vec per reference.
+        let mut head: [Option<Item<'de>>; 4] = [None, None, None, None];
+        for slot in &mut head {
+            *slot = seq.next_element()?;
+            if slot.is_none() {
+                break;
             }
-            _ => Entry::Other(Json::Array(items.into_iter().map(Item::into_json).collect())),
+        }
+        Ok(match head {
+            [Some(Item::Text(url)), Some(Item::Number(offset)), Some(Item::Number(length)), None] => {
+                Entry::Range(url, offset, length)
+            }
+            head => {
+                let mut items: Vec<Json> = head.into_iter().flatten().map(Item::into_json).collect();
+                while let Some(item) = seq.next_element::<Item<'de>>()? {
+                    items.push(item.into_json());
+                }
+                Entry::Other(Json::Array(items))
+            }
         })
     }
 
