@@ -9,6 +9,9 @@ use serde_json::Value;
 pub(crate) struct ChunkGrid {
     /// The number of chunks along each dimension (`[]` for a scalar).
     dims: Vec<u64>,
+    /// The array's shape and its chunks' shape, in elements.
+    shape: Vec<u64>,
+    chunk_shape: Vec<u64>,
     /// What joins the indices of a chunk key: `.` (`0.1.2`) or `/` (`0/1/2`).
     separator: char,
     /// The number of chunks; fits in a `u64` by construction.
@@ -51,7 +54,7 @@ impl ChunkGrid {
             .collect::<Result<Vec<u64>, String>>()?;
         let count =
             dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or("the chunk grid is too large".to_owned())?;
-        Ok(Self { dims, separator, count })
+        Ok(Self { dims, shape, chunk_shape: chunks, separator, count })
     }
 
     /// The same grid with chunk keys joined by `.`, whatever the array declares:
@@ -106,6 +109,41 @@ impl ChunkGrid {
         parts.next().is_none().then_some(linear)
     }
 
+    /// The names of the chunks that hold part of `region` (a range of element
+    /// indices along each dimension), in C order.
+    ///
+    /// # Errors
+    /// A message if `region` has the wrong number of dimensions or reaches past the array.
+    pub(crate) fn chunk_names_in(&self, region: &[std::ops::Range<u64>]) -> Result<Vec<String>, String> {
+        if region.len() != self.shape.len() {
+            return Err(format!("the region has {} dimensions but the array {}", region.len(), self.shape.len()));
+        }
+        let mut spans = Vec::with_capacity(region.len());
+        for (d, ((range, &length), &chunk)) in region.iter().zip(&self.shape).zip(&self.chunk_shape).enumerate() {
+            if range.end > length {
+                return Err(format!("the region {range:?} reaches past dimension {d}, of length {length}"));
+            }
+            if range.start >= range.end {
+                return Ok(Vec::new());
+            }
+            spans.push(range.start / chunk..(range.end - 1) / chunk + 1);
+        }
+        // An odometer over the chunk indices, the last dimension fastest.
+        let mut index: Vec<u64> = spans.iter().map(|s| s.start).collect();
+        let mut names = Vec::new();
+        loop {
+            let parts: Vec<String> = index.iter().map(u64::to_string).collect();
+            names.push(if parts.is_empty() { "0".to_owned() } else { parts.join(&self.separator.to_string()) });
+            let Some(d) = (0..index.len()).rev().find(|&d| index[d] + 1 < spans[d].end) else {
+                return Ok(names);
+            };
+            index[d] += 1;
+            for (i, span) in index.iter_mut().zip(&spans).skip(d + 1) {
+                *i = span.start;
+            }
+        }
+    }
+
     /// The chunk name (`i.j.k`) at C-order `position`, if it lies inside the grid.
     pub(crate) fn chunk_name(&self, position: u64) -> Option<String> {
         if position >= self.count {
@@ -156,6 +194,19 @@ mod tests {
         let scalar = grid(&json!({"shape": [], "chunks": []}));
         assert_eq!((scalar.count(), scalar.chunk_name(0).as_deref()), (1, Some("0")));
         assert_eq!(scalar.position("0", true), Some(0));
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // a one-dimensional region
+    fn chunks_of_a_region() {
+        let g = grid(&json!({"shape": [5, 6], "chunks": [2, 4], "dimension_separator": "/"}));
+        assert_eq!(g.chunk_names_in(&[1..4, 3..5]).unwrap(), ["0/0", "0/1", "1/0", "1/1"]);
+        assert_eq!(g.chunk_names_in(&[4..5, 0..6]).unwrap(), ["2/0", "2/1"]);
+        assert_eq!(g.chunk_names_in(&[2..2, 0..6]).unwrap(), Vec::<String>::new());
+        assert!(g.chunk_names_in(&[0..6, 0..1]).unwrap_err().contains("dimension 0, of length 5"));
+        assert!(g.chunk_names_in(&[0..1]).unwrap_err().contains("1 dimensions but the array 2"));
+        let scalar = grid(&json!({"shape": [], "chunks": []}));
+        assert_eq!(scalar.chunk_names_in(&[]).unwrap(), ["0"]);
     }
 
     #[test]

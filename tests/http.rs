@@ -205,3 +205,36 @@ async fn async_prefetch_reports_failures_with_key_and_url() {
     let err = asynchronous.prefetch([StoreKey::new("r").unwrap()]).await.unwrap_err().to_string();
     assert_clear(&err, &url, "not found");
 }
+
+#[allow(clippy::single_range_in_vec_init)] // one-dimensional regions
+/// `prefetch_region` reads exactly the chunks behind a region, in one GET; zarrs then reads that region from memory.
+#[test]
+fn prefetch_region_reads_the_region_chunks_once() {
+    let (base, log) = server::files_logged();
+    let store = Arc::new(ReferenceStore::open(&format!("{base}/files/nc4_deflate_shuffle/refs.json")).unwrap());
+    let array = zarrs::array::Array::open(store.clone(), "/temp").unwrap();
+    let local = ReferenceStore::open(common::data_dir().join("nc4_deflate_shuffle/refs.json").to_str().unwrap());
+    let expected = zarrs::array::Array::open(Arc::new(local.unwrap()), "/temp").unwrap();
+    let region = [2..4, 1..7, 0..9];
+    log.lock().unwrap().clear();
+    let bytes = store.prefetch_region("/temp", &region).unwrap();
+    let data_gets = || log.lock().unwrap().iter().filter(|(_, path, _)| path.ends_with("data.nc")).count();
+    assert_eq!(data_gets(), 1, "the region's 9 chunks in one ranged GET");
+    let read: ndarray::ArrayD<f32> = array.retrieve_array_subset(&region).unwrap();
+    assert_eq!(data_gets(), 1, "no read after the prefetch");
+    let want: ndarray::ArrayD<f32> = expected.retrieve_array_subset(&region).unwrap();
+    assert_eq!(read, want);
+    let all_chunks = ReferenceStore::open(common::data_dir().join("nc4_deflate_shuffle/refs.json").to_str().unwrap())
+        .unwrap()
+        .prefetch_region("temp", &[0..5, 0..7, 0..9])
+        .unwrap();
+    assert!(bytes > 0 && bytes < all_chunks, "{bytes} of {all_chunks} bytes");
+    for (region, needle) in
+        [(&[0..6, 0..7, 0..9][..], "of length 5"), (&[0..1][..], "dimensions"), (&[][..], "dimensions")]
+    {
+        let err = store.prefetch_region("/temp", region).unwrap_err().to_string();
+        assert!(err.contains("temp") && err.contains(needle), "{err}");
+    }
+    let err = store.prefetch_region("/nope", &[0..1]).unwrap_err().to_string();
+    assert!(err.contains("nope") && err.contains("no .zarray"), "{err}");
+}

@@ -12,7 +12,7 @@ use zarrs_storage::{
 use bytes::Bytes;
 use zarrs_storage::byte_range::ByteRange;
 
-use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records};
+use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records, region};
 use crate::fetch;
 use crate::{OwnedReference, ReferenceSet};
 
@@ -95,6 +95,19 @@ impl AsyncReferenceStore {
         let prefetch = self.core.plan_prefetch(values)?;
         let fetched = fetch::read_batch(prefetch.requests(), self.core.batch_options()).await;
         self.core.keep_prefetched(prefetch, fetched)
+    }
+
+    /// [`prefetch`](Self::prefetch) every chunk of the array at `array` (a
+    /// zarrs node path such as `/temp`) that holds part of `region`, one
+    /// range of element indices per dimension; see
+    /// [`ReferenceStore::prefetch_region`](crate::ReferenceStore::prefetch_region).
+    ///
+    /// # Errors
+    /// [`StorageError`] if the array has no readable `.zarray`, `region` does
+    /// not fit the array, or a read fails (naming the key, target and cause).
+    pub async fn prefetch_region(&self, array: &str, region: &[std::ops::Range<u64>]) -> Result<u64, StorageError> {
+        let zarray = self.get(&region::zarray_key(array)?).await?;
+        self.prefetch(region::chunk_keys(array, zarray, region)?).await
     }
 
     /// Release every prefetched value not yet read.

@@ -10,6 +10,7 @@ mod export;
 mod listing;
 mod parquet;
 mod records;
+mod region;
 mod runtime;
 mod sync;
 

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use zarrs_storage::byte_range::ByteRange;
 
 use super::runtime::BlockingRuntime;
-use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records};
+use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records, region};
 use crate::fetch::{self, Request};
 use crate::resolve::Source;
 use crate::{OwnedReference, ReferenceSet};
@@ -92,8 +92,9 @@ impl ReferenceStore {
     /// Returns the number of bytes read ahead.
     ///
     /// zarrs reads the chunks of a sync request from its few rayon threads,
-    /// one request each; prefetching a subset's chunk keys first (see the
-    /// `prefetch` example) turns that into a few large concurrent reads,
+    /// one request each; prefetching a subset's chunk keys first (see
+    /// [`prefetch_region`](Self::prefetch_region) and the `open_virtual`
+    /// example's `--prefetch`) turns that into a few large concurrent reads,
     /// which matters when latency, not bandwidth, is the limit.
     ///
     /// # Errors
@@ -111,6 +112,31 @@ impl ReferenceStore {
             .block_on(fetch::read_batch(requests, options))
             .map_err(|cause| StorageError::Other(format!("prefetch failed: {cause}")))?;
         self.core.keep_prefetched(prefetch, fetched)
+    }
+
+    /// [`prefetch`](Self::prefetch) every chunk of the array at `array` (a
+    /// zarrs node path such as `/temp`) that holds part of `region`, one
+    /// range of element indices per dimension. Call it before zarrs reads
+    /// that region, so that zarrs decodes from memory.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrs_kerchunk::ReferenceStore;
+    /// # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nc4_deflate_shuffle/refs.json");
+    /// let store = Arc::new(ReferenceStore::open(location)?);
+    /// let array = zarrs::array::Array::open(store.clone(), "/temp")?;
+    /// store.prefetch_region("/temp", &[1..3, 0..7, 0..9])?;
+    /// let temp: ndarray::ArrayD<f32> = array.retrieve_array_subset(&[1..3, 0..7, 0..9])?;
+    /// assert_eq!(temp.shape(), [2, 7, 9]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`StorageError`] if the array has no readable `.zarray`, `region` does
+    /// not fit the array, or a read fails (naming the key, target and cause).
+    pub fn prefetch_region(&self, array: &str, region: &[std::ops::Range<u64>]) -> Result<u64, StorageError> {
+        let zarray = self.get(&region::zarray_key(array)?)?;
+        self.prefetch(region::chunk_keys(array, zarray, region)?)
     }
 
     /// Release every prefetched value not yet read.
