@@ -20,7 +20,10 @@
 //!   `ReferenceStore::prefetch`, in a few large concurrent reads: this pays off when latency
 //!   or decoding dominates, while for 1 GiB of uncompressed local data, holding every chunk's
 //!   bytes first costs as much in fresh-page faults as it saves);
-//! - `read-random K [--zlib] [--http]`: K single-chunk reads of random time steps.
+//! - `read-random K [--zlib] [--http]`: K single-chunk reads of random time steps;
+//! - `read-small K [--no-prefetch]`: the first K rows of the 4 KiB-chunked array of
+//!   `refs_small_http.json`, through the delaying proxy of `benches/tools/small_chunks.py`
+//!   (which also counts the requests), with `ReferenceStore::prefetch_region` first.
 //!
 //! The random keys come from `SplitMix64` seeded with 42, not Python's Mersenne
 //! Twister, so the keys differ from the peer's while the workload (L uniform
@@ -81,6 +84,10 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
         "read-random" => {
             let k = args.get(1).ok_or("read-random needs K")?.parse()?;
             read_random(&root, k, flag("--zlib"), flag("--http"))?
+        }
+        "read-small" => {
+            let k = args.get(1).ok_or("read-small needs K")?.parse()?;
+            read_small(&root, k, !flag("--no-prefetch"))?
         }
         other => return Err(format!("unknown workload {other:?}").into()),
     };
@@ -215,8 +222,7 @@ fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde
     let t1 = Instant::now();
     if prefetch {
         // Every chunk's bytes in a few large concurrent reads, before zarrs decodes from memory.
-        let keys = (0..NT).map(|t| array.chunk_key(&[t, 0, 0]));
-        store.prefetch(keys)?;
+        store.prefetch_region("/data", &array.subset_all().to_ranges())?;
     }
     let prefetch_s = t1.elapsed().as_secs_f64();
     // The decoded bytes as zarrs returns them (one allocation, as the peer's `arr[:]`).
@@ -244,6 +250,35 @@ fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde
         "mb_s": (mb_s * 10.0).round() / 10.0,
         "bytes": bytes.len(),
         "checksum": checksum,
+    }))
+}
+
+/// The first `k` rows of `small` (4 KiB chunks over the delaying proxy), checked against `data.bin`.
+fn read_small(root: &str, k: u64, prefetch: bool) -> Result<serde_json::Value, Box<dyn Error>> {
+    const COLS: u64 = 1024;
+    let t0 = Instant::now();
+    let store = Arc::new(ReferenceStore::open(&format!("{root}/refs_small_http.json"))?);
+    let array = Array::open(store.clone(), "/small")?;
+    let t1 = Instant::now();
+    let region = [0..k, 0..COLS];
+    if prefetch {
+        store.prefetch_region("/small", &region)?;
+    }
+    let prefetch_s = t1.elapsed().as_secs_f64();
+    let decoded: ArrayBytes = array.retrieve_array_subset(&region)?;
+    let read_s = t1.elapsed().as_secs_f64();
+    let bytes = decoded.into_fixed()?;
+    let mut want = vec![0u8; usize::try_from(k * COLS * 4)?];
+    std::io::Read::read_exact(&mut std::fs::File::open(format!("{root}/data.bin"))?, &mut want)?;
+    Ok(serde_json::json!({
+        "workload": "read-small",
+        "engine": "zarrs_kerchunk",
+        "k": k,
+        "prefetch": prefetch,
+        "open_s": round(t1.duration_since(t0).as_secs_f64()),
+        "prefetch_s": round(prefetch_s),
+        "read_s": round(read_s),
+        "ok": *bytes == want[..],
     }))
 }
 
