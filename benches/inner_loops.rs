@@ -1,0 +1,154 @@
+//! Criterion benches of the inner loops behind the `refbench` workloads:
+//! JSON parsing, `gen` expansion, key lookup, parquet record decoding, and
+//! range coalescing with slicing. Everything is in memory, so these measure
+//! the crate's own work, not I/O.
+//!
+//! ```text
+//! cargo bench --bench inner_loops
+//! ```
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use object_store::ObjectStoreExt as _;
+use object_store::memory::InMemory;
+use zarrs_kerchunk::{AsyncReferenceStore, ParquetWriteOptions, ParseOptions, ReferenceSet, ReferenceStoreBuilder};
+use zarrs_storage::StoreKey;
+
+/// References per document: time steps of 10 x 10 chunks, as in `make_synthetic.py`.
+const N: u64 = 100_000;
+const STEPS: u64 = N / 100;
+const CHUNK: u64 = 262_144;
+const SMALL_CHUNK: u64 = 4096;
+
+fn zarray() -> String {
+    format!(
+        r#"{{"chunks":[1,256,256],"compressor":null,"dtype":"<f4","fill_value":null,"filters":null,"order":"C","shape":[{STEPS},2560,2560],"zarr_format":2}}"#
+    )
+}
+
+/// A version 0 document like `refs_1e5_v0.json`, pointing at `url` with chunks of `chunk` bytes.
+fn v0_document(url: &str, chunk: u64) -> String {
+    let mut refs = serde_json::Map::new();
+    refs.insert(".zgroup".into(), r#"{"zarr_format":2}"#.into());
+    refs.insert("var/.zarray".into(), zarray().into());
+    for i in 0..N {
+        let (t, y, x) = (i / 100, i / 10 % 10, i % 10);
+        refs.insert(format!("var/{t}.{y}.{x}"), serde_json::json!([url, (i % 4096) * chunk, chunk]));
+    }
+    serde_json::Value::Object(refs).to_string()
+}
+
+/// The same references as one `gen` entry, like `refs_1e5_v1.json`.
+fn v1_document() -> String {
+    serde_json::json!({
+        "version": 1,
+        "templates": {"u": "/data/src"},
+        "refs": {".zgroup": r#"{"zarr_format":2}"#, "var/.zarray": zarray()},
+        "gen": [{
+            "key": "var/{{t}}.{{y}}.{{x}}",
+            "url": format!("{{{{u}}}}/part-{{{{(t*8)//{STEPS}}}}}.bin"),
+            "offset": "{{((t*100+y*10+x) % 4096) * 262144}}",
+            "length": "262144",
+            "dimensions": {"t": {"stop": STEPS}, "y": {"stop": 10}, "x": {"stop": 10}},
+        }],
+    })
+    .to_string()
+}
+
+/// 1000 chunk keys spread over the set (a multiplicative hash of 0..1000).
+fn sample_keys() -> Vec<String> {
+    (0..1000u64)
+        .map(|i| i.wrapping_mul(2_654_435_761) % N)
+        .map(|i| format!("var/{}.{}.{}", i / 100, i / 10 % 10, i % 10))
+        .collect()
+}
+
+fn parse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parse");
+    group.throughput(Throughput::Elements(N));
+    let v0 = v0_document("/data/src/part-0.bin", CHUNK);
+    group.bench_function("json_v0_1e5", |b| {
+        b.iter(|| ReferenceSet::from_json(black_box(v0.as_bytes()), &ParseOptions::default()).unwrap());
+    });
+    let v1 = v1_document();
+    group.bench_function("gen_1e5", |b| {
+        b.iter(|| ReferenceSet::from_json(black_box(v1.as_bytes()), &ParseOptions::default()).unwrap());
+    });
+    group.finish();
+}
+
+fn lookup(c: &mut Criterion) {
+    let set = ReferenceSet::from_json(v0_document("/data/src/part-0.bin", CHUNK).as_bytes(), &ParseOptions::default())
+        .unwrap();
+    let keys = sample_keys();
+    let mut group = c.benchmark_group("lookup");
+    group.throughput(Throughput::Elements(keys.len() as u64));
+    group.bench_function("get_1000_chunk_keys", |b| {
+        b.iter(|| keys.iter().filter(|k| set.get(black_box(k)).is_some()).count());
+    });
+    group.bench_function("get_1000_missing_keys", |b| {
+        b.iter(|| keys.iter().filter(|k| set.get(black_box(&format!("{k}x"))).is_some()).count());
+    });
+    group.finish();
+}
+
+/// An in-memory bucket holding a v0 document at `s3://bucket/refs.json` whose chunks are
+/// 4 KiB ranges of `s3://bucket/data.bin` (16 MiB: 4096 chunks).
+fn bucket(runtime: &tokio::runtime::Runtime) -> (Arc<InMemory>, ReferenceStoreBuilder) {
+    let memory = Arc::new(InMemory::new());
+    runtime.block_on(async {
+        let doc = v0_document("s3://bucket/data.bin", SMALL_CHUNK);
+        memory.put(&"refs.json".into(), doc.into_bytes().into()).await.unwrap();
+        let data: Vec<u8> = (0..4096 * SMALL_CHUNK).map(|i| (i % 251) as u8).collect();
+        memory.put(&"data.bin".into(), data.into()).await.unwrap();
+    });
+    (Arc::clone(&memory), ReferenceStoreBuilder::new().with_store("s3://bucket/", memory))
+}
+
+fn parquet(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (memory, builder) = bucket(&runtime);
+    runtime.block_on(async {
+        let json: AsyncReferenceStore = builder.open_async("s3://bucket/refs.json").await.unwrap();
+        let options = ParquetWriteOptions::default().with_record_size(N);
+        json.write_parquet(memory.as_ref(), &"refs.parq".into(), options, &mut |_| {}).await.unwrap();
+    });
+    let key = StoreKey::new("var/500.5.5").unwrap();
+    let mut group = c.benchmark_group("parquet");
+    group.throughput(Throughput::Elements(N));
+    // Opening reads `.zmetadata`; the first lookup reads and decodes the one record of N rows.
+    group.bench_function("open_and_decode_record_1e5", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let store = builder.open_async("s3://bucket/refs.parq").await.unwrap();
+                store.reference(&key).await.unwrap().unwrap()
+            })
+        });
+    });
+    group.finish();
+}
+
+fn coalescing(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (_, builder) = bucket(&runtime);
+    let store = runtime.block_on(builder.open_async("s3://bucket/refs.json")).unwrap();
+    // 4096 chunks laid end to end in one file: planned, merged into blocks, fetched, sliced.
+    let keys: Vec<StoreKey> =
+        (0..4096u64).map(|i| StoreKey::new(format!("var/{}.{}.{}", i / 100, i / 10 % 10, i % 10)).unwrap()).collect();
+    let mut group = c.benchmark_group("fetch");
+    group.throughput(Throughput::Elements(keys.len() as u64));
+    group.sample_size(20);
+    group.bench_function("prefetch_4096_adjacent_ranges", |b| {
+        b.iter(|| {
+            runtime.block_on(store.prefetch(keys.iter().cloned())).unwrap();
+            store.clear_prefetched();
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parse, lookup, parquet, coalescing);
+criterion_main!(benches);
