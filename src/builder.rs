@@ -7,7 +7,7 @@ use url::Url;
 
 use crate::fetch::{self, BatchOptions, Coalescing};
 use crate::parquet::ParquetLayout;
-use crate::resolve::{Location, Resolver};
+use crate::resolve::{Location, Resolver, Source};
 use crate::store::{
     AsyncReferenceStore, BlockingRuntime, Core, Index, ParquetIndex, RecordCacheOptions, ReferenceStore,
 };
@@ -170,6 +170,21 @@ impl ReferenceStoreBuilder {
             return self.open_parquet(root, resolver).await;
         }
         let source = resolver.source(&location, &location).map_err(|reason| read_error(&location, reason))?;
+        if let Source::Local(path) = &source {
+            // A local file is streamed a block at a time and never held whole. What the stream
+            // does not take (bare NaN tokens; a syntax error, to report with its line) is read
+            // whole below.
+            let (options, name) = (self.parse.clone(), location.to_string());
+            let streamed =
+                fetch::with_local_file(path.clone(), move |file| ReferenceSet::from_json_reader(file, &options, &name))
+                    .await
+                    .map_err(|reason| read_error(&location, reason))?;
+            match streamed {
+                Some(Ok(references)) => return Ok(self.core(Index::Json(references), location, resolver)),
+                Some(Err(ReferenceError::Json { .. })) | None => {}
+                Some(Err(error)) => return Err(error),
+            }
+        }
         match fetch::read_if_exists(&source).await.map_err(|reason| read_error(&location, reason))? {
             Some(bytes) => {
                 let references = ReferenceSet::from_json_at(&bytes, &self.parse, &location.to_string())?;

@@ -104,6 +104,20 @@ pub(crate) async fn read_if_exists(source: &Source) -> Result<Option<Bytes>, Str
     }
 }
 
+/// `read` applied to the local file at `path`, opened (on tokio's blocking
+/// pool when a runtime is present); `None` if there is no such file.
+pub(crate) async fn with_local_file<T: Send + 'static>(
+    path: std::path::PathBuf,
+    read: impl FnOnce(std::fs::File) -> T + Send + 'static,
+) -> Result<Option<T>, String> {
+    off_the_runtime(move || match std::fs::File::open(&path) {
+        Ok(file) => Ok(Some(read(file))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_message(&e)),
+    })
+    .await
+}
+
 /// Run blocking file I/O on tokio's blocking pool when a runtime is present.
 async fn off_the_runtime<T: Send + 'static>(
     read: impl FnOnce() -> Result<T, String> + Send + 'static,

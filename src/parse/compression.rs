@@ -25,6 +25,26 @@ pub(crate) fn decompress(bytes: &[u8]) -> Result<Cow<'_, [u8]>, ReferenceError> 
     result.map(Cow::Owned).map_err(|e| ReferenceError::Decompress { format, reason: e.to_string() })
 }
 
+/// `reader`, decompressing if it starts with a gzip or zstd magic number;
+/// also the format's name, for errors.
+///
+/// # Errors
+/// The error of reading the first bytes or the zstd header.
+pub(crate) fn decompressing<'r>(
+    mut reader: impl Read + 'r,
+) -> std::io::Result<(Box<dyn Read + 'r>, Option<&'static str>)> {
+    let mut head = Vec::with_capacity(ZSTD_MAGIC.len());
+    (&mut reader).take(ZSTD_MAGIC.len() as u64).read_to_end(&mut head)?;
+    let whole = std::io::Cursor::new(head.clone()).chain(reader);
+    Ok(if head.starts_with(GZIP_MAGIC) {
+        (Box::new(flate2::read::MultiGzDecoder::new(whole)), Some("gzip"))
+    } else if head.starts_with(ZSTD_MAGIC) {
+        (Box::new(zstd::stream::read::Decoder::new(whole)?), Some("zstd"))
+    } else {
+        (Box::new(whole), None)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -43,5 +63,12 @@ mod tests {
         assert!(matches!(decompress(json).unwrap(), Cow::Borrowed(_)));
         let err = decompress(&zst[..6]).unwrap_err();
         assert!(err.to_string().contains("zstd"), "{err}");
+        for (bytes, format) in [(&gz[..], Some("gzip")), (&zst[..], Some("zstd")), (&json[..], None), (&b"{"[..], None)]
+        {
+            let (mut reader, found) = decompressing(bytes).unwrap();
+            let mut out = Vec::new();
+            reader.read_to_end(&mut out).unwrap();
+            assert_eq!((&*out, found), (&*decompress(bytes).unwrap(), format));
+        }
     }
 }

@@ -4,13 +4,17 @@ mod compression;
 mod expression;
 mod generate;
 pub(crate) mod lenient;
+mod members;
 mod stream;
 mod template;
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
+use std::io::Read;
+
 use serde_json::Value as Json;
+use serde_json::value::RawValue;
 
 use crate::ReferenceError;
 use crate::model::{ReferenceSet, ReferenceSetBuilder};
@@ -94,12 +98,70 @@ impl ReferenceSet {
         }
     }
 
+    /// Parse a reference document from `reader` a block at a time, so that
+    /// it is never in memory whole (unless it is version 1, whose `refs` wait
+    /// for the templates). `location` names it in errors.
+    ///
+    /// Errors that are about the JSON text are [`ReferenceError::Json`] with
+    /// a byte offset; the caller may read the document whole and use
+    /// [`from_json_at`](Self::from_json_at) instead, which also accepts bare
+    /// `NaN` and `Infinity` and reports lines and columns.
+    pub(crate) fn from_json_reader(
+        reader: impl Read,
+        options: &ParseOptions,
+        location: &str,
+    ) -> Result<Self, ReferenceError> {
+        let read_error = |format: Option<&'static str>, e: std::io::Error| match format {
+            Some(format) => ReferenceError::Decompress { format, reason: e.to_string() },
+            None => ReferenceError::Read { location: location.to_owned(), reason: e.to_string() },
+        };
+        let (reader, format) = compression::decompressing(reader).map_err(|e| read_error(None, e))?;
+        let mut builder = ReferenceSetBuilder::new();
+        let mut members = members::Members::new(reader);
+        let mut kept: [Option<Vec<u8>>; 4] = Default::default();
+        loop {
+            let member = members.next_member().map_err(|e| match e {
+                members::MemberError::Io(e) => read_error(format, e),
+                members::MemberError::Syntax { offset, expected } => ReferenceError::Json {
+                    location: location.to_owned(),
+                    reason: format!("expected {expected} at byte {offset}"),
+                },
+            })?;
+            let Some((key, value)) = member else { break };
+            if let Some(member) = stream::top_level_member(&mut builder, key, value, location)? {
+                kept[member as usize] = Some(value.to_vec());
+            }
+        }
+        let raw = |i: stream::Member| -> Result<Option<&RawValue>, ReferenceError> {
+            let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
+            raw.map_err(|e| ReferenceError::Json { location: location.to_owned(), reason: e.to_string() })
+        };
+        let members = stream::Members {
+            version: raw(stream::Member::Version)?,
+            templates: raw(stream::Member::Templates)?,
+            refs: raw(stream::Member::Refs)?,
+            gen_doc: raw(stream::Member::Gen)?,
+        };
+        Self::finish_document(builder, &members, options, location)
+    }
+
     /// Parse the text of a reference document.
     fn from_json_text(text: &str, options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
-        let json_error = |reason: String| ReferenceError::Json { location: location.to_owned(), reason };
         let mut builder = ReferenceSetBuilder::new();
         let members = stream::top_level(text, &mut builder, location)?;
-        let member = |raw: Option<&serde_json::value::RawValue>| {
+        Self::finish_document(builder, &members, options, location)
+    }
+
+    /// Finish a document whose version 0 references are in `builder` and
+    /// whose version 1 members are `members`.
+    fn finish_document(
+        mut builder: ReferenceSetBuilder,
+        members: &stream::Members<'_>,
+        options: &ParseOptions,
+        location: &str,
+    ) -> Result<Self, ReferenceError> {
+        let json_error = |reason: String| ReferenceError::Json { location: location.to_owned(), reason };
+        let member = |raw: Option<&RawValue>| {
             raw.map(|raw| serde_json::from_str::<Json>(raw.get()).map_err(|e| json_error(e.to_string()))).transpose()
         };
         let Some(version) = member(members.version)? else {

@@ -42,6 +42,39 @@ pub(super) fn top_level<'de>(
     finish(members, failure, location)
 }
 
+/// The version 1 members of the top-level object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Member {
+    Version,
+    Templates,
+    Refs,
+    Gen,
+}
+
+/// One top-level member read on its own (see [`super::members`]): a version 0
+/// reference goes into `builder`; a version 1 member is named, for the caller to keep.
+pub(super) fn top_level_member(
+    builder: &mut ReferenceSetBuilder,
+    key: &[u8],
+    value: &[u8],
+    location: &str,
+) -> Result<Option<Member>, ReferenceError> {
+    let Key(key) = finish(serde_json::from_slice(key), None, location)?;
+    let member = match &*key {
+        "version" => Member::Version,
+        "templates" => Member::Templates,
+        "refs" => Member::Refs,
+        "gen" => Member::Gen,
+        _ => {
+            let mut failure = None;
+            let value: Result<Entry<'_>, _> = serde_json::from_slice(value);
+            let done = value.and_then(|v| insert(builder, &key, v, None, &mut failure).map_err(de::Error::custom));
+            return finish(done, failure, location).map(|()| None);
+        }
+    };
+    Ok(Some(member))
+}
+
 /// Stream a version 1 `refs` object into `builder`, rendering templated URLs.
 pub(super) fn refs(
     raw: &RawValue,
