@@ -88,13 +88,11 @@ pub(crate) async fn read_async(source: &Source, requests: Vec<Request>) -> Resul
 pub(crate) async fn read_if_exists(source: &Source) -> Result<Option<Bytes>, String> {
     match source {
         Source::Local(path) => {
-            let path = path.clone();
-            off_the_runtime(move || match std::fs::read(&path) {
-                Ok(bytes) => Ok(Some(Bytes::from(bytes))),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(io_message(&e)),
-            })
-            .await
+            let read = with_local_file(path.clone(), |mut file| {
+                let mut bytes = Vec::new();
+                io::Read::read_to_end(&mut file, &mut bytes).map(|_| Bytes::from(bytes))
+            });
+            read.await?.transpose().map_err(|e| io_message(&e))
         }
         Source::Object { store, path } => match store.get(path).await {
             Ok(got) => got.bytes().await.map(Some).map_err(|e| error_chain(&e)),
