@@ -79,14 +79,13 @@ impl ReferenceSetBuilder {
         }
         self.loose.insert(key.into(), entry);
         if let Some(path) = key.strip_suffix(".zarray").and_then(array_path) {
-            self.array_metadata_changed(path);
+            self.array_metadata_changed(key, path);
         }
     }
 
-    /// Keep the table of the array at `path` in step with its `.zarray`.
-    fn array_metadata_changed(&mut self, path: &str) {
-        let key = if path.is_empty() { ".zarray".to_owned() } else { format!("{path}/.zarray") };
-        let grid = match self.loose.get(key.as_str()) {
+    /// Keep the table of the array at `path` in step with its `.zarray`, `key`.
+    fn array_metadata_changed(&mut self, key: &str, path: &str) {
+        let grid = match self.loose.get(key) {
             Some(&Entry::Inline { start, len }) => lenient::parse_json_lenient(&self.inline[span(start, len)])
                 .ok()
                 .and_then(|zarray| ChunkGrid::from_zarray(&zarray).ok()),

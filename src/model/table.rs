@@ -63,6 +63,11 @@ impl ChunkTable {
         self.present
     }
 
+    /// Whether the table holds no reference, placed or staged.
+    pub(super) fn is_empty(&self) -> bool {
+        self.present + self.staged.len() == 0
+    }
+
     /// The reference at `position`, if any.
     pub(super) fn get(&self, position: u64) -> Option<Entry> {
         let i = usize::try_from(position).ok()?;
@@ -84,7 +89,7 @@ impl ChunkTable {
     /// Whether some key of this table may start with `prefix`.
     pub(super) fn may_hold_prefix(&self, path: &str, prefix: &str) -> bool {
         let folder = folder(path);
-        self.present + self.staged.len() > 0 && (folder.starts_with(prefix) || prefix.starts_with(&folder))
+        !self.is_empty() && (folder.starts_with(prefix) || prefix.starts_with(&folder))
     }
 
     /// Set the reference at `position` (inside the grid), replacing any.
@@ -298,7 +303,7 @@ impl Tables {
     /// The tables with at least one reference, sorted by path.
     pub(super) fn sorted(&self) -> impl Iterator<Item = (&str, &ChunkTable)> {
         let mut tables: Vec<(&str, &ChunkTable)> =
-            self.by_path.iter().filter(|(_, t)| t.present + t.staged.len() > 0).map(|(p, t)| (&**p, t)).collect();
+            self.by_path.iter().filter(|(_, t)| !t.is_empty()).map(|(p, t)| (&**p, t)).collect();
         tables.sort_unstable_by_key(|(path, _)| *path);
         tables.into_iter()
     }

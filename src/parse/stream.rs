@@ -60,19 +60,37 @@ pub(super) fn top_level_member(
     location: &str,
 ) -> Result<Option<Member>, ReferenceError> {
     let Key(key) = finish(serde_json::from_slice(key), None, location)?;
-    let member = match &*key {
-        "version" => Member::Version,
-        "templates" => Member::Templates,
-        "refs" => Member::Refs,
-        "gen" => Member::Gen,
-        _ => {
-            let mut failure = None;
-            let value: Result<Entry<'_>, _> = serde_json::from_slice(value);
-            let done = value.and_then(|v| insert(builder, &key, v, None, &mut failure).map_err(de::Error::custom));
-            return finish(done, failure, location).map(|()| None);
+    if let Some(member) = Member::named(&key) {
+        return Ok(Some(member));
+    }
+    let mut failure = None;
+    let value: Result<Entry<'_>, _> = serde_json::from_slice(value);
+    let done = value.and_then(|v| insert(builder, &key, v, None, &mut failure).map_err(de::Error::custom));
+    finish(done, failure, location).map(|()| None)
+}
+
+impl Member {
+    /// The version 1 member called `name`, if it is one.
+    fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "version" => Self::Version,
+            "templates" => Self::Templates,
+            "refs" => Self::Refs,
+            "gen" => Self::Gen,
+            _ => return None,
+        })
+    }
+}
+
+impl<'de> Members<'de> {
+    fn slot(&mut self, member: Member) -> &mut Option<&'de RawValue> {
+        match member {
+            Member::Version => &mut self.version,
+            Member::Templates => &mut self.templates,
+            Member::Refs => &mut self.refs,
+            Member::Gen => &mut self.gen_doc,
         }
-    };
-    Ok(Some(member))
+    }
 }
 
 /// Stream a version 1 `refs` object into `builder`, rendering templated URLs.
@@ -126,18 +144,12 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut members = Members::default();
         while let Some(Key(key)) = map.next_key()? {
-            let slot = match &*key {
-                "version" => &mut members.version,
-                "templates" => &mut members.templates,
-                "refs" => &mut members.refs,
-                "gen" => &mut members.gen_doc,
-                _ => {
-                    let value: Entry<'de> = map.next_value()?;
-                    insert(self.builder, &key, value, self.templates, self.failure).map_err(de::Error::custom)?;
-                    continue;
-                }
-            };
-            *slot = Some(map.next_value()?);
+            if let Some(member) = Member::named(&key) {
+                *members.slot(member) = Some(map.next_value()?);
+                continue;
+            }
+            let value: Entry<'de> = map.next_value()?;
+            insert(self.builder, &key, value, self.templates, self.failure).map_err(de::Error::custom)?;
         }
         Ok(members)
     }

@@ -29,8 +29,10 @@ impl AsyncReferenceStore {
     /// version 1 (templates and `gen` expanded), compact, optionally zstd-compressed.
     /// Returns the number of references written.
     ///
-    /// A JSON set is written in key order; a parquet root as its metadata,
-    /// then each array's chunks in grid order, one record file at a time.
+    /// A JSON set is written in [`ReferenceSet::iter`] order (keys outside
+    /// chunk grids sorted, then each array's chunks in grid order); a parquet
+    /// root as its metadata, then each array's chunks in grid order, one
+    /// record file at a time.
     ///
     /// # Errors
     /// [`WriteError`] if a record file cannot be read or `out` cannot be written.
@@ -40,12 +42,10 @@ impl AsyncReferenceStore {
         options: JsonWriteOptions,
         progress: Progress<'_>,
     ) -> Result<u64, WriteError> {
-        let failed =
-            |e: std::io::Error| WriteError::Write { location: "the JSON output".into(), reason: e.to_string() };
         match options.zstd_level {
             None => self.core.write_json(out, options, progress).await,
             Some(level) => {
-                let compressed = zstd::Encoder::new(out, level).map_err(failed)?.auto_finish();
+                let compressed = zstd::Encoder::new(out, level).map_err(output_failed)?.auto_finish();
                 self.core.write_json(compressed, options, progress).await
             }
         }
@@ -105,6 +105,12 @@ fn row_entry(row: Row<'_>) -> Option<Entry<'_>> {
     }
 }
 
+/// A failed write to the JSON output.
+#[allow(clippy::needless_pass_by_value)] // the shape `map_err` takes
+fn output_failed(e: std::io::Error) -> WriteError {
+    WriteError::Write { location: "the JSON output".into(), reason: e.to_string() }
+}
+
 /// How often progress is reported for in-memory sources.
 const PROGRESS_EVERY: u64 = 100_000;
 
@@ -115,14 +121,12 @@ impl Core {
         options: JsonWriteOptions,
         progress: Progress<'_>,
     ) -> Result<u64, WriteError> {
-        let failed =
-            |e: std::io::Error| WriteError::Write { location: "the JSON output".into(), reason: e.to_string() };
-        let mut writer = JsonWriter::new(out, options.version).map_err(failed)?;
+        let mut writer = JsonWriter::new(out, options.version).map_err(output_failed)?;
         let mut written = 0;
         match &self.index {
             Index::Json(refs) => {
                 for (key, reference) in refs.iter() {
-                    writer.entry(&key, entry(refs, reference)).map_err(failed)?;
+                    writer.entry(&key, entry(refs, reference)).map_err(output_failed)?;
                     written += 1;
                     if written % PROGRESS_EVERY == 0 {
                         progress(written);
@@ -132,7 +136,7 @@ impl Core {
             Index::Parquet(index) => {
                 for key in index.layout.metadata_keys() {
                     let document = index.layout.metadata(key).expect("a listed key");
-                    writer.entry(key, Entry::Inline(document)).map_err(failed)?;
+                    writer.entry(key, Entry::Inline(document)).map_err(output_failed)?;
                     written += 1;
                 }
                 let fields: Vec<Arc<str>> = index.layout.arrays().map(|(field, _)| Arc::clone(field)).collect();
@@ -146,7 +150,7 @@ impl Core {
                             else {
                                 continue;
                             };
-                            writer.entry(&key, entry).map_err(failed)?;
+                            writer.entry(&key, entry).map_err(output_failed)?;
                             written += 1;
                         }
                         progress(written);
@@ -154,7 +158,7 @@ impl Core {
                 }
             }
         }
-        writer.finish().map_err(failed)?;
+        writer.finish().map_err(output_failed)?;
         progress(written);
         Ok(written)
     }
