@@ -14,7 +14,9 @@ use std::sync::Arc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use object_store::ObjectStoreExt as _;
 use object_store::memory::InMemory;
-use zarrs_kerchunk::{AsyncReferenceStore, ParquetWriteOptions, ParseOptions, ReferenceSet, ReferenceStoreBuilder};
+use zarrs_kerchunk::{
+    AsyncReferenceStore, ParquetWriteOptions, ParseOptions, ReferenceSet, ReferenceStoreBuilder, write_parquet_async,
+};
 use zarrs_storage::StoreKey;
 
 /// References per document: time steps of 10 x 10 chunks, as in `make_synthetic.py`.
@@ -114,7 +116,7 @@ fn parquet(c: &mut Criterion) {
     runtime.block_on(async {
         let json: AsyncReferenceStore = builder.open_async("s3://bucket/refs.json").await.unwrap();
         let options = ParquetWriteOptions::default().with_record_size(N);
-        json.write_parquet(memory.as_ref(), &"refs.parq".into(), options, &mut |_| {}).await.unwrap();
+        write_parquet_async(json.source().as_ref(), memory.as_ref(), &"refs.parq".into(), &options).await.unwrap();
     });
     let key = StoreKey::new("var/500.5.5").unwrap();
     let mut group = c.benchmark_group("parquet");

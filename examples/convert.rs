@@ -18,14 +18,17 @@
 
 use std::error::Error;
 use std::io::Write;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use zarrs_kerchunk::object_store::{self, ObjectStore, ObjectStoreExt};
-use zarrs_kerchunk::{AsyncReferenceStore, JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding};
+use zarrs_kerchunk::{
+    JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, RecordCacheOptions,
+    ReferenceStoreBuilder, write_json, write_parquet,
+};
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    match run().await {
+fn main() -> std::process::ExitCode {
+    match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");
@@ -75,33 +78,41 @@ fn parse_args() -> Result<Options, Box<dyn Error>> {
     Ok(Options { input, output, parquet, json })
 }
 
-async fn run() -> Result<(), Box<dyn Error>> {
-    let options = parse_args()?;
+fn run() -> Result<(), Box<dyn Error>> {
+    let mut options = parse_args()?;
     let start = Instant::now();
-    let source = AsyncReferenceStore::open(&options.input).await?;
+    // Each source record is read once, in order: two cached records are all a conversion needs.
+    let source = ReferenceStoreBuilder::new()
+        .with_record_cache(RecordCacheOptions::default().with_max_records(2))
+        .open(&options.input)?;
     eprintln!("opened {} in {:.2?}", options.input, start.elapsed());
 
-    let mut last_report = Instant::now();
-    let mut progress = |written: u64| {
-        if last_report.elapsed().as_millis() >= 500 {
+    let last_report = Mutex::new(Instant::now());
+    let progress = Progress::new(move |written: u64| {
+        let mut last = last_report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.elapsed().as_millis() >= 500 {
             eprint!("\r{written} references written ({:.1?})", start.elapsed());
-            last_report = Instant::now();
+            *last = Instant::now();
         }
-    };
+    });
+    options.parquet = options.parquet.with_progress(progress.clone());
+    options.json = options.json.with_progress(progress);
     let (store, path) = destination(&options.output)?;
     let is_parquet = [".parq", ".parquet", "/"].iter().any(|suffix| options.output.ends_with(suffix));
+    let source = source.source().as_ref();
     let written = if is_parquet {
-        source.write_parquet(store.as_ref(), &path, options.parquet, &mut progress).await?
+        write_parquet(source, store.as_ref(), &path, &options.parquet)?
     } else if options.output.contains("://") {
         // One PUT of the whole document.
         let mut bytes = Vec::new();
-        let written = source.write_json(&mut bytes, options.json, &mut progress).await?;
-        store.put(&path, bytes.into()).await?;
+        let written = write_json(source, &mut bytes, &options.json)?;
+        let runtime = tokio::runtime::Runtime::new()?;
+        runtime.block_on(store.put(&path, bytes.into()))?;
         written
     } else {
         // Streamed to the file as it is written.
         let file = std::io::BufWriter::new(std::fs::File::create(&options.output)?);
-        source.write_json(file, options.json, &mut progress).await?
+        write_json(source, file, &options.json)?
     };
     eprintln!(
         "\r{written} references written to {} in {:.2?}; peak memory {}",

@@ -132,7 +132,7 @@ fn expected(root: &str, n: u64, i: u64, z: &str) -> (String, Option<(u64, u64)>)
 fn matches(reference: Option<&OwnedReference>, want: &(String, Option<(u64, u64)>)) -> bool {
     match reference {
         Some(OwnedReference::Range { url: Some(url), offset, length }) => {
-            *url == want.0 && want.1.is_none_or(|range| range == (*offset, *length))
+            **url == *want.0 && want.1.is_none_or(|range| range == (*offset, *length))
         }
         _ => false,
     }

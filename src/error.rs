@@ -1,4 +1,14 @@
-//! The error returned when a reference set cannot be opened.
+//! The errors of every layer, typed, each keeping its cause as a `source`.
+//!
+//! Each layer returns its own error: parsing a document a [`ReferenceError`],
+//! resolving a URL a [`ResolveError`], reading bytes a [`ReadError`], a
+//! source of references a [`SourceError`], writing a [`WriteError`]. They
+//! are flattened into text only at the zarrs boundary, where
+//! [`zarrs_storage::StorageError`] can hold nothing else; that text still
+//! names the key, the URL and every cause.
+
+use std::ops::Range;
+use std::path::PathBuf;
 
 /// Why a reference set could not be opened or parsed.
 ///
@@ -9,28 +19,68 @@
 #[non_exhaustive]
 pub enum ReferenceError {
     /// The reference file itself could not be read.
-    #[error("cannot read reference file {location}: {reason}")]
+    #[error("cannot read reference file {location}: {source}")]
     Read {
         /// Where the reference file was looked for.
         location: String,
         /// What went wrong.
+        #[source]
+        source: ReadError,
+    },
+    /// The reference file was not found.
+    #[error("cannot read reference file {location}: {reason}")]
+    NotFound {
+        /// Where the reference file was looked for.
+        location: String,
+        /// What was looked for.
         reason: String,
     },
+    /// The location of the reference file, or a store registered for a prefix, cannot be used.
+    #[error("cannot open {location}: {source}")]
+    Resolve {
+        /// The location as given.
+        location: String,
+        /// Why it cannot be used.
+        #[source]
+        source: ResolveError,
+    },
     /// The reference file is not valid JSON (after decompression and NaN leniency).
-    #[error("reference file {location} is not valid JSON: {reason}")]
+    #[error("reference file {location} is not valid JSON: {source}")]
     Json {
         /// Where the reference file was read from.
         location: String,
-        /// The parser's message, with line and column.
-        reason: String,
+        /// The parser's error, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The reference file is not UTF-8 text.
+    #[error("reference file {location} is not valid JSON: not UTF-8: {source}")]
+    NotUtf8 {
+        /// Where the reference file was read from.
+        location: String,
+        /// Where the text stops being UTF-8.
+        #[source]
+        source: std::str::Utf8Error,
+    },
+    /// The streamed parser met text that is not JSON; the document is then
+    /// read whole to report the line and column (see [`ReferenceError::Json`]).
+    #[error("reference file {location} is not valid JSON: expected {expected} at byte {offset}")]
+    Syntax {
+        /// Where the reference file was read from.
+        location: String,
+        /// The byte offset in the (decompressed) document.
+        offset: u64,
+        /// What the parser expected there.
+        expected: &'static str,
     },
     /// The reference file is compressed and could not be decompressed.
-    #[error("cannot decompress reference file ({format}): {reason}")]
+    #[error("cannot decompress reference file ({format}): {source}")]
     Decompress {
         /// `gzip` or `zstd`.
         format: &'static str,
-        /// What went wrong.
-        reason: String,
+        /// The decoder's error.
+        #[source]
+        source: std::io::Error,
     },
     /// The `.zmetadata` of a parquet reference root is valid JSON but not what the layout requires.
     #[error("invalid parquet reference metadata {location}: {reason}")]
@@ -59,25 +109,176 @@ pub enum ReferenceError {
     Template {
         /// Where the template occurs: a key, a `gen` entry or a template name.
         context: String,
-        /// The renderer's message.
+        /// What went wrong, with the renderer's message.
         reason: String,
+        /// The renderer's error, if it was the renderer that failed.
+        #[source]
+        source: Option<minijinja::Error>,
     },
-    /// A location or URL could not be understood.
+}
+
+/// Why a URL or location could not be turned into a place to read from.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The text is not a usable location.
     #[error("invalid location {location:?}: {reason}")]
     InvalidLocation {
-        /// The location as given.
+        /// The location as written.
         location: String,
         /// What is wrong with it.
         reason: String,
     },
-    /// A target store could not be created for a URL.
-    #[error("cannot create an object store for {url}: {reason}")]
+    /// A reference file read from a remote location points at a local file.
+    #[error(
+        "a remote reference file may not read local files (see ReferenceStoreBuilder::allow_local_files_from_remote_references)"
+    )]
+    LocalFromRemote,
+    /// A `null` URL, with no default target configured.
+    #[error("the reference has a null URL and no default target is set (ReferenceStoreBuilder::with_target)")]
+    NoDefaultTarget,
+    /// The location cannot be written as a URL (a relative local path that cannot be made absolute).
+    #[error("cannot express {0} as a URL")]
+    NotAUrl(String),
+    /// No object store serves the URL, and none could be created for it.
+    #[error("{url}: {source}")]
     ObjectStore {
-        /// The URL whose store could not be created.
+        /// The URL.
         url: String,
-        /// The `object_store` message.
-        reason: String,
+        /// `object_store`'s error.
+        #[source]
+        source: object_store::Error,
     },
+}
+
+/// Why bytes could not be read from a target, a reference file or a record file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// A local file could not be opened or read.
+    #[error("{}", io_message(.source))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The object store failed.
+    #[error(transparent)]
+    ObjectStore(#[from] object_store::Error),
+    /// The requested bytes lie past the end of a local file.
+    #[error(
+        "bytes {}..{} lie past the end of the target file{}: the reference does not match the file",
+        .range.start, .range.end, .file_len.map_or_else(String::new, |n| format!(" of {n} bytes"))
+    )]
+    PastEnd {
+        /// The requested range.
+        range: Range<u64>,
+        /// The file's length, if known.
+        file_len: Option<u64>,
+    },
+    /// The target answered with another number of bytes than requested.
+    #[error(
+        "asked for bytes {}..{} ({} bytes) but the target returned {got} bytes: the reference does not match the target",
+        .range.start, .range.end, .range.end - .range.start
+    )]
+    WrongLength {
+        /// The requested range.
+        range: Range<u64>,
+        /// How many bytes came back.
+        got: u64,
+    },
+    /// The store answered fewer ranges than were asked of it.
+    #[error("the store returned fewer ranges than requested")]
+    MissingRanges,
+    /// The I/O task was cancelled or panicked.
+    #[error("I/O task failed: {0}")]
+    Task(#[source] tokio::task::JoinError),
+    /// The runtime for remote reads could not start.
+    #[error("cannot start the I/O runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// Where to read could not be resolved.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+}
+
+fn io_message(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => format!("file not found ({error})"),
+        _ => error.to_string(),
+    }
+}
+
+/// Why a parquet record file could not be decoded or encoded.
+#[cfg(feature = "parquet")]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The parquet crate cannot read the file.
+    #[error("not a readable parquet file: {0}")]
+    Parquet(#[source] parquet::errors::ParquetError),
+    /// The parquet crate cannot decode the file's data.
+    #[error("cannot decode the parquet data: {0}")]
+    Decode(#[source] arrow_schema::ArrowError),
+    /// A column cannot be converted to the layout's type.
+    #[error("column {column:?} of type {data_type} is not usable: {source}")]
+    Cast {
+        /// The column.
+        column: String,
+        /// Its type in the file.
+        data_type: String,
+        /// Arrow's error.
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+    /// The file's columns or values are not those of the layout.
+    #[error("{0}")]
+    Layout(String),
+    /// The parquet crate cannot encode the record.
+    #[error("{0}")]
+    Encode(#[source] parquet::errors::ParquetError),
+}
+
+/// Why a source of references could not answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// A file holding references cannot be located.
+    #[error("{what} {location}: {source}")]
+    Resolve {
+        /// What the file is, for messages (`parquet record file`).
+        what: &'static str,
+        /// Where it would be.
+        location: String,
+        /// The cause.
+        #[source]
+        source: ResolveError,
+    },
+    /// A file holding references could not be read.
+    #[error("{what} {location}: {source}")]
+    Read {
+        /// What the file is, for messages (`parquet record file`).
+        what: &'static str,
+        /// Where it was read from.
+        location: String,
+        /// The cause.
+        #[source]
+        source: ReadError,
+    },
+    /// A parquet record file could not be decoded.
+    #[cfg(feature = "parquet")]
+    #[error("parquet record file {location}: {source}")]
+    Record {
+        /// Where it was read from.
+        location: String,
+        /// The cause.
+        #[source]
+        source: RecordError,
+    },
+    /// The run time for the source's reads failed.
+    #[error(transparent)]
+    Runtime(ReadError),
 }
 
 /// Why a reference set could not be written.
@@ -86,7 +287,7 @@ pub enum ReferenceError {
 pub enum WriteError {
     /// The references to write could not be read (a parquet record file, say).
     #[error("cannot read the references to write: {0}")]
-    Read(#[from] zarrs_storage::StorageError),
+    Read(#[from] SourceError),
     /// A key the output format cannot hold.
     #[error("cannot write key {key:?}: {reason}")]
     Unrepresentable {
@@ -96,16 +297,40 @@ pub enum WriteError {
         reason: String,
     },
     /// The output could not be written.
-    #[error("cannot write {location}: {reason}")]
-    Write {
-        /// The file or object being written.
+    #[error("cannot write {location}: {source}")]
+    Io {
+        /// The file being written.
         location: String,
-        /// What went wrong.
-        reason: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
     },
+    /// The output object could not be put.
+    #[error("cannot write {location}: {source}")]
+    ObjectStore {
+        /// The object being written.
+        location: String,
+        /// The cause.
+        #[source]
+        source: object_store::Error,
+    },
+    /// A record file could not be encoded.
+    #[cfg(feature = "parquet")]
+    #[error("cannot encode {location}: {source}")]
+    Encode {
+        /// The record file.
+        location: String,
+        /// The cause.
+        #[source]
+        source: RecordError,
+    },
+    /// The task doing blocking writes failed.
+    #[error("the writing task failed: {0}")]
+    Task(#[source] tokio::task::JoinError),
 }
 
-/// An error and its causes, each cause that adds something new appended after a colon.
+/// An error and its causes, each cause that adds something new appended after
+/// a colon: how typed errors become text at the zarrs boundary.
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

@@ -1,22 +1,97 @@
-#![doc = include_str!("../README.md")]
+//! Open [kerchunk](https://fsspec.github.io/kerchunk/) reference sets as
+//! [`zarrs`](https://docs.rs/zarrs) stores.
+//!
+//! A reference set maps every key of a Zarr version 2 hierarchy to inline
+//! bytes or to a byte range of some other file (NetCDF, HDF5, GRIB, raw). This
+//! crate reads kerchunk JSON (version 0 and 1, plain, gzip or zstd) and fsspec's
+//! parquet layout, and serves the hierarchy through zarrs' storage traits,
+//! sync ([`ReferenceStore`]) and async ([`AsyncReferenceStore`]), reading the
+//! referenced bytes through [`object_store`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarrs::array::Array;
+//! use zarrs_kerchunk::ReferenceStore;
+//!
+//! # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/sample.json");
+//! let store = Arc::new(ReferenceStore::open(location)?); // a path or a URL
+//! let air = Array::open(store, "/air")?;
+//! let values: ndarray::ArrayD<f32> = air.retrieve_array_subset(&[0..1, 0..9, 0..12])?;
+//! assert_eq!(values.shape(), [1, 9, 12]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Options (object stores per URL prefix, an [`ObjectStoreRegistry`](object_store::registry::ObjectStoreRegistry),
+//! `object_store` configuration keys, a tokio runtime, a target for `null`
+//! URLs, template overrides) go through [`ReferenceStoreBuilder`].
+//!
+//! # Layers
+//!
+//! A [`ReferenceSource`] answers what each key points to: a
+//! [`ReferenceSet`] parsed from JSON, held in 20 bytes a chunk, or a parquet
+//! root whose record files are loaded on demand. The stores plan each read
+//! from the source's answer, resolve its URL under the access policy, and
+//! read it with checked, optionally coalesced reads. The writers
+//! ([`write_json`], `write_parquet`) walk any source.
+//!
+//! # What it guarantees
+//!
+//! - A key with no reference reads as missing (the fill value); a reference
+//!   whose target cannot be read is an error naming the key, the URL and the
+//!   cause, never a fill value.
+//! - A target that answers with fewer or more bytes than referenced is an
+//!   error, never a short or zero-filled chunk; a local read is checked
+//!   against the file's length before anything is allocated for it.
+//! - Malformed documents and references are errors naming the key; bad input
+//!   never panics.
+//! - A reference set read from a remote location may not read local files,
+//!   however the URL is spelled, unless
+//!   [`ReferenceStoreBuilder::allow_local_files_from_remote_references`] allows it.
+//! - Created object stores read only the `AWS_*`, `GOOGLE_*` and `AZURE_*`
+//!   environment variables.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `parquet` | yes | fsspec's parquet reference layout, read and written (arrow and parquet) |
+//! | `http` | yes | `http(s)://` targets and reference files |
+//! | `aws` | yes | `s3://` targets |
+//! | `gcp` | yes | `gs://` targets |
+//! | `azure` | yes | `az://`, `abfs://` targets |
+//!
+//! # Compatibility
+//!
+//! | `zarrs_kerchunk` | `zarrs` | `zarrs_storage` | `object_store` |
+//! |---|---|---|---|
+//! | 0.1 | 0.23 | 0.4 | 0.14 |
 
-mod builder;
 mod error;
 mod fetch;
-mod grid;
-mod metadata;
 mod model;
-mod parquet;
+mod open;
 mod parse;
 mod resolve;
+mod sources;
 mod store;
 mod write;
+mod zarr;
 
-pub use builder::ReferenceStoreBuilder;
-pub use error::{ReferenceError, WriteError};
-pub use model::{OwnedReference, Reference, ReferenceSet, ReferenceSetBuilder, UrlId};
+#[cfg(feature = "parquet")]
+pub use error::RecordError;
+pub use error::{ReadError, ReferenceError, ResolveError, SourceError, WriteError};
+pub use model::{
+    Listing, Lookup, OwnedReference, PendingKeys, PendingReference, Reference, ReferenceSet, ReferenceSetBuilder,
+    ReferenceSource, Walk,
+};
+pub use open::ReferenceStoreBuilder;
 pub use parse::ParseOptions;
-pub use store::{AsyncReferenceStore, Progress, RecordCacheOptions, ReferenceStore};
-pub use write::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding};
+pub use resolve::StoreRegistry;
+#[cfg(feature = "parquet")]
+pub use sources::parquet::RecordCacheOptions;
+pub use store::{AsyncReferenceStore, ReferenceStore};
+#[cfg(feature = "parquet")]
+pub use write::{ParquetWriteOptions, PathEncoding, write_parquet, write_parquet_async};
+pub use write::{JsonVersion, JsonWriteOptions, Progress, write_json, write_json_async};
 
 pub use object_store;

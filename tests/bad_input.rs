@@ -45,7 +45,7 @@ fn malformed_reference_files_name_the_key() {
 #[test]
 fn missing_reference_file() {
     let err = ReferenceStore::open("/no/such/refs.json").unwrap_err();
-    assert!(matches!(err, ReferenceError::Read { .. }), "{err}");
+    assert!(matches!(err, ReferenceError::NotFound { .. }), "{err}");
     assert!(err.to_string().contains("/no/such/refs.json"), "{err}");
 }
 

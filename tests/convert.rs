@@ -4,21 +4,22 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::Case;
 use object_store::local::LocalFileSystem;
 use zarrs_kerchunk::{
-    AsyncReferenceStore, JsonVersion, JsonWriteOptions, ParquetWriteOptions, ParseOptions, PathEncoding, Reference,
-    ReferenceSet, ReferenceSetBuilder, ReferenceStoreBuilder, WriteError,
+    AsyncReferenceStore, JsonVersion, JsonWriteOptions, ParquetWriteOptions, ParseOptions, PathEncoding, Progress,
+    Reference, ReferenceSet, ReferenceSetBuilder, ReferenceStoreBuilder, WriteError, write_json, write_json_async,
+    write_parquet, write_parquet_async,
 };
 
 /// A scratch folder holding a case's source files (the references point at them relatively).
-fn scratch(case: &Case, tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zk-convert-{}-{tag}-{}", case.name, std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    copy_sources(&case.dir, &dir);
+fn scratch(case: &Case) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_sources(&case.dir, dir.path());
     dir
 }
 
@@ -57,19 +58,28 @@ fn assert_same(a: &ReferenceSet, b: &ReferenceSet, context: &str) {
                 assert_eq!(parse(x), parse(y), "{context}: {key}");
             }
             (Reference::Inline(x), Reference::Inline(y)) => assert_eq!(x, y, "{context}: {key}"),
-            (Reference::Whole(x), Reference::Whole(y)) => assert_eq!(a.url(x), b.url(y), "{context}: {key}"),
+            (Reference::Whole { url: x }, Reference::Whole { url: y }) => assert_eq!(x, y, "{context}: {key}"),
             (
                 Reference::Range { url: x, offset: ox, length: lx },
                 Reference::Range { url: y, offset: oy, length: ly },
-            ) => assert_eq!((a.url(x), ox, lx), (b.url(y), oy, ly), "{context}: {key}"),
+            ) => assert_eq!((x, ox, lx), (y, oy, ly), "{context}: {key}"),
             (x, y) => panic!("{context}: {key}: {x:?} became {y:?}"),
         }
     }
 }
 
+/// The store's references written as JSON by the async writer, and read back.
 async fn to_json(store: &AsyncReferenceStore, options: JsonWriteOptions) -> ReferenceSet {
+    let (written, out) = write_json_async(store.source().as_ref(), Vec::new(), &options).await.unwrap();
+    let back = ReferenceSet::from_json(&out, &ParseOptions::default()).unwrap();
+    assert_eq!(written, back.len() as u64);
+    back
+}
+
+/// The same with the sync writer, from a plain thread.
+fn to_json_sync(store: &AsyncReferenceStore, options: &JsonWriteOptions) -> ReferenceSet {
     let mut out = Vec::new();
-    store.write_json(&mut out, options, &mut |_| {}).await.unwrap();
+    write_json(store.source().as_ref(), &mut out, options).unwrap();
     ReferenceSet::from_json(&out, &ParseOptions::default()).unwrap()
 }
 
@@ -80,11 +90,12 @@ async fn json_to_parquet_to_json_for_every_case() {
         for file in case.references(true) {
             let source = AsyncReferenceStore::open(case.dir.join(&file).to_str().unwrap()).await.unwrap();
             let original = source.references().unwrap();
-            let dir = scratch(&case, &file.replace('.', "_"));
-            let out = LocalFileSystem::new_with_prefix(&dir).unwrap();
+            let folder = scratch(&case);
+            let dir = folder.path();
+            let out = LocalFileSystem::new_with_prefix(dir).unwrap();
             for (record_size, encoding) in [(3, PathEncoding::Plain), (100_000, PathEncoding::AboveRepetition(10.0))] {
                 let options = ParquetWriteOptions::default().with_record_size(record_size).with_path_encoding(encoding);
-                source.write_parquet(&out, &"refs.parq".into(), options, &mut |_| {}).await.unwrap();
+                write_parquet_async(source.source().as_ref(), &out, &"refs.parq".into(), &options).await.unwrap();
                 let written = AsyncReferenceStore::open(dir.join("refs.parq").to_str().unwrap()).await.unwrap();
                 let context = format!("{}/{file} at record size {record_size}", case.name);
                 let failures = common::check_async(&case, Arc::new(written.clone())).await;
@@ -93,12 +104,13 @@ async fn json_to_parquet_to_json_for_every_case() {
                     let back = to_json(&written, JsonWriteOptions::default().with_version(version)).await;
                     assert_same(original, &back, &context);
                 }
+                let back = to_json_sync(&written, &JsonWriteOptions::default());
+                assert_same(original, &back, &format!("{context}, sync"));
                 std::fs::remove_dir_all(dir.join("refs.parq")).unwrap();
             }
             // JSON straight back to JSON, compressed: the same references.
             let back = to_json(&source, JsonWriteOptions::default().with_zstd(3)).await;
             assert_same(original, &back, &format!("{}/{file} as zstd JSON", case.name));
-            std::fs::remove_dir_all(&dir).unwrap();
             checked += 1;
         }
     }
@@ -110,16 +122,25 @@ async fn json_to_parquet_to_json_for_every_case() {
 async fn parquet_to_parquet() {
     let case = Case::all().into_iter().find(|c| c.name == "parquet_fastparquet").unwrap();
     let source = AsyncReferenceStore::open(case.dir.join("refs.parq").to_str().unwrap()).await.unwrap();
-    let dir = scratch(&case, "p2p");
-    let out = LocalFileSystem::new_with_prefix(&dir).unwrap();
+    let first = scratch(&case);
+    let dir = first.path();
+    let out = LocalFileSystem::new_with_prefix(dir).unwrap();
     let options = ParquetWriteOptions::default().with_record_size(10).with_zstd(None);
-    let written = source.write_parquet(&out, &"refs.parq".into(), options, &mut |_| {}).await.unwrap();
+    let written = write_parquet_async(source.source().as_ref(), &out, &"refs.parq".into(), &options).await.unwrap();
     assert_eq!(written, 76, "the case's chunk references");
     let copy = AsyncReferenceStore::open(dir.join("refs.parq").to_str().unwrap()).await.unwrap();
     assert!(common::check_async(&case, Arc::new(copy)).await.is_empty());
     // As fsspec: no file for a record whose chunks are all missing (holes 10..19).
     assert!(dir.join("refs.parq/holes/refs.0.parq").exists() && !dir.join("refs.parq/holes/refs.1.parq").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
+    // The sync writer, from a plain thread, writes the same root.
+    let again = scratch(&case);
+    let out = LocalFileSystem::new_with_prefix(again.path()).unwrap();
+    let source = source.source().clone();
+    let written_sync =
+        std::thread::spawn(move || write_parquet(source.as_ref(), &out, &"refs.parq".into(), &options).unwrap());
+    assert_eq!(written_sync.join().unwrap(), 76);
+    let copy = AsyncReferenceStore::open(again.path().join("refs.parq").to_str().unwrap()).await.unwrap();
+    assert!(common::check_async(&case, Arc::new(copy)).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,10 +166,13 @@ async fn a_million_generated_references_round_trip() {
     assert_eq!(set.len(), 900_002);
     let source = ReferenceStoreBuilder::new().build_async(set, "s3://bucket/refs.json").unwrap();
     let memory = object_store::memory::InMemory::new();
-    let mut reports = 0;
-    let options = ParquetWriteOptions::default();
-    let written = source.write_parquet(&memory, &"big.parq".into(), options, &mut |_| reports += 1).await.unwrap();
-    assert_eq!((written, reports), (900_000, 10));
+    let reports = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&reports);
+    let options = ParquetWriteOptions::default().with_progress(Progress::new(move |_| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }));
+    let written = write_parquet_async(source.source().as_ref(), &memory, &"big.parq".into(), &options).await.unwrap();
+    assert_eq!((written, reports.load(Ordering::Relaxed)), (900_000, 10));
     let memory = Arc::new(memory);
     let parquet =
         ReferenceStoreBuilder::new().with_store("s3://out/", memory).open_async("s3://out/big.parq").await.unwrap();
@@ -168,7 +192,7 @@ async fn what_parquet_cannot_hold_is_an_error_naming_the_key() {
     ] {
         let set = ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default()).unwrap();
         let store = ReferenceStoreBuilder::new().build_async(set, "/tmp/refs.json").unwrap();
-        let err = store.write_parquet(&memory, &"x.parq".into(), options, &mut |_| {}).await.unwrap_err();
+        let err = write_parquet_async(store.source().as_ref(), &memory, &"x.parq".into(), &options).await.unwrap_err();
         assert!(matches!(err, WriteError::Unrepresentable { .. }), "{err}");
         assert!(err.to_string().contains(&format!("{key:?}")), "{err}");
     }

@@ -248,7 +248,7 @@ fn bad_zmetadata_is_a_clear_error() {
     }
     std::fs::remove_file(scratch.0.join("refs.parq/.zmetadata")).unwrap();
     let err = ReferenceStore::open(&scratch.root()).unwrap_err();
-    assert!(matches!(err, ReferenceError::Read { .. }) && err.to_string().contains(".zmetadata"), "{err}");
+    assert!(matches!(err, ReferenceError::NotFound { .. }) && err.to_string().contains(".zmetadata"), "{err}");
 }
 
 #[test]

@@ -19,15 +19,42 @@ impl Default for Coalescing {
     }
 }
 
-/// Where one wanted range lies: the index of its block and its range within the block.
-pub(crate) type Placement = (usize, Range<usize>);
+use bytes::Bytes;
+
+use crate::error::ReadError;
+
+/// Where one wanted part lies in the blocks read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// All of block `.0`, whatever its length (a whole-file read).
+    Whole(usize),
+    /// Bytes `.1` of block `.0`, counted from the block's start.
+    Within(usize, Range<u64>),
+}
+
+impl Placement {
+    /// The wanted bytes, from the blocks read; an error if a block is too short.
+    pub(crate) fn slice(self, blocks: &[Bytes]) -> Result<Bytes, ReadError> {
+        match self {
+            Self::Whole(block) => Ok(blocks[block].clone()),
+            Self::Within(block, range) => {
+                let bytes = &blocks[block];
+                if range.end > bytes.len() as u64 {
+                    return Err(ReadError::WrongLength { range, got: bytes.len() as u64 });
+                }
+                #[expect(clippy::cast_possible_truncation, reason = "below the length of a block in memory")]
+                Ok(bytes.slice(range.start as usize..range.end as usize))
+            }
+        }
+    }
+}
 
 /// The blocks to read, and where each input range lies in them.
 pub(crate) fn coalesce(ranges: &[Range<u64>], options: Coalescing) -> (Vec<Range<u64>>, Vec<Placement>) {
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|&i| (ranges[i].start, ranges[i].end));
     let mut blocks: Vec<Range<u64>> = Vec::new();
-    let mut placed = vec![(0, 0..0); ranges.len()];
+    let mut placed = vec![Placement::Within(0, 0..0); ranges.len()];
     for i in order {
         let range = &ranges[i];
         let joins = blocks.last().is_some_and(|block| {
@@ -42,9 +69,7 @@ pub(crate) fn coalesce(ranges: &[Range<u64>], options: Coalescing) -> (Vec<Range
         }
         let index = blocks.len() - 1;
         let start = blocks[index].start;
-        #[allow(clippy::cast_possible_truncation)] // within a block, which is read into memory
-        let within = (range.start - start) as usize..(range.end - start) as usize;
-        placed[i] = (index, within);
+        placed[i] = Placement::Within(index, range.start - start..range.end - start);
     }
     (blocks, placed)
 }
@@ -59,7 +84,11 @@ mod tests {
         let ranges = [50..60, 0..10, 15..20, 200..210, 5..8, 65..140];
         let (blocks, placed) = coalesce(&ranges, options);
         assert_eq!(blocks, [0..20, 50..140, 200..210]);
-        assert_eq!(placed, [(1, 0..10), (0, 0..10), (0, 15..20), (2, 0..10), (0, 5..8), (1, 15..90)]);
+        let within = |block, range| Placement::Within(block, range);
+        assert_eq!(
+            placed,
+            [within(1, 0..10), within(0, 0..10), within(0, 15..20), within(2, 0..10), within(0, 5..8), within(1, 15..90)]
+        );
         // No gap allowed: only touching or overlapping ranges merge.
         let (blocks, _) = coalesce(&[0..10, 10..20, 21..30], Coalescing { max_gap: 0, max_block: 100 });
         assert_eq!(blocks, [0..20, 21..30]);

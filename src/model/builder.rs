@@ -2,13 +2,14 @@
 //! one arena, and placing each chunk key in its array's dense table.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use foldhash::HashMap as FastHashMap;
 
 use super::table::{ChunkTable, MAX_URLS, Tables};
 use super::{Entry, ReferenceSet, UrlId, span};
-use crate::grid::ChunkGrid;
-use crate::parse::lenient;
+use crate::zarr::grid::ChunkGrid;
+use crate::zarr::lenient;
 
 /// Builds a [`ReferenceSet`], interning URLs and packing inline values into one arena.
 ///
@@ -23,8 +24,8 @@ use crate::parse::lenient;
 pub struct ReferenceSetBuilder {
     loose: BTreeMap<Box<str>, Entry>,
     tables: Tables,
-    urls: Vec<Box<str>>,
-    url_ids: FastHashMap<Box<str>, UrlId>,
+    urls: Vec<Arc<str>>,
+    url_ids: FastHashMap<Arc<str>, UrlId>,
     inline: Vec<u8>,
 }
 
@@ -35,22 +36,23 @@ impl ReferenceSetBuilder {
         Self::default()
     }
 
-    /// Intern `url`, returning its id. `None` stands for the default target.
+    /// Intern `url`, returning its id; `None` stands for the default target.
     ///
     /// # Panics
-    /// Panics if more than `2^31 - 2` distinct URLs are interned.
-    pub fn intern(&mut self, url: Option<&str>) -> UrlId {
-        let Some(url) = url else {
-            return UrlId::DEFAULT_TARGET;
-        };
+    /// If more than `2^31 - 2` distinct URLs are interned: 20 bytes a chunk
+    /// leave 31 bits for a URL id, and a document naming that many files
+    /// runs out of memory long before.
+    fn intern(&mut self, url: Option<&str>) -> Option<UrlId> {
+        let url = url?;
         if let Some(id) = self.url_ids.get(url) {
-            return *id;
+            return Some(*id);
         }
         let id = u32::try_from(self.urls.len()).ok().filter(|&id| id < MAX_URLS).expect("fewer than 2^31 - 2 URLs");
         let id = UrlId(id);
-        self.urls.push(url.into());
-        self.url_ids.insert(url.into(), id);
-        id
+        let url: Arc<str> = Arc::from(url);
+        self.urls.push(Arc::clone(&url));
+        self.url_ids.insert(url, id);
+        Some(id)
     }
 
     /// Set `key` to an inline value.
@@ -61,12 +63,18 @@ impl ReferenceSetBuilder {
     }
 
     /// Set `key` to the whole of `url` (`None`: the default target).
+    ///
+    /// # Panics
+    /// If more than `2^31 - 2` distinct URLs are inserted.
     pub fn insert_whole(&mut self, key: &str, url: Option<&str>) {
         let url = self.intern(url);
         self.insert(key, Entry::Whole(url));
     }
 
     /// Set `key` to `length` bytes of `url` from `offset` (`None`: the default target).
+    ///
+    /// # Panics
+    /// If more than `2^31 - 2` distinct URLs are inserted.
     pub fn insert_range(&mut self, key: &str, url: Option<&str>, offset: u64, length: u64) {
         let url = self.intern(url);
         self.insert(key, Entry::Range { url, offset, length });

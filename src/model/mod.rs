@@ -12,44 +12,41 @@
 //! sorted map. Inline values of both share one arena.
 
 mod builder;
+mod source;
 mod table;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
 pub use builder::ReferenceSetBuilder;
+pub use source::{Listing, Lookup, PendingKeys, PendingReference, ReferenceSource, Walk};
 use table::Tables;
 
 /// The index of an interned target URL in a [`ReferenceSet`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UrlId(u32);
+pub(crate) struct UrlId(u32);
 
-impl UrlId {
-    /// The id that stands for a `null` URL: the store's configured default target.
-    pub const DEFAULT_TARGET: UrlId = UrlId(u32::MAX);
-
-    /// The position of this URL in [`ReferenceSet::urls`], or `None` for
-    /// [`UrlId::DEFAULT_TARGET`].
-    #[must_use]
-    pub fn index(self) -> Option<usize> {
-        (self != Self::DEFAULT_TARGET).then_some(self.0 as usize)
-    }
-}
-
-/// What one key of a reference set holds.
+/// What one key of a reference set holds, borrowed from the set.
+///
+/// A `url` of `None` is a `null` URL in the document: the store's default
+/// target ([`ReferenceStoreBuilder::with_target`](crate::ReferenceStoreBuilder::with_target)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reference<'a> {
     /// The value itself (inline text, decoded base64, or a JSON object as JSON text).
     Inline(&'a [u8]),
     /// The whole of a target file: `[url]`.
-    Whole(UrlId),
+    Whole {
+        /// The target file, as written (after templates).
+        url: Option<&'a str>,
+    },
     /// `length` bytes of a target file starting at `offset`: `[url, offset, length]`.
     Range {
-        /// The target file.
-        url: UrlId,
+        /// The target file, as written (after templates).
+        url: Option<&'a str>,
         /// The first byte.
         offset: u64,
         /// The number of bytes.
@@ -57,22 +54,22 @@ pub enum Reference<'a> {
     },
 }
 
-/// What one key holds, owned and format-independent: what
-/// [`ReferenceStore::reference`](crate::ReferenceStore::reference) answers for
-/// JSON sets and parquet roots alike. URLs are as written in the references.
+/// What one key holds, owned: a [`Reference`] that outlives its source, as
+/// every [`ReferenceSource`] answers, JSON sets and parquet roots alike.
+/// Cloning is cheap (shared bytes and URLs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OwnedReference {
     /// The value itself.
     Inline(Bytes),
-    /// The whole of a target file (`None`: the default target).
+    /// The whole of a target file.
     Whole {
-        /// The target file.
-        url: Option<String>,
+        /// The target file, as written (`None`: the default target).
+        url: Option<Arc<str>>,
     },
-    /// `length` bytes of a target file from `offset` (`None`: the default target).
+    /// `length` bytes of a target file from `offset`.
     Range {
-        /// The target file.
-        url: Option<String>,
+        /// The target file, as written (`None`: the default target).
+        url: Option<Arc<str>>,
         /// The first byte.
         offset: u64,
         /// The number of bytes.
@@ -80,12 +77,27 @@ pub enum OwnedReference {
     },
 }
 
-/// One reference, as stored: inline values are a span of the set's arena.
+impl OwnedReference {
+    /// The borrowed form.
+    #[must_use]
+    pub fn as_reference(&self) -> Reference<'_> {
+        match self {
+            Self::Inline(bytes) => Reference::Inline(bytes),
+            Self::Whole { url } => Reference::Whole { url: url.as_deref() },
+            Self::Range { url, offset, length } => {
+                Reference::Range { url: url.as_deref(), offset: *offset, length: *length }
+            }
+        }
+    }
+}
+
+/// One reference, as stored: inline values are a span of the set's arena,
+/// URLs an interned id (`None`: a `null` URL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Entry {
     Inline { start: u64, len: u64 },
-    Whole(UrlId),
-    Range { url: UrlId, offset: u64, length: u64 },
+    Whole(Option<UrlId>),
+    Range { url: Option<UrlId>, offset: u64, length: u64 },
 }
 
 /// A parsed reference set: every key mapped to inline bytes or a target byte range.
@@ -95,7 +107,7 @@ pub struct ReferenceSet {
     loose: BTreeMap<Box<str>, Entry>,
     /// The chunk references of arrays, by array path.
     tables: Tables,
-    urls: Vec<Box<str>>,
+    urls: Vec<Arc<str>>,
     inline: Bytes,
     len: usize,
 }
@@ -107,12 +119,10 @@ impl ReferenceSet {
         self.entry(key).map(|entry| self.view(entry))
     }
 
-    /// The inline value of `key` as shared bytes (no copy), if `key` is inline.
-    pub(crate) fn inline_bytes(&self, key: &str) -> Option<Bytes> {
-        match self.entry(key)? {
-            Entry::Inline { start, len } => Some(self.inline.slice(span(start, len))),
-            _ => None,
-        }
+    /// The reference for `key` in its owned form: shared bytes and URLs, no copy.
+    #[must_use]
+    pub fn get_owned(&self, key: &str) -> Option<OwnedReference> {
+        self.entry(key).map(|entry| self.owned(entry))
     }
 
     fn entry(&self, key: &str) -> Option<Entry> {
@@ -142,9 +152,18 @@ impl ReferenceSet {
     /// Chunk keys are built as they are visited (they are not stored), hence
     /// the [`Cow`].
     pub fn iter(&self) -> impl Iterator<Item = (Cow<'_, str>, Reference<'_>)> {
-        let loose = self.loose.iter().map(|(k, e)| (Cow::Borrowed(&**k), self.view(*e)));
+        self.entries().map(|(key, entry)| (key, self.view(entry)))
+    }
+
+    /// [`iter`](Self::iter), with each reference in its owned form.
+    pub fn iter_owned(&self) -> impl Iterator<Item = (Cow<'_, str>, OwnedReference)> {
+        self.entries().map(|(key, entry)| (key, self.owned(entry)))
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (Cow<'_, str>, Entry)> {
+        let loose = self.loose.iter().map(|(k, e)| (Cow::Borrowed(&**k), *e));
         let chunks = self.tables.sorted().flat_map(move |(path, table)| {
-            table.entries().map(move |(position, entry)| (Cow::Owned(table.key(path, position)), self.view(entry)))
+            table.entries().map(move |(position, entry)| (Cow::Owned(table.key(path, position)), entry))
         });
         loose.chain(chunks)
     }
@@ -213,16 +232,14 @@ impl ReferenceSet {
         self.loose.range::<str, _>((Bound::Included(from), Bound::Unbounded)).map(|(k, _)| &**k)
     }
 
-    /// The distinct target URLs, indexed by [`UrlId::index`].
-    #[must_use]
-    pub fn urls(&self) -> &[Box<str>] {
-        &self.urls
+    /// The distinct target URLs, as written (after templates), in the order
+    /// they were first met. A `null` URL is not among them.
+    pub fn urls(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.urls.iter().map(|url| &**url)
     }
 
-    /// The URL text of `id`, or `None` for the default target.
-    #[must_use]
-    pub fn url(&self, id: UrlId) -> Option<&str> {
-        id.index().map(|i| &*self.urls[i])
+    fn url(&self, id: Option<UrlId>) -> Option<&str> {
+        id.map(|UrlId(i)| &*self.urls[i as usize])
     }
 
     /// The bytes of memory the references take: the key map, the chunk
@@ -231,15 +248,24 @@ impl ReferenceSet {
     pub fn memory_size(&self) -> usize {
         // A B-tree node holds up to 11 entries; count each entry with its share of a node.
         let loose: usize = self.loose.keys().map(|k| k.len() + size_of::<(Box<str>, Entry)>() * 3 / 2).sum();
-        let urls: usize = self.urls.iter().map(|u| u.len() + size_of::<Box<str>>()).sum();
+        let urls: usize = self.urls.iter().map(|u| u.len() + size_of::<Arc<str>>() + 2 * size_of::<usize>()).sum();
         loose + self.tables.memory_size() + urls + self.inline.len()
+    }
+
+    fn owned(&self, entry: Entry) -> OwnedReference {
+        let url = |id: Option<UrlId>| id.map(|UrlId(i)| Arc::clone(&self.urls[i as usize]));
+        match entry {
+            Entry::Inline { start, len } => OwnedReference::Inline(self.inline.slice(span(start, len))),
+            Entry::Whole(id) => OwnedReference::Whole { url: url(id) },
+            Entry::Range { url: id, offset, length } => OwnedReference::Range { url: url(id), offset, length },
+        }
     }
 
     fn view(&self, entry: Entry) -> Reference<'_> {
         match entry {
             Entry::Inline { start, len } => Reference::Inline(&self.inline[span(start, len)]),
-            Entry::Whole(url) => Reference::Whole(url),
-            Entry::Range { url, offset, length } => Reference::Range { url, offset, length },
+            Entry::Whole(url) => Reference::Whole { url: self.url(url) },
+            Entry::Range { url, offset, length } => Reference::Range { url: self.url(url), offset, length },
         }
     }
 }
@@ -265,12 +291,14 @@ mod tests {
         let set = b.build();
         assert_eq!(set.urls().len(), 1);
         assert_eq!(set.get("a"), Some(Reference::Inline(b"data")));
-        let Some(Reference::Range { url, offset: 15, length: 5 }) = set.get("x/1") else { panic!() };
-        assert_eq!(set.url(url), Some("s3://b/f.nc"));
-        assert_eq!(set.get("y/0"), Some(Reference::Whole(UrlId::DEFAULT_TARGET)));
-        assert_eq!(set.url(UrlId::DEFAULT_TARGET), None);
+        assert_eq!(set.get("x/1"), Some(Reference::Range { url: Some("s3://b/f.nc"), offset: 15, length: 5 }));
+        assert_eq!(set.get("y/0"), Some(Reference::Whole { url: None }));
+        assert_eq!(set.urls().collect::<Vec<_>>(), ["s3://b/f.nc"]);
         assert_eq!(set.keys_with_prefix("x/"), ["x/0", "x/1"]);
-        assert_eq!(set.inline_bytes("a").as_deref(), Some(&b"data"[..]));
+        assert_eq!(set.get_owned("a"), Some(OwnedReference::Inline(Bytes::from_static(b"data"))));
+        let Some(OwnedReference::Range { url: Some(url), .. }) = set.get_owned("x/0") else { panic!() };
+        let Some(OwnedReference::Range { url: Some(other), .. }) = set.get_owned("x/1") else { panic!() };
+        assert!(Arc::ptr_eq(&url, &other), "URLs are shared, not copied");
     }
 
     fn zarray(shape: &[u64], chunks: &[u64], separator: &str) -> Vec<u8> {
@@ -286,8 +314,8 @@ mod tests {
             .iter()
             .map(|(k, r)| match r {
                 Reference::Inline(v) => format!("{k} inline {v:?}"),
-                Reference::Whole(u) => format!("{k} whole {:?}", set.url(u)),
-                Reference::Range { url, offset, length } => format!("{k} {:?} {offset} {length}", set.url(url)),
+                Reference::Whole { url } => format!("{k} whole {url:?}"),
+                Reference::Range { url, offset, length } => format!("{k} {url:?} {offset} {length}"),
             })
             .collect();
         lines.sort();
@@ -320,10 +348,10 @@ mod tests {
             assert_eq!(set.len(), 6);
             assert_eq!(set.tables.get("a").map(ChunkTable::present), Some(3));
             assert!(
-                matches!(set.get("a/1.2"), Some(Reference::Range { url, offset: 120, length: 2 }) if set.url(url) == Some("g"))
+                matches!(set.get("a/1.2"), Some(Reference::Range { url: Some("g"), offset: 120, length: 2 }))
             );
-            assert_eq!(set.get("a/0.0"), Some(Reference::Whole(UrlId::DEFAULT_TARGET)));
-            assert_eq!(set.inline_bytes("a/2.1").as_deref(), Some(&b"tiny"[..]));
+            assert_eq!(set.get("a/0.0"), Some(Reference::Whole { url: None }));
+            assert_eq!(set.get("a/2.1"), Some(Reference::Inline(b"tiny")));
             assert!(set.get("a/01.2").is_some() && set.get("a/3.0").is_some());
             assert_eq!(set.get("a/1.1"), None);
             assert_eq!(set.get("a/1"), None);

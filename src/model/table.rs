@@ -5,7 +5,7 @@
 use foldhash::HashMap;
 
 use super::{Entry, UrlId};
-use crate::grid::ChunkGrid;
+use crate::zarr::grid::ChunkGrid;
 
 /// Codes of the `target` column. Bit 31 marks a whole-file reference; the low
 /// 31 bits hold the URL index or one of the codes below.
@@ -194,7 +194,8 @@ impl ChunkTable {
 }
 
 fn encode(entry: Entry) -> (u32, u64, u64) {
-    let url_code = |url: UrlId| url.index().map_or(DEFAULT_URL, |i| u32::try_from(i).expect("fewer than 2^31 URLs"));
+    // Interning caps ids below `MAX_URLS`, so an id never collides with a code.
+    let url_code = |url: Option<UrlId>| url.map_or(DEFAULT_URL, |UrlId(id)| id);
     match entry {
         Entry::Inline { start, len } => (INLINE, start, len),
         Entry::Whole(url) => (WHOLE | url_code(url), 0, 0),
@@ -208,8 +209,8 @@ fn decode(target: u32, offset: u64, length: u64) -> Option<Entry> {
     }
     let url = match target & !WHOLE {
         INLINE => return Some(Entry::Inline { start: offset, len: length }),
-        DEFAULT_URL => UrlId::DEFAULT_TARGET,
-        index => UrlId(index),
+        DEFAULT_URL => None,
+        index => Some(UrlId(index)),
     };
     Some(if target & WHOLE == 0 { Entry::Range { url, offset, length } } else { Entry::Whole(url) })
 }
@@ -340,17 +341,17 @@ mod tests {
     }
 
     fn range(offset: u64) -> Entry {
-        Entry::Range { url: UrlId(3), offset, length: 1 }
+        Entry::Range { url: Some(UrlId(3)), offset, length: 1 }
     }
 
     #[test]
     fn codes_round_trip() {
         for entry in [
             Entry::Inline { start: 5, len: 0 },
-            Entry::Whole(UrlId(0)),
-            Entry::Whole(UrlId::DEFAULT_TARGET),
-            Entry::Range { url: UrlId(MAX_URLS - 1), offset: u64::MAX, length: 0 },
-            Entry::Range { url: UrlId::DEFAULT_TARGET, offset: 1, length: 2 },
+            Entry::Whole(Some(UrlId(0))),
+            Entry::Whole(None),
+            Entry::Range { url: Some(UrlId(MAX_URLS - 1)), offset: u64::MAX, length: 0 },
+            Entry::Range { url: None, offset: 1, length: 2 },
         ] {
             let (t, o, l) = encode(entry);
             assert_eq!(decode(t, o, l), Some(entry));

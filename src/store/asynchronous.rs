@@ -3,18 +3,17 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use zarrs_storage::byte_range::ByteRangeIterator;
+use bytes::Bytes;
+use zarrs_storage::byte_range::{ByteRange, ByteRangeIterator};
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, MaybeBytes, StorageError,
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
-use bytes::Bytes;
-use zarrs_storage::byte_range::ByteRange;
-
-use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records, region};
+use super::core::{Plan, SizePlan, source_error};
+use super::{Core, listing, region};
 use crate::fetch;
-use crate::{OwnedReference, ReferenceSet};
+use crate::model::{Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSource};
 
 /// A kerchunk reference set as an async zarrs store.
 ///
@@ -37,7 +36,7 @@ use crate::{OwnedReference, ReferenceSet};
 /// ```
 #[derive(Clone, Debug)]
 pub struct AsyncReferenceStore {
-    pub(super) core: Arc<Core>,
+    core: Arc<Core>,
 }
 
 impl AsyncReferenceStore {
@@ -45,22 +44,17 @@ impl AsyncReferenceStore {
         Self { core }
     }
 
-    /// Open the reference file at `location` (a local path or a URL) with default options.
-    ///
-    /// See [`ReferenceStoreBuilder`](crate::ReferenceStoreBuilder) for credentials,
-    /// endpoints, a default target and template overrides.
-    ///
-    /// # Errors
-    /// [`ReferenceError`](crate::ReferenceError) if the file cannot be read or parsed.
-    pub async fn open(location: &str) -> Result<Self, crate::ReferenceError> {
-        crate::ReferenceStoreBuilder::new().open_async(location).await
-    }
-
-    /// The references this store serves, if they are a JSON set (a parquet
-    /// root's references stay on disk and are loaded a record at a time).
+    /// The references this store serves, if they are a JSON set in memory (a
+    /// parquet root's references stay in their files and are loaded a record at a time).
     #[must_use]
     pub fn references(&self) -> Option<&ReferenceSet> {
-        self.core.references()
+        self.core.source().in_memory()
+    }
+
+    /// The source of the references this store serves: what the writers and the tools read.
+    #[must_use]
+    pub fn source(&self) -> &Arc<dyn ReferenceSource> {
+        self.core.source()
     }
 
     /// The reference of `key`, without reading its target: inline bytes, or
@@ -69,15 +63,14 @@ impl AsyncReferenceStore {
     /// # Errors
     /// [`StorageError`] if the parquet record file holding the key cannot be read.
     pub async fn reference(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
-        Ok(self.value(key).await?.map(|value| self.core.owned(value)))
+        self.value(key).await
     }
 
-    /// What `key` holds, loading its parquet record first if needed.
-    async fn value(&self, key: &StoreKey) -> Result<Option<Value>, StorageError> {
+    /// What `key` holds, after the source's read if it needs one.
+    async fn value(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
         match self.core.lookup(key)? {
-            Lookup::Missing => Ok(None),
-            Lookup::Found(value) => Ok(Some(value)),
-            Lookup::Load { record, row } => Core::loaded_value(key, record.load().await, row),
+            Lookup::Ready(value) => Ok(value),
+            Lookup::Pending(pending) => pending.await.map_err(|e| source_error(key.as_str(), &e)),
         }
     }
 
@@ -131,13 +124,13 @@ impl AsyncReferenceStore {
         }
     }
 
-    /// Finish a listing by loading the records it needs.
-    async fn complete(&self, mut listing: Listing) -> Result<Listing, StorageError> {
-        let pending = std::mem::take(&mut listing.pending);
-        if !pending.is_empty() {
-            self.core.add_loaded_records(&mut listing, records::load_all(pending).await)?;
+    /// The keys and folders of a listing, after the source's reads if it needs any.
+    async fn complete(&self, prefix: &StorePrefix, dir: bool) -> Result<(Vec<String>, Vec<String>), StorageError> {
+        let Listing { mut keys, prefixes, pending, .. } = self.core.list(prefix.as_str(), dir)?;
+        if let Some(pending) = pending {
+            keys.extend(pending.await.map_err(|e| source_error(prefix.as_str(), &e))?);
         }
-        Ok(listing)
+        Ok((keys, prefixes))
     }
 }
 
@@ -180,11 +173,12 @@ impl AsyncListableStorageTraits for AsyncReferenceStore {
     }
 
     async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        Ok(self.complete(self.core.list_prefix(prefix)?).await?.into_keys())
+        Ok(listing::into_keys(self.complete(prefix, false).await?.0))
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        Ok(self.complete(self.core.list_dir(prefix)?).await?.into_keys_prefixes())
+        let (keys, prefixes) = self.complete(prefix, true).await?;
+        Ok(listing::into_keys_prefixes(keys, prefixes))
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {

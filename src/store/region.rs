@@ -6,8 +6,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use zarrs_storage::{StorageError, StoreKey};
 
-use crate::grid::ChunkGrid;
-use crate::parse::lenient;
+use crate::zarr::grid::ChunkGrid;
+use crate::zarr::lenient;
 
 /// The `.zarray` key of the array at the zarrs node path `array` (`/temp` or `temp`).
 pub(crate) fn zarray_key(array: &str) -> Result<StoreKey, StorageError> {

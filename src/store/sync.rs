@@ -2,26 +2,27 @@
 
 use std::sync::Arc;
 
-use zarrs_storage::byte_range::ByteRangeIterator;
+use bytes::Bytes;
+use zarrs_storage::byte_range::{ByteRange, ByteRangeIterator};
 use zarrs_storage::{
     ListableStorageTraits, MaybeBytes, MaybeBytesIterator, ReadableStorageTraits, StorageError, StoreKey, StoreKeys,
     StoreKeysPrefixes, StorePrefix,
 };
 
-use bytes::Bytes;
-use zarrs_storage::byte_range::ByteRange;
-
-use super::runtime::BlockingRuntime;
-use super::{Core, Listing, Lookup, Plan, SizePlan, Value, records, region};
+use super::core::{Plan, SizePlan, source_error};
+use super::runtime::IoRuntime;
+use super::{Core, listing, region};
+use crate::error::{ReadError, SourceError};
 use crate::fetch::{self, Request};
+use crate::model::{Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSource};
 use crate::resolve::Source;
-use crate::{OwnedReference, ReferenceSet};
 
 /// A kerchunk reference set as a sync zarrs store.
 ///
 /// Local targets are read on the calling thread with positioned reads;
-/// remote targets through `object_store` on an internal tokio runtime, so
-/// the store works from plain threads, rayon workers and inside other
+/// remote targets through `object_store` on a tokio runtime (one shared by
+/// the process, or the caller's: [`ReferenceStoreBuilder::with_runtime`](crate::ReferenceStoreBuilder::with_runtime)),
+/// so the store works from plain threads, rayon workers and inside other
 /// runtimes alike. Cloning is cheap and shares the references.
 ///
 /// ```
@@ -37,30 +38,25 @@ use crate::{OwnedReference, ReferenceSet};
 #[derive(Clone, Debug)]
 pub struct ReferenceStore {
     core: Arc<Core>,
-    runtime: Arc<BlockingRuntime>,
+    runtime: IoRuntime,
 }
 
 impl ReferenceStore {
-    pub(crate) fn from_core(core: Arc<Core>, runtime: Arc<BlockingRuntime>) -> Self {
+    pub(crate) fn from_core(core: Arc<Core>, runtime: IoRuntime) -> Self {
         Self { core, runtime }
     }
 
-    /// Open the reference file at `location` (a local path or a URL) with default options.
-    ///
-    /// See [`ReferenceStoreBuilder`](crate::ReferenceStoreBuilder) for credentials,
-    /// endpoints, a default target and template overrides.
-    ///
-    /// # Errors
-    /// [`ReferenceError`](crate::ReferenceError) if the file cannot be read or parsed.
-    pub fn open(location: &str) -> Result<Self, crate::ReferenceError> {
-        crate::ReferenceStoreBuilder::new().open(location)
-    }
-
-    /// The references this store serves, if they are a JSON set (a parquet
-    /// root's references stay on disk and are loaded a record at a time).
+    /// The references this store serves, if they are a JSON set in memory (a
+    /// parquet root's references stay in their files and are loaded a record at a time).
     #[must_use]
     pub fn references(&self) -> Option<&ReferenceSet> {
-        self.core.references()
+        self.core.source().in_memory()
+    }
+
+    /// The source of the references this store serves: what the writers and the tools read.
+    #[must_use]
+    pub fn source(&self) -> &Arc<dyn ReferenceSource> {
+        self.core.source()
     }
 
     /// The reference of `key`, without reading its target: inline bytes, or
@@ -69,18 +65,18 @@ impl ReferenceStore {
     /// # Errors
     /// [`StorageError`] if the parquet record file holding the key cannot be read.
     pub fn reference(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
-        Ok(self.value(key)?.map(|value| self.core.owned(value)))
+        self.value(key)
     }
 
-    /// What `key` holds, loading its parquet record first if needed.
-    fn value(&self, key: &StoreKey) -> Result<Option<Value>, StorageError> {
+    /// What `key` holds, after the source's read if it needs one.
+    fn value(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
         match self.core.lookup(key)? {
-            Lookup::Missing => Ok(None),
-            Lookup::Found(value) => Ok(Some(value)),
-            Lookup::Load { record, row } => {
-                let loaded = self.runtime.block_on(async move { record.load().await }).and_then(|r| r);
-                Core::loaded_value(key, loaded, row)
-            }
+            Lookup::Ready(value) => Ok(value),
+            Lookup::Pending(pending) => self
+                .runtime
+                .block_on(pending)
+                .unwrap_or_else(|e| Err(SourceError::Runtime(e)))
+                .map_err(|e| source_error(key.as_str(), &e)),
         }
     }
 
@@ -110,7 +106,7 @@ impl ReferenceStore {
         let fetched = self
             .runtime
             .block_on(fetch::read_batch(requests, options))
-            .map_err(|cause| StorageError::Other(format!("prefetch failed: {cause}")))?;
+            .map_err(|cause| StorageError::Other(format!("prefetch failed: {}", crate::error::error_chain(&cause))))?;
         self.core.keep_prefetched(prefetch, fetched)
     }
 
@@ -160,23 +156,19 @@ impl ReferenceStore {
         }
     }
 
-    /// Finish a listing by loading the records it needs.
-    fn complete(&self, mut listing: Listing) -> Result<Listing, StorageError> {
-        let pending = std::mem::take(&mut listing.pending);
-        if !pending.is_empty() {
-            let loaded = self.runtime.block_on(records::load_all(pending)).and_then(|r| r);
-            self.core.add_loaded_records(&mut listing, loaded)?;
+    /// The keys and folders of a listing, after the source's reads if it needs any.
+    fn complete(&self, prefix: &StorePrefix, dir: bool) -> Result<(Vec<String>, Vec<String>), StorageError> {
+        let Listing { mut keys, prefixes, pending, .. } = self.core.list(prefix.as_str(), dir)?;
+        if let Some(pending) = pending {
+            let more = self.runtime.block_on(pending).unwrap_or_else(|e| Err(SourceError::Runtime(e)));
+            keys.extend(more.map_err(|e| source_error(prefix.as_str(), &e))?);
         }
-        Ok(listing)
+        Ok((keys, prefixes))
     }
 }
 
 /// Read from a source on this thread (local files) or on the runtime (everything else).
-fn read_blocking(
-    runtime: &BlockingRuntime,
-    source: &Source,
-    requests: Vec<Request>,
-) -> Result<Vec<bytes::Bytes>, String> {
+fn read_blocking(runtime: &IoRuntime, source: &Source, requests: Vec<Request>) -> Result<Vec<Bytes>, ReadError> {
     match source {
         Source::Local(path) => fetch::read_local(path, &requests),
         Source::Object { .. } => {
@@ -229,11 +221,12 @@ impl ListableStorageTraits for ReferenceStore {
     }
 
     fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        Ok(self.complete(self.core.list_prefix(prefix)?)?.into_keys())
+        Ok(listing::into_keys(self.complete(prefix, false)?.0))
     }
 
     fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        Ok(self.complete(self.core.list_dir(prefix)?)?.into_keys_prefixes())
+        let (keys, prefixes) = self.complete(prefix, true)?;
+        Ok(listing::into_keys_prefixes(keys, prefixes))
     }
 
     fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {

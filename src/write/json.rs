@@ -4,7 +4,50 @@ use std::io::Write;
 
 use base64::Engine as _;
 
-use super::{Entry, JsonVersion};
+use super::JsonVersion;
+use crate::model::Reference;
+
+/// Where the document goes: the caller's writer, or a zstd frame written to it.
+pub(crate) enum Output<W: Write> {
+    Plain(W),
+    Zstd(zstd::Encoder<'static, W>),
+}
+
+impl<W: Write> Output<W> {
+    /// `out`, compressed as one zstd frame at `level` if a level is given.
+    pub(crate) fn new(out: W, zstd_level: Option<i32>) -> std::io::Result<Self> {
+        Ok(match zstd_level {
+            None => Self::Plain(out),
+            Some(level) => Self::Zstd(zstd::Encoder::new(out, level)?),
+        })
+    }
+
+    /// End the frame, if any, and flush; returns the caller's writer.
+    fn finish(self) -> std::io::Result<W> {
+        let mut out = match self {
+            Self::Plain(out) => out,
+            Self::Zstd(encoder) => encoder.finish()?,
+        };
+        out.flush()?;
+        Ok(out)
+    }
+}
+
+impl<W: Write> Write for Output<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Self::Plain(out) => out.write(buf),
+            Self::Zstd(encoder) => encoder.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Self::Plain(out) => out.flush(),
+            Self::Zstd(encoder) => encoder.flush(),
+        }
+    }
+}
 
 /// Writes `{"version": 1, "refs": {` ... `}}` (or a flat version 0 object) as references arrive.
 pub(crate) struct JsonWriter<W: Write> {
@@ -23,7 +66,7 @@ impl<W: Write> JsonWriter<W> {
     }
 
     /// Append one reference. A `null` URL is written as `null`.
-    pub(crate) fn entry(&mut self, key: &str, entry: Entry<'_>) -> std::io::Result<()> {
+    pub(crate) fn entry(&mut self, key: &str, entry: Reference<'_>) -> std::io::Result<()> {
         if self.written > 0 {
             self.out.write_all(b",")?;
         }
@@ -31,23 +74,41 @@ impl<W: Write> JsonWriter<W> {
         serde_json::to_writer(&mut self.out, key)?;
         self.out.write_all(b":")?;
         match entry {
-            Entry::Inline(bytes) => serde_json::to_writer(&mut self.out, &inline_text(bytes))?,
-            Entry::Whole(url) => serde_json::to_writer(&mut self.out, &[url])?,
-            Entry::Range { url, offset, length } => {
+            Reference::Inline(bytes) => serde_json::to_writer(&mut self.out, &inline_text(bytes))?,
+            Reference::Whole { url } => serde_json::to_writer(&mut self.out, &[url])?,
+            Reference::Range { url, offset, length } => {
                 serde_json::to_writer(&mut self.out, &(url, offset, length))?;
             }
         }
         Ok(())
     }
 
+    /// The number of references written so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
+    }
+
     /// Close the document; returns the writer and the number of references written.
-    pub(crate) fn finish(mut self) -> std::io::Result<(W, u64)> {
+    pub(crate) fn close(mut self) -> std::io::Result<(W, u64)> {
         self.out.write_all(match self.version {
             JsonVersion::V0 => b"}",
             JsonVersion::V1 => b"}}",
         })?;
         self.out.flush()?;
         Ok((self.out, self.written))
+    }
+}
+
+impl<W: Write> JsonWriter<Output<W>> {
+    /// Close the document and its compression; returns the number of references written.
+    pub(crate) fn finish(self) -> std::io::Result<u64> {
+        self.finish_into().map(|(written, _)| written)
+    }
+
+    /// [`finish`](Self::finish), giving the caller's writer back.
+    pub(crate) fn finish_into(self) -> std::io::Result<(u64, W)> {
+        let (out, written) = self.close()?;
+        Ok((written, out.finish()?))
     }
 }
 
@@ -67,12 +128,12 @@ mod tests {
     #[test]
     fn writes_every_kind_of_value() {
         let mut writer = JsonWriter::new(Vec::new(), JsonVersion::V1).unwrap();
-        writer.entry(".zgroup", Entry::Inline(br#"{"zarr_format":2}"#)).unwrap();
-        writer.entry("a/0", Entry::Inline(&[0, 255])).unwrap();
-        writer.entry("a/1", Entry::Inline(b"base64:looks encoded")).unwrap();
-        writer.entry("a/2", Entry::Whole(Some("x \"y\".nc"))).unwrap();
-        writer.entry("a/3", Entry::Range { url: None, offset: 5, length: 0 }).unwrap();
-        let (bytes, n) = writer.finish().unwrap();
+        writer.entry(".zgroup", Reference::Inline(br#"{"zarr_format":2}"#)).unwrap();
+        writer.entry("a/0", Reference::Inline(&[0, 255])).unwrap();
+        writer.entry("a/1", Reference::Inline(b"base64:looks encoded")).unwrap();
+        writer.entry("a/2", Reference::Whole { url: Some("x \"y\".nc") }).unwrap();
+        writer.entry("a/3", Reference::Range { url: None, offset: 5, length: 0 }).unwrap();
+        let (bytes, n) = writer.close().unwrap();
         assert_eq!(n, 5);
         let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
@@ -85,7 +146,7 @@ mod tests {
                 "a/3": [null, 5, 0],
             }})
         );
-        let (bytes, _) = JsonWriter::new(Vec::new(), JsonVersion::V0).unwrap().finish().unwrap();
+        let (bytes, _) = JsonWriter::new(Vec::new(), JsonVersion::V0).unwrap().close().unwrap();
         assert_eq!(bytes, b"{}");
     }
 }

@@ -1,26 +1,45 @@
-//! Writing reference sets: kerchunk JSON (version 0 or 1) and fsspec's parquet
-//! layout. The encoders here turn references into bytes and know nothing of
-//! where they go; the stores drive them ([`AsyncReferenceStore::write_json`],
-//! [`AsyncReferenceStore::write_parquet`]) so that any set they open, JSON or
-//! parquet, can be written either way, one record at a time.
+//! Writing reference sets: kerchunk JSON (version 0 or 1) and fsspec's
+//! parquet layout, from any [`ReferenceSource`], sync or async.
 //!
-//! [`AsyncReferenceStore::write_json`]: crate::AsyncReferenceStore::write_json
-//! [`AsyncReferenceStore::write_parquet`]: crate::AsyncReferenceStore::write_parquet
+//! Sources are walked one reference at a time and outputs written a record
+//! at a time, so memory stays bounded by a few records beyond what the source
+//! itself holds. The async functions do their blocking work (writing to a
+//! [`Write`](std::io::Write), compressing, encoding parquet) on tokio's
+//! blocking pool, never on the executor.
 
-pub(crate) mod json;
-pub(crate) mod parquet;
+mod json;
+#[cfg(feature = "parquet")]
+mod parquet;
+mod run;
 
-/// One reference to write, borrowed from the source set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Entry<'a> {
-    Inline(&'a [u8]),
-    /// A whole file (`None`: the default target).
-    Whole(Option<&'a str>),
-    Range {
-        url: Option<&'a str>,
-        offset: u64,
-        length: u64,
-    },
+use std::sync::Arc;
+
+#[cfg(feature = "parquet")]
+pub use run::{write_parquet, write_parquet_async};
+pub use run::{write_json, write_json_async};
+
+/// Called with the number of references written so far, after each record
+/// or batch, so that long conversions can show progress.
+#[derive(Clone)]
+pub struct Progress(Arc<dyn Fn(u64) + Send + Sync>);
+
+impl Progress {
+    /// Report progress to `report`.
+    pub fn new(report: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(report))
+    }
+
+    fn report(progress: Option<&Self>, written: u64) {
+        if let Some(progress) = progress {
+            (progress.0)(written);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
 }
 
 /// Which kerchunk JSON layout to write.
@@ -41,10 +60,11 @@ pub enum JsonVersion {
 /// let options = JsonWriteOptions::default().with_version(JsonVersion::V0).with_zstd(3);
 /// # let _ = options;
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct JsonWriteOptions {
-    pub(crate) version: JsonVersion,
-    pub(crate) zstd_level: Option<i32>,
+    version: JsonVersion,
+    zstd_level: Option<i32>,
+    progress: Option<Progress>,
 }
 
 impl JsonWriteOptions {
@@ -61,6 +81,13 @@ impl JsonWriteOptions {
         self.zstd_level = Some(level);
         self
     }
+
+    /// Report progress while writing.
+    #[must_use]
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
 }
 
 /// Whether the `path` column of a parquet record is dictionary-encoded.
@@ -68,6 +95,7 @@ impl JsonWriteOptions {
 /// The encoding is parquet's (dictionary pages); pandas reads the column as
 /// plain strings, not as a categorical, because fsspec reads the nulls of a
 /// categorical as NaN and then fails on missing chunks.
+#[cfg(feature = "parquet")]
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum PathEncoding {
@@ -80,6 +108,15 @@ pub enum PathEncoding {
     AboveRepetition(f64),
 }
 
+/// How each record file is encoded.
+#[cfg(feature = "parquet")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct RecordEncoding {
+    pub(crate) record_size: u64,
+    pub(crate) path_encoding: PathEncoding,
+    pub(crate) zstd_level: Option<i32>,
+}
+
 /// How to write a parquet reference root.
 ///
 /// ```
@@ -87,40 +124,54 @@ pub enum PathEncoding {
 /// let options = ParquetWriteOptions::default().with_record_size(10_000).with_path_encoding(PathEncoding::Plain);
 /// # let _ = options;
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg(feature = "parquet")]
+#[derive(Clone, Debug)]
 pub struct ParquetWriteOptions {
-    pub(crate) record_size: u64,
-    pub(crate) path_encoding: PathEncoding,
-    pub(crate) zstd_level: Option<i32>,
+    encoding: RecordEncoding,
+    progress: Option<Progress>,
 }
 
+#[cfg(feature = "parquet")]
 impl Default for ParquetWriteOptions {
     /// kerchunk's `refs_to_dataframe` defaults: 100 000 rows per record file, dictionary paths
     /// above a repetition of 10, zstd compression.
     fn default() -> Self {
-        Self { record_size: 100_000, path_encoding: PathEncoding::AboveRepetition(10.0), zstd_level: Some(3) }
+        let encoding = RecordEncoding {
+            record_size: 100_000,
+            path_encoding: PathEncoding::AboveRepetition(10.0),
+            zstd_level: Some(3),
+        };
+        Self { encoding, progress: None }
     }
 }
 
+#[cfg(feature = "parquet")]
 impl ParquetWriteOptions {
     /// Rows per record file (at least 1).
     #[must_use]
     pub fn with_record_size(mut self, record_size: u64) -> Self {
-        self.record_size = record_size.max(1);
+        self.encoding.record_size = record_size.max(1);
         self
     }
 
     /// How the `path` column is encoded.
     #[must_use]
     pub fn with_path_encoding(mut self, encoding: PathEncoding) -> Self {
-        self.path_encoding = encoding;
+        self.encoding.path_encoding = encoding;
         self
     }
 
     /// zstd compression at `level`, or none.
     #[must_use]
     pub fn with_zstd(mut self, level: Option<i32>) -> Self {
-        self.zstd_level = level;
+        self.encoding.zstd_level = level;
+        self
+    }
+
+    /// Report progress while writing.
+    #[must_use]
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
         self
     }
 }

@@ -13,7 +13,9 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
-use super::{Entry, ParquetWriteOptions, PathEncoding};
+use super::{PathEncoding, RecordEncoding};
+use crate::error::{RecordError, WriteError};
+use crate::model::Reference;
 
 /// The column types as pandas should see them. Readers that go through pandas
 /// (fsspec with fastparquet) otherwise read the integers as nullable `Int64`,
@@ -33,7 +35,7 @@ const PANDAS_METADATA: &str = concat!(
 
 /// The rows of one record file, gathered one at a time.
 pub(crate) struct RecordEncoder {
-    options: ParquetWriteOptions,
+    options: RecordEncoding,
     /// Distinct paths of this record and their ids.
     distinct: HashMap<String, i32>,
     paths: Vec<String>,
@@ -46,7 +48,7 @@ pub(crate) struct RecordEncoder {
 }
 
 impl RecordEncoder {
-    pub(crate) fn new(options: ParquetWriteOptions) -> Self {
+    pub(crate) fn new(options: RecordEncoding) -> Self {
         Self {
             options,
             distinct: HashMap::new(),
@@ -59,30 +61,36 @@ impl RecordEncoder {
         }
     }
 
-    /// Append the next row (`None`: a missing chunk).
+    /// Append the next row (`None`: a missing chunk); `key` names it in errors.
     ///
     /// # Errors
-    /// A reference the layout cannot hold: a `null` URL (parquet has no default
-    /// target) or an offset or length past `i64::MAX`.
-    pub(crate) fn push(&mut self, entry: Option<Entry<'_>>) -> Result<(), String> {
+    /// [`WriteError::Unrepresentable`] for a reference the layout cannot hold:
+    /// a `null` URL (parquet has no default target) or an offset or length past `i64::MAX`.
+    pub(crate) fn push(&mut self, key: impl FnOnce() -> String, entry: Option<Reference<'_>>) -> Result<(), WriteError> {
+        let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key(), reason };
         let (path, offset, size, raw): (Option<&str>, u64, u64, Option<&[u8]>) = match entry {
             None => (None, 0, 0, None),
-            Some(Entry::Inline(bytes)) => (None, 0, 0, Some(bytes)),
-            Some(Entry::Whole(Some(url))) => (Some(url), 0, 0, None),
+            Some(Reference::Inline(bytes)) => (None, 0, 0, Some(bytes)),
+            Some(Reference::Whole { url: Some(url) }) => (Some(url), 0, 0, None),
             // `(path, 0, 0)` means the whole file in parquet; an empty range is an empty value.
-            Some(Entry::Range { url: Some(_), offset: 0, length: 0 }) => (None, 0, 0, Some(&[][..])),
-            Some(Entry::Range { url: Some(url), offset, length }) => (Some(url), offset, length, None),
-            Some(Entry::Whole(None) | Entry::Range { url: None, .. }) => {
-                return Err("a null URL (the default target) cannot be written to parquet, which has none".into());
+            Some(Reference::Range { url: Some(_), offset: 0, length: 0 }) => (None, 0, 0, Some(&[][..])),
+            Some(Reference::Range { url: Some(url), offset, length }) => (Some(url), offset, length, None),
+            Some(Reference::Whole { url: None } | Reference::Range { url: None, .. }) => {
+                return Err(unrepresentable(
+                    "a null URL (the default target) cannot be written to parquet, which has none".into(),
+                ));
             }
         };
-        let too_big = |n: u64| i64::try_from(n).map_err(|_| format!("{n} does not fit parquet's int64"));
-        let (offset, size) = (too_big(offset)?, too_big(size)?);
+        let (Ok(offset), Ok(size)) = (i64::try_from(offset), i64::try_from(size)) else {
+            return Err(unrepresentable(format!("offset {offset} or size {size} does not fit parquet's int64")));
+        };
         let id = match path {
             None => None,
             Some(path) if let Some(id) = self.distinct.get(path) => Some(*id),
             Some(path) => {
-                let id = i32::try_from(self.paths.len()).map_err(|_| "too many distinct paths in one record")?;
+                let Ok(id) = i32::try_from(self.paths.len()) else {
+                    return Err(unrepresentable("too many distinct paths in one record".into()));
+                };
                 self.distinct.insert(path.to_owned(), id);
                 self.paths.push(path.to_owned());
                 Some(id)
@@ -100,18 +108,22 @@ impl RecordEncoder {
     /// `None` if every row is missing (fsspec writes no file then). The encoder is then empty.
     ///
     /// # Errors
-    /// The parquet writer's message.
-    pub(crate) fn finish(&mut self) -> Result<Option<Bytes>, String> {
+    /// [`RecordError`] if the parquet writer fails.
+    pub(crate) fn finish(&mut self) -> Result<Option<Bytes>, RecordError> {
         if self.present == 0 {
             *self = Self::new(self.options);
             return Ok(None);
         }
-        while (self.path_ids.len() as u64) < self.options.record_size {
-            self.push(None)?;
+        let padding = usize::try_from(self.options.record_size).unwrap_or(usize::MAX).saturating_sub(self.path_ids.len());
+        self.path_ids.extend(std::iter::repeat_n(None, padding));
+        self.offsets.extend(std::iter::repeat_n(0, padding));
+        self.sizes.extend(std::iter::repeat_n(0, padding));
+        for _ in 0..padding {
+            self.raw.append_null();
         }
         let path_ids = std::mem::take(&mut self.path_ids);
         let non_null = path_ids.iter().flatten().count();
-        #[allow(clippy::cast_precision_loss)] // a ratio of counts
+        #[expect(clippy::cast_precision_loss, reason = "a ratio of counts")]
         let dictionary = match self.options.path_encoding {
             PathEncoding::Plain => false,
             PathEncoding::Dictionary => true,
@@ -127,12 +139,12 @@ impl RecordEncoder {
             ("size", Arc::new(Int64Array::from(std::mem::take(&mut self.sizes))) as ArrayRef),
             ("raw", Arc::new(self.raw.finish()) as ArrayRef),
         ])
-        .map_err(|e| e.to_string())?;
+        .map_err(RecordError::Decode)?;
         self.distinct.clear();
         self.present = 0;
         let compression = match self.options.zstd_level {
             None => Compression::UNCOMPRESSED,
-            Some(level) => Compression::ZSTD(ZstdLevel::try_new(level).map_err(|e| e.to_string())?),
+            Some(level) => Compression::ZSTD(ZstdLevel::try_new(level).map_err(RecordError::Encode)?),
         };
         let properties = WriterProperties::builder()
             .set_key_value_metadata(Some(vec![KeyValue::new("pandas".to_owned(), PANDAS_METADATA.to_owned())]))
@@ -142,10 +154,9 @@ impl RecordEncoder {
             .set_column_dictionary_enabled(ColumnPath::from("path"), dictionary)
             .build();
         let mut bytes = Vec::new();
-        let mut writer =
-            ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).map_err(|e| e.to_string())?;
-        writer.write(&batch).map_err(|e| e.to_string())?;
-        writer.close().map_err(|e| e.to_string())?;
+        let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).map_err(RecordError::Encode)?;
+        writer.write(&batch).map_err(RecordError::Encode)?;
+        writer.close().map_err(RecordError::Encode)?;
         Ok(Some(Bytes::from(bytes)))
     }
 }
@@ -153,20 +164,22 @@ impl RecordEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parquet::{Record, Row};
+    use crate::parse::parquet::{Record, Row};
 
     #[test]
     fn rows_read_back_as_written() {
         for encoding in [PathEncoding::Plain, PathEncoding::Dictionary, PathEncoding::AboveRepetition(1.0)] {
-            let options = ParquetWriteOptions::default().with_record_size(8).with_path_encoding(encoding);
+            let options = RecordEncoding { record_size: 8, path_encoding: encoding, zstd_level: Some(3) };
             let mut encoder = RecordEncoder::new(options);
-            encoder.push(Some(Entry::Range { url: Some("a.nc"), offset: 10, length: 4 })).unwrap();
-            encoder.push(None).unwrap();
-            encoder.push(Some(Entry::Inline(b"raw"))).unwrap();
-            encoder.push(Some(Entry::Whole(Some("b.nc")))).unwrap();
-            encoder.push(Some(Entry::Range { url: Some("a.nc"), offset: 0, length: 0 })).unwrap();
-            encoder.push(Some(Entry::Inline(b""))).unwrap();
-            assert!(encoder.push(Some(Entry::Whole(None))).is_err());
+            let key = || "k".to_owned();
+            encoder.push(key, Some(Reference::Range { url: Some("a.nc"), offset: 10, length: 4 })).unwrap();
+            encoder.push(key, None).unwrap();
+            encoder.push(key, Some(Reference::Inline(b"raw"))).unwrap();
+            encoder.push(key, Some(Reference::Whole { url: Some("b.nc") })).unwrap();
+            encoder.push(key, Some(Reference::Range { url: Some("a.nc"), offset: 0, length: 0 })).unwrap();
+            encoder.push(key, Some(Reference::Inline(b""))).unwrap();
+            let err = encoder.push(key, Some(Reference::Whole { url: None })).unwrap_err();
+            assert!(matches!(err, WriteError::Unrepresentable { .. }), "{err}");
             let record = Record::decode(encoder.finish().unwrap().unwrap()).unwrap();
             let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a.nc"), Arc::from("b.nc"));
             assert_eq!(record.len(), 8, "padded to the record size");
@@ -177,7 +190,7 @@ mod tests {
             assert_eq!(record.row(4), Row::Inline(b""), "an empty range is an empty value");
             assert_eq!(record.row(5), Row::Inline(b""));
             assert_eq!(record.row(7), Row::Missing);
-            encoder.push(None).unwrap();
+            encoder.push(key, None).unwrap();
             assert_eq!(encoder.finish().unwrap(), None, "a record of missing rows has no file");
         }
     }

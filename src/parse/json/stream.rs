@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::template::Templates;
 use super::{insert_range, insert_value};
-use crate::ReferenceError;
+use crate::error::ReferenceError;
 use crate::model::ReferenceSetBuilder;
 
 /// The version 1 members of the top-level object, unparsed.
@@ -115,7 +115,7 @@ fn finish<T>(
         (_, Some(failure)) => Err(failure),
         (Ok(value), None) => Ok(value),
         (Err(e), None) if e.is_data() => Err(ReferenceError::Structure(e.to_string())),
-        (Err(e), None) => Err(ReferenceError::Json { location: location.to_owned(), reason: e.to_string() }),
+        (Err(source), None) => Err(ReferenceError::Json { location: location.to_owned(), source }),
     }
 }
 

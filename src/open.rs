@@ -1,17 +1,23 @@
-//! Options for opening reference sets.
+//! Opening reference sets: the builder and its options, and the stores'
+//! `open` shortcuts. The top layer: it finds the references, picks their
+//! [`ReferenceSource`], and wires the resolver, the runtime and the store.
 
 use std::sync::Arc;
 
 use object_store::ObjectStore;
+use object_store::registry::ObjectStoreRegistry;
 use url::Url;
 
+use crate::error::{ReadError, ReferenceError, ResolveError};
 use crate::fetch::{self, BatchOptions, Coalescing};
-use crate::parquet::ParquetLayout;
-use crate::resolve::{Location, Resolver, Source};
-use crate::store::{
-    AsyncReferenceStore, BlockingRuntime, Core, Index, ParquetIndex, RecordCacheOptions, ReferenceStore,
-};
-use crate::{ParseOptions, ReferenceError, ReferenceSet};
+use crate::model::{ReferenceSet, ReferenceSource};
+use crate::parse::ParseOptions;
+#[cfg(feature = "parquet")]
+use crate::parse::parquet::ParquetLayout;
+use crate::resolve::{Location, Resolver, Source, StoreRegistry};
+#[cfg(feature = "parquet")]
+use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
+use crate::store::{AsyncReferenceStore, Core, IoRuntime, ReferenceStore};
 
 /// Opens reference sets with options: object stores per URL prefix,
 /// `object_store` configuration keys, a default target and template overrides.
@@ -39,16 +45,20 @@ use crate::{ParseOptions, ReferenceError, ReferenceSet};
 pub struct ReferenceStoreBuilder {
     parse: ParseOptions,
     stores: Vec<(String, Arc<dyn ObjectStore>)>,
+    /// The caller's registry; `None`: a [`StoreRegistry`] with `options`.
+    registry: Option<Arc<dyn ObjectStoreRegistry>>,
     options: Vec<(String, String)>,
+    runtime: IoRuntime,
     target: Option<String>,
     allow_local_from_remote: bool,
+    #[cfg(feature = "parquet")]
     record_cache: RecordCacheOptions,
     batch: BatchOptions,
 }
 
 impl ReferenceStoreBuilder {
-    /// Default options: stores created from each URL with the environment's
-    /// credentials (`AWS_*`, `GOOGLE_*`, `AZURE_*` variables), no default target.
+    /// Default options: stores created from each URL with the cloud
+    /// environment's credentials (see [`StoreRegistry`]), no default target.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -60,6 +70,16 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn with_store(mut self, prefix: impl Into<String>, store: Arc<dyn ObjectStore>) -> Self {
         self.stores.push((prefix.into(), store));
+        self
+    }
+
+    /// Find the object store of every URL in `registry` instead of a
+    /// [`StoreRegistry`]; [`with_option`](Self::with_option) and
+    /// [`with_anonymous`](Self::with_anonymous) then no longer apply, and
+    /// stores given to [`with_store`](Self::with_store) are registered in it.
+    #[must_use]
+    pub fn with_registry(mut self, registry: Arc<dyn ObjectStoreRegistry>) -> Self {
+        self.registry = Some(registry);
         self
     }
 
@@ -79,6 +99,16 @@ impl ReferenceStoreBuilder {
         self.with_option("aws_skip_signature", "true")
             .with_option("google_skip_signature", "true")
             .with_option("azure_skip_signature", "true")
+    }
+
+    /// Run the sync store's remote reads on the runtime of `handle` instead of
+    /// the runtime this crate shares across the process. The runtime must be
+    /// driven by threads of its own: a multi-thread runtime, or a
+    /// current-thread runtime that some other thread blocks on.
+    #[must_use]
+    pub fn with_runtime(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.runtime = IoRuntime::with_handle(handle);
+        self
     }
 
     /// The target of references whose URL is `null` (fsspec's `target`).
@@ -128,6 +158,7 @@ impl ReferenceStoreBuilder {
     }
 
     /// Bound the cache of decoded parquet record files (default: 128 records, 256 MiB).
+    #[cfg(feature = "parquet")]
     #[must_use]
     pub fn with_record_cache(mut self, options: RecordCacheOptions) -> Self {
         self.record_cache = options;
@@ -142,12 +173,12 @@ impl ReferenceStoreBuilder {
     /// [`ReferenceError`] if the location is invalid, the references cannot be
     /// read, or they are not a valid reference set.
     pub fn open(&self, location: &str) -> Result<ReferenceStore, ReferenceError> {
-        let runtime = Arc::new(BlockingRuntime::default());
         let (builder, text) = (self.clone(), location.to_owned());
-        let core = runtime
+        let core = self
+            .runtime
             .block_on(async move { builder.open_core(&text).await })
-            .map_err(|reason| ReferenceError::Read { location: location.to_owned(), reason })??;
-        Ok(ReferenceStore::from_core(Arc::new(core), runtime))
+            .map_err(|source| ReferenceError::Read { location: location.to_owned(), source })??;
+        Ok(ReferenceStore::from_core(Arc::new(core), self.runtime.clone()))
     }
 
     /// Open the references at `location` as an async store.
@@ -164,12 +195,38 @@ impl ReferenceStoreBuilder {
         Ok(AsyncReferenceStore::from_core(Arc::new(self.open_core(location).await?)))
     }
 
+    /// A sync store over references from any source; relative URLs resolve
+    /// against `base` (the location the reference file would have).
+    ///
+    /// # Errors
+    /// [`ReferenceError`] if `base` or a registered prefix is invalid.
+    pub fn build(&self, source: impl ReferenceSource + 'static, base: &str) -> Result<ReferenceStore, ReferenceError> {
+        let (location, resolver) = self.prepare(base)?;
+        let core = self.core(Arc::new(source), location, resolver);
+        Ok(ReferenceStore::from_core(Arc::new(core), self.runtime.clone()))
+    }
+
+    /// An async store over references from any source; see [`build`](Self::build).
+    ///
+    /// # Errors
+    /// [`ReferenceError`] if `base` or a registered prefix is invalid.
+    pub fn build_async(
+        &self,
+        source: impl ReferenceSource + 'static,
+        base: &str,
+    ) -> Result<AsyncReferenceStore, ReferenceError> {
+        let (location, resolver) = self.prepare(base)?;
+        let core = self.core(Arc::new(source), location, resolver);
+        Ok(AsyncReferenceStore::from_core(Arc::new(core)))
+    }
+
     async fn open_core(&self, text: &str) -> Result<Core, ReferenceError> {
         let (location, resolver) = self.prepare(text)?;
+        #[cfg(feature = "parquet")]
         if let Some(root) = parquet_root(&location) {
             return self.open_parquet(root, resolver).await;
         }
-        let source = resolver.source(&location, &location).map_err(|reason| read_error(&location, reason))?;
+        let source = resolver.source(&location, &location).map_err(|source| resolve_error(&location, source))?;
         if let Source::Local(path) = &source {
             // A local file is streamed a block at a time and never held whole. What the stream
             // does not take (bare NaN tokens; a syntax error, to report with its line) is read
@@ -178,87 +235,100 @@ impl ReferenceStoreBuilder {
             let streamed =
                 fetch::with_local_file(path.clone(), move |file| ReferenceSet::from_json_reader(file, &options, &name))
                     .await
-                    .map_err(|reason| read_error(&location, reason))?;
+                    .map_err(|source| read_error(&location, source))?;
             match streamed {
-                Some(Ok(references)) => return Ok(self.core(Index::Json(references), location, resolver)),
-                Some(Err(ReferenceError::Json { .. })) | None => {}
+                Some(Ok(references)) => return Ok(self.core(Arc::new(references), location, resolver)),
+                Some(Err(ReferenceError::Json { .. } | ReferenceError::Syntax { .. })) | None => {}
                 Some(Err(error)) => return Err(error),
             }
         }
-        match fetch::read_if_exists(&source).await.map_err(|reason| read_error(&location, reason))? {
+        match fetch::read_if_exists(&source).await.map_err(|source| read_error(&location, source))? {
             Some(bytes) => {
                 let references = ReferenceSet::from_json_at(&bytes, &self.parse, &location.to_string())?;
-                Ok(self.core(Index::Json(references), location, resolver))
+                Ok(self.core(Arc::new(references), location, resolver))
             }
             // An object store has no folders: a missing object may be a parquet root's prefix.
+            #[cfg(feature = "parquet")]
             None if matches!(location, Location::Remote(_)) => {
                 let root = location.clone().without_trailing_slash();
-                self.open_parquet(root, resolver).await.map_err(|error| {
-                    read_error(&location, format!("not found, and not a parquet reference root either ({error})"))
+                self.open_parquet(root, resolver).await.map_err(|error| ReferenceError::NotFound {
+                    location: location.to_string(),
+                    reason: format!("not found, and not a parquet reference root either ({error})"),
                 })
             }
-            None => Err(read_error(&location, "file not found".into())),
+            None => Err(ReferenceError::NotFound { location: location.to_string(), reason: "file not found".into() }),
         }
     }
 
     /// Open the parquet reference root `root`: read and parse its `.zmetadata`.
-    async fn open_parquet(&self, root: Location, resolver: Resolver) -> Result<Core, ReferenceError> {
-        let file = root.child(".zmetadata")?;
-        let source = resolver.source(&file, &root).map_err(|reason| read_error(&file, reason))?;
-        let bytes = fetch::read_if_exists(&source)
-            .await
-            .map_err(|reason| read_error(&file, reason))?
-            .ok_or_else(|| read_error(&file, "not found: a parquet reference root holds a .zmetadata file".into()))?;
+    #[cfg(feature = "parquet")]
+    async fn open_parquet(&self, root: Location, resolver: Arc<Resolver>) -> Result<Core, ReferenceError> {
+        let file = root.child(".zmetadata").map_err(|source| resolve_error(&root, source))?;
+        let source = resolver.source(&file, &root).map_err(|source| resolve_error(&file, source))?;
+        let bytes = fetch::read_if_exists(&source).await.map_err(|source| read_error(&file, source))?.ok_or_else(|| {
+            ReferenceError::NotFound {
+                location: file.to_string(),
+                reason: "not found: a parquet reference root holds a .zmetadata file".into(),
+            }
+        })?;
         let layout = ParquetLayout::parse(&bytes, &file.to_string())?;
-        let index = Index::Parquet(ParquetIndex::new(layout, self.record_cache));
-        Ok(self.core(index, root, resolver))
-    }
-
-    /// A sync store over references already in memory; relative URLs resolve against `base`
-    /// (the location the reference file would have).
-    ///
-    /// # Errors
-    /// [`ReferenceError`] if `base` or a registered prefix is invalid.
-    pub fn build(&self, references: ReferenceSet, base: &str) -> Result<ReferenceStore, ReferenceError> {
-        let (location, resolver) = self.prepare(base)?;
-        let core = self.core(Index::Json(references), location, resolver);
-        Ok(ReferenceStore::from_core(Arc::new(core), Arc::default()))
-    }
-
-    /// An async store over references already in memory; see [`build`](Self::build).
-    ///
-    /// # Errors
-    /// [`ReferenceError`] if `base` or a registered prefix is invalid.
-    pub fn build_async(&self, references: ReferenceSet, base: &str) -> Result<AsyncReferenceStore, ReferenceError> {
-        let (location, resolver) = self.prepare(base)?;
-        let core = self.core(Index::Json(references), location, resolver);
-        Ok(AsyncReferenceStore::from_core(Arc::new(core)))
+        let index = ParquetRoot::new(layout, self.record_cache, root.clone(), Arc::clone(&resolver));
+        Ok(self.core(Arc::new(index), root, resolver))
     }
 
     /// A store core with this builder's target and batch options.
-    fn core(&self, index: Index, location: Location, resolver: Resolver) -> Core {
-        Core::new(index, location, resolver, self.target.clone()).with_batch_options(self.batch)
+    fn core(&self, source: Arc<dyn ReferenceSource>, location: Location, resolver: Arc<Resolver>) -> Core {
+        Core::new(source, location, resolver, self.target.clone(), self.batch)
     }
 
-    fn prepare(&self, location: &str) -> Result<(Location, Resolver), ReferenceError> {
-        let location = Location::parse(location)?;
-        let stores = self
-            .stores
-            .iter()
-            .map(|(prefix, store)| {
-                let url = Location::parse(prefix)?.to_url().ok_or_else(|| ReferenceError::InvalidLocation {
-                    location: prefix.clone(),
-                    reason: "cannot be expressed as a URL".into(),
-                })?;
-                Ok((url, Arc::clone(store)))
-            })
-            .collect::<Result<Vec<(Url, _)>, ReferenceError>>()?;
-        Ok((location, Resolver::new(stores, self.options.clone(), self.allow_local_from_remote)))
+    fn prepare(&self, location: &str) -> Result<(Location, Arc<Resolver>), ReferenceError> {
+        let invalid = |location: &str, source| ReferenceError::Resolve { location: location.to_owned(), source };
+        let parsed = Location::parse(location).map_err(|source| invalid(location, source))?;
+        let registry: Arc<dyn ObjectStoreRegistry> = match &self.registry {
+            Some(registry) => Arc::clone(registry),
+            None => Arc::new(self.options.iter().fold(StoreRegistry::new(), |r, (k, v)| r.with_option(k, v))),
+        };
+        let mut local_overrides = Vec::new();
+        for (prefix, store) in &self.stores {
+            let url: Url = Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;
+            if url.scheme() == "file" {
+                local_overrides.push(url.clone());
+            }
+            registry.register(url, Arc::clone(store));
+        }
+        Ok((parsed, Arc::new(Resolver::new(registry, local_overrides, self.allow_local_from_remote))))
+    }
+}
+
+impl ReferenceStore {
+    /// Open the reference file at `location` (a local path or a URL) with default options.
+    ///
+    /// See [`ReferenceStoreBuilder`] for credentials, endpoints, a default
+    /// target and template overrides.
+    ///
+    /// # Errors
+    /// [`ReferenceError`] if the file cannot be read or parsed.
+    pub fn open(location: &str) -> Result<Self, ReferenceError> {
+        ReferenceStoreBuilder::new().open(location)
+    }
+}
+
+impl AsyncReferenceStore {
+    /// Open the reference file at `location` (a local path or a URL) with default options.
+    ///
+    /// See [`ReferenceStoreBuilder`] for credentials, endpoints, a default
+    /// target and template overrides.
+    ///
+    /// # Errors
+    /// [`ReferenceError`] if the file cannot be read or parsed.
+    pub async fn open(location: &str) -> Result<Self, ReferenceError> {
+        ReferenceStoreBuilder::new().open_async(location).await
     }
 }
 
 /// The parquet root `location` names, if it names one by its form: a local
 /// folder, a name ending with `/`, `.parq` or `.parquet`, or a root's `.zmetadata`.
+#[cfg(feature = "parquet")]
 fn parquet_root(location: &Location) -> Option<Location> {
     let text = location.to_string();
     if text.ends_with("/.zmetadata") {
@@ -274,6 +344,10 @@ fn parquet_root(location: &Location) -> Option<Location> {
     looks_like_a_root.then(|| location.clone().without_trailing_slash())
 }
 
-fn read_error(location: &Location, reason: String) -> ReferenceError {
-    ReferenceError::Read { location: location.to_string(), reason }
+fn read_error(location: &Location, source: ReadError) -> ReferenceError {
+    ReferenceError::Read { location: location.to_string(), source }
+}
+
+fn resolve_error(location: &Location, source: ResolveError) -> ReferenceError {
+    ReferenceError::Resolve { location: location.to_string(), source }
 }

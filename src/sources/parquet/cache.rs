@@ -9,9 +9,10 @@ use futures::{StreamExt, TryStreamExt};
 use lru::LruCache;
 use tokio::sync::OnceCell;
 
-use super::Resolved;
+use crate::error::SourceError;
 use crate::fetch;
-use crate::parquet::{Record, RecordId};
+use crate::parse::parquet::{Record, RecordId};
+use crate::resolve::Source;
 
 /// Where a record is being loaded (or has been): waiters share the one load.
 pub(crate) type Slot = Arc<OnceCell<Arc<Record>>>;
@@ -66,13 +67,13 @@ pub(crate) struct RecordCache {
 
 #[derive(Debug)]
 struct Inner {
-    lru: LruCache<RecordId, Entry>,
-    /// The sum of `Entry::bytes`.
+    lru: LruCache<RecordId, CachedRecord>,
+    /// The sum of `CachedRecord::bytes`.
     bytes: usize,
 }
 
 #[derive(Debug)]
-struct Entry {
+struct CachedRecord {
     slot: Slot,
     /// The decoded size, once loaded.
     bytes: usize,
@@ -90,7 +91,7 @@ impl RecordCache {
             return Arc::clone(&entry.slot);
         }
         let slot = Slot::default();
-        inner.lru.put(id.clone(), Entry { slot: Arc::clone(&slot), bytes: 0 });
+        inner.lru.put(id.clone(), CachedRecord { slot: Arc::clone(&slot), bytes: 0 });
         self.evict(&mut inner);
         slot
     }
@@ -139,31 +140,40 @@ pub(crate) struct RecordFetch {
     pub(crate) id: RecordId,
     pub(crate) slot: Slot,
     pub(crate) cache: Arc<RecordCache>,
-    pub(crate) resolved: Resolved,
+    pub(crate) source: Source,
+    /// Where the record file is, for messages.
+    pub(crate) location: String,
 }
 
 impl RecordFetch {
     /// The decoded record: loaded now, or by the request already loading it.
     /// A record file that does not exist is a record of missing keys.
-    pub(crate) async fn load(&self) -> Result<Arc<Record>, String> {
+    pub(crate) async fn load(&self) -> Result<Arc<Record>, SourceError> {
+        let location = || self.location.clone();
         let record = self
             .slot
             .get_or_try_init(|| async {
-                let record = match fetch::read_if_exists(&self.resolved.source).await? {
+                let bytes = fetch::read_if_exists(&self.source).await.map_err(|source| SourceError::Read {
+                    what: "parquet record file",
+                    location: location(),
+                    source,
+                })?;
+                let record = match bytes {
                     None => Record::absent(),
-                    Some(bytes) => Record::decode(bytes)?,
+                    Some(bytes) => {
+                        Record::decode(bytes).map_err(|source| SourceError::Record { location: location(), source })?
+                    }
                 };
-                Ok::<_, String>(Arc::new(record))
+                Ok::<_, SourceError>(Arc::new(record))
             })
-            .await
-            .map_err(|cause| format!("parquet record file {}: {cause}", self.resolved.shown))?;
+            .await?;
         self.cache.loaded(&self.id, record);
         Ok(Arc::clone(record))
     }
 }
 
 /// Load several records, a few at a time (for listings).
-pub(crate) async fn load_all(fetches: Vec<RecordFetch>) -> Result<Vec<(RecordId, Arc<Record>)>, String> {
+pub(crate) async fn load_all(fetches: Vec<RecordFetch>) -> Result<Vec<(RecordId, Arc<Record>)>, SourceError> {
     /// Record files are small; a few in flight hide the latency of remote roots.
     const IN_FLIGHT: usize = 8;
     futures::stream::iter(fetches)

@@ -23,7 +23,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value};
 
-use crate::parse::lenient;
+use super::lenient;
 
 /// Numcodecs codec ids that zarrs cannot decode in any configuration.
 /// (`lz4` in kerchunk output is HDF5's framing, which numcodecs' lz4 does not read either.)

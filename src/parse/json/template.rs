@@ -14,7 +14,7 @@ use std::sync::Arc;
 use minijinja::value::{Kwargs, Value};
 use minijinja::{Environment, UndefinedBehavior};
 
-use crate::ReferenceError;
+use crate::error::ReferenceError;
 
 /// Instructions one render may execute before it is stopped.
 const FUEL_PER_RENDER: u64 = 100_000;
@@ -80,7 +80,7 @@ impl Templates {
             return check_len(done, context);
         }
         let env = self.environment();
-        let rendered = env.render_str(text, ()).map_err(|e| template_error(context, &e))?;
+        let rendered = env.render_str(text, ()).map_err(|e| template_error(context, e))?;
         check_len(rendered, context)
     }
 
@@ -111,8 +111,12 @@ fn sandboxed_environment<'s>() -> Environment<'s> {
     env
 }
 
-pub(crate) fn template_error(context: &str, error: &minijinja::Error) -> ReferenceError {
-    ReferenceError::Template { context: context.to_owned(), reason: crate::error::error_chain(error) }
+pub(crate) fn template_error(context: &str, error: minijinja::Error) -> ReferenceError {
+    ReferenceError::Template {
+        context: context.to_owned(),
+        reason: crate::error::error_chain(&error),
+        source: Some(error),
+    }
 }
 
 pub(crate) fn check_len(text: String, context: &str) -> Result<String, ReferenceError> {
@@ -120,6 +124,7 @@ pub(crate) fn check_len(text: String, context: &str) -> Result<String, Reference
         return Err(ReferenceError::Template {
             context: context.to_owned(),
             reason: format!("rendered text is {} bytes, more than the limit of {MAX_RENDERED_LEN}", text.len()),
+            source: None,
         });
     }
     Ok(text)

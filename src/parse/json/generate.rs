@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 
 use super::expression::{NativeTemplate, Variable};
 use super::template::{Templates, check_len, template_error};
-use crate::ReferenceError;
+use crate::error::ReferenceError;
 use crate::model::ReferenceSetBuilder;
 
 /// Expand every entry of a `gen` array into `builder`.
@@ -54,7 +54,7 @@ enum Field<'a> {
 
 /// A [`Field`] ready to evaluate.
 enum CompiledField<'env, 'source> {
-    Template(Field2<'env, 'source>),
+    Template(CompiledTemplate<'env, 'source>),
     Literal(u64),
 }
 
@@ -130,9 +130,9 @@ impl<'a> GenSpec<'a> {
             self.dimensions.iter().map(|(name, _)| *name).chain(plain.iter().map(|(n, _)| *n)).collect();
         let native_ok = self.dimensions.iter().all(|(_, d)| d.is_native());
         let compile = |source: &'a str, field: &str| {
-            let jinja = env.template_from_str(source).map_err(|e| template_error(&format!("{context}.{field}"), &e))?;
+            let jinja = env.template_from_str(source).map_err(|e| template_error(&format!("{context}.{field}"), e))?;
             let native = if native_ok { NativeTemplate::compile(source, &names) } else { None };
-            Ok::<_, ReferenceError>(Field2 { native, jinja, name: field.to_owned() })
+            Ok::<_, ReferenceError>(CompiledTemplate { native, jinja, name: field.to_owned() })
         };
         let key_t = compile(self.key, "key")?;
         let url_t = compile(self.url, "url")?;
@@ -162,7 +162,7 @@ impl<'a> GenSpec<'a> {
                     .collect();
                 Value::from(vars)
             };
-            let render = |t: &Field2<'_, '_>| -> Result<String, ReferenceError> {
+            let render = |t: &CompiledTemplate<'_, '_>| -> Result<String, ReferenceError> {
                 if let Some(native) = &t.native {
                     let mut out = String::new();
                     if native.render_into(&variables, &mut out).is_some() {
@@ -173,7 +173,7 @@ impl<'a> GenSpec<'a> {
                 let field_context = format!("{context}.{} at {vars}", t.name);
                 t.jinja
                     .render(&vars)
-                    .map_err(|e| template_error(&field_context, &e))
+                    .map_err(|e| template_error(&field_context, e))
                     .and_then(|s| check_len(s, &field_context))
             };
             let key = render(&key_t)?;
@@ -215,7 +215,7 @@ impl<'a> GenSpec<'a> {
 
 /// A template field compiled both ways: natively when it is in the native
 /// subset, and with jinja for everything else (and to report errors).
-struct Field2<'env, 'source> {
+struct CompiledTemplate<'env, 'source> {
     native: Option<NativeTemplate>,
     jinja: minijinja::Template<'env, 'source>,
     name: String,

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use crate::ReferenceError;
+use crate::error::ReferenceError;
 
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
@@ -22,7 +22,7 @@ pub(crate) fn decompress(bytes: &[u8]) -> Result<Cow<'_, [u8]>, ReferenceError> 
     } else {
         return Ok(Cow::Borrowed(bytes));
     };
-    result.map(Cow::Owned).map_err(|e| ReferenceError::Decompress { format, reason: e.to_string() })
+    result.map(Cow::Owned).map_err(|source| ReferenceError::Decompress { format, source })
 }
 
 /// `reader`, decompressing if it starts with a gzip or zstd magic number;

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::ReferenceError;
-use crate::grid::ChunkGrid;
-use crate::parse::lenient;
+use crate::error::ReferenceError;
+use crate::zarr::grid::ChunkGrid;
+use crate::zarr::lenient;
 
 /// The parsed `.zmetadata` of a parquet reference root.
 #[derive(Debug)]
@@ -51,7 +51,7 @@ impl ParquetLayout {
     pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Self, ReferenceError> {
         let invalid = |reason: String| ReferenceError::ParquetMetadata { location: file.to_owned(), reason };
         let doc = lenient::parse_json_lenient(bytes)
-            .map_err(|e| ReferenceError::Json { location: file.to_owned(), reason: e.to_string() })?;
+            .map_err(|source| ReferenceError::Json { location: file.to_owned(), source })?;
         let record_size = match doc.get("record_size") {
             Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => n.as_u64().unwrap_or_default(),
             other => {
@@ -126,11 +126,6 @@ impl ParquetLayout {
     pub(crate) fn zmetadata(&self) -> Vec<u8> {
         let doc = serde_json::json!({"metadata": self.metadata_objects(), "record_size": self.record_size});
         serde_json::to_vec(&doc).expect("JSON values serialise")
-    }
-
-    /// The record size (rows per record file).
-    pub(crate) fn record_size(&self) -> u64 {
-        self.record_size
     }
 
     /// Every metadata key, sorted.

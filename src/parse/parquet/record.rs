@@ -15,6 +15,8 @@ use arrow_schema::DataType;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use crate::error::RecordError;
+
 /// What one row says about its chunk key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Row<'a> {
@@ -53,16 +55,17 @@ impl Record {
     /// Decode a record file.
     ///
     /// # Errors
-    /// A message saying what is wrong with the file.
-    pub(crate) fn decode(file: Bytes) -> Result<Self, String> {
+    /// [`RecordError`] saying what is wrong with the file.
+    pub(crate) fn decode(file: Bytes) -> Result<Self, RecordError> {
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
             .and_then(ParquetRecordBatchReaderBuilder::build)
-            .map_err(|e| format!("not a readable parquet file: {e}"))?;
+            .map_err(RecordError::Parquet)?;
+        let layout = |reason: String| RecordError::Layout(reason);
         let mut record = Self::default();
         let mut path_ids: HashMap<Arc<str>, u32> = HashMap::new();
         let mut raw = Vec::new();
         for batch in reader {
-            let batch = batch.map_err(|e| format!("cannot decode the parquet data: {e}"))?;
+            let batch = batch.map_err(RecordError::Decode)?;
             let columns = Columns::of(&batch)?;
             for i in 0..batch.num_rows() {
                 let path = columns.path.as_ref().filter(|p| p.is_valid(i)).map(|p| p.value(i));
@@ -79,7 +82,8 @@ impl Record {
                     }
                     Some(path) if let Some(id) = path_ids.get(path) => *id,
                     Some(path) => {
-                        let id = u32::try_from(record.paths.len()).map_err(|_| "too many distinct paths")?;
+                        let id = u32::try_from(record.paths.len())
+                            .map_err(|_| layout("too many distinct paths".into()))?;
                         let path: Arc<str> = Arc::from(path);
                         record.paths.push(Arc::clone(&path));
                         path_ids.insert(path, id);
@@ -87,17 +91,16 @@ impl Record {
                     }
                 };
                 record.path_ids.push(id);
-                let number = |column: &Option<Int64Array>, name: &str| -> Result<u64, String> {
+                let number = |column: &Option<Int64Array>, name: &str| -> Result<u64, RecordError> {
                     match column {
-                        Some(c) if c.is_valid(i) => {
-                            u64::try_from(c.value(i)).map_err(|_| format!("row {i}: negative {name} {}", c.value(i)))
-                        }
+                        Some(c) if c.is_valid(i) => u64::try_from(c.value(i))
+                            .map_err(|_| layout(format!("row {i}: negative {name} {}", c.value(i)))),
                         _ => Ok(0),
                     }
                 };
                 let (offset, size) = (number(&columns.offset, "offset")?, number(&columns.size, "size")?);
                 if path.is_some() && offset.checked_add(size).is_none() {
-                    return Err(format!("row {i}: offset {offset} + size {size} overflows"));
+                    return Err(layout(format!("row {i}: offset {offset} + size {size} overflows")));
                 }
                 record.offsets.push(offset);
                 record.sizes.push(size);
@@ -105,8 +108,9 @@ impl Record {
                     None => None,
                     Some(r) => {
                         let value = r.value(i);
-                        let start = u32::try_from(raw.len()).map_err(|_| "inline data over 4 GiB")?;
-                        let len = u32::try_from(value.len()).map_err(|_| "inline data over 4 GiB")?;
+                        let too_large = |_| layout("inline data over 4 GiB".into());
+                        let start = u32::try_from(raw.len()).map_err(too_large)?;
+                        let len = u32::try_from(value.len()).map_err(too_large)?;
                         raw.extend_from_slice(value);
                         Some((start, len))
                     }
@@ -158,12 +162,14 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(batch: &RecordBatch) -> Result<Self, String> {
+    fn of(batch: &RecordBatch) -> Result<Self, RecordError> {
         let schema = batch.schema();
         let column = |name: &str| schema.index_of(name).ok().map(|i| batch.column(i));
         if ["path", "raw"].iter().all(|name| column(name).is_none()) {
             let found: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
-            return Err(format!("unexpected schema: no \"path\" or \"raw\" column (found {found:?})"));
+            return Err(RecordError::Layout(format!(
+                "unexpected schema: no \"path\" or \"raw\" column (found {found:?})"
+            )));
         }
         let path = match column("path") {
             // A float column is pandas' all-NaN object column: no paths at all.
@@ -177,10 +183,16 @@ impl Columns {
     }
 }
 
-fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &str) -> Result<T, String> {
-    let cast = arrow_cast::cast(column, to)
-        .map_err(|e| format!("column \"{name}\" of type {} is not usable: {e}", column.data_type()))?;
-    cast.as_any().downcast_ref::<T>().cloned().ok_or_else(|| format!("column \"{name}\" could not be normalised"))
+fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &str) -> Result<T, RecordError> {
+    let cast = arrow_cast::cast(column, to).map_err(|source| RecordError::Cast {
+        column: name.to_owned(),
+        data_type: column.data_type().to_string(),
+        source,
+    })?;
+    cast.as_any()
+        .downcast_ref::<T>()
+        .cloned()
+        .ok_or_else(|| RecordError::Layout(format!("column \"{name}\" could not be normalised")))
 }
 
 #[cfg(test)]
@@ -285,9 +297,9 @@ mod tests {
             ("offset", Arc::new(Int64Array::from(vec![-1]))),
             ("size", Arc::new(Int64Array::from(vec![1]))),
         ]);
-        assert!(Record::decode(negative).unwrap_err().contains("negative offset"));
+        assert!(Record::decode(negative).unwrap_err().to_string().contains("negative offset"));
         let wrong = encode(vec![("key", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
-        assert!(Record::decode(wrong).unwrap_err().contains("unexpected schema"));
+        assert!(Record::decode(wrong).unwrap_err().to_string().contains("unexpected schema"));
     }
 
     #[test]

@@ -1,0 +1,116 @@
+//! Batches: many ranges of many files, merged per file into blocks and read
+//! with a bounded number of reads in flight.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use object_store::GetRange;
+
+use super::coalesce::{self, Coalescing, Placement};
+use super::{Request, read_async};
+use crate::error::ReadError;
+use crate::resolve::Source;
+
+/// How a batch is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BatchOptions {
+    pub(crate) coalescing: Coalescing,
+    /// Reads in flight at once, across all files.
+    pub(crate) concurrency: usize,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        Self { coalescing: Coalescing::default(), concurrency: 16 }
+    }
+}
+
+/// What a batch wants of one file: byte ranges, or the whole file (`None`).
+pub(crate) type FileRequests = (Source, Vec<Option<Range<u64>>>);
+
+/// Read many ranges of many files: per file, ranges are merged into blocks
+/// (or served from one whole read if the whole file is wanted too); blocks
+/// of all files are read with at most `options.concurrency` in flight.
+/// Returns, per file, one value per wanted range, each of exactly its length.
+pub(crate) async fn read_batch(
+    files: Vec<FileRequests>,
+    options: BatchOptions,
+) -> Vec<Result<Vec<Bytes>, ReadError>> {
+    // Per file: the reads to make, and where each wanted range lies in them.
+    let plans: Vec<(Vec<Request>, Vec<Placement>)> = files
+        .iter()
+        .map(|(_, wanted)| {
+            if wanted.iter().any(Option::is_none) {
+                let placed = wanted
+                    .iter()
+                    .map(|range| match range {
+                        None => Placement::Whole(0),
+                        Some(range) => Placement::Within(0, range.clone()),
+                    })
+                    .collect();
+                (vec![Request::Whole], placed)
+            } else {
+                let ranges: Vec<Range<u64>> = wanted.iter().flatten().cloned().collect();
+                let (blocks, placed) = coalesce::coalesce(&ranges, options.coalescing);
+                (blocks.into_iter().map(|b| Request::Part(GetRange::Bounded(b))).collect(), placed)
+            }
+        })
+        .collect();
+    let reads: Vec<(usize, usize, Request)> = plans
+        .iter()
+        .enumerate()
+        .flat_map(|(file, (requests, _))| {
+            requests.iter().enumerate().map(move |(block, request)| (file, block, request.clone()))
+        })
+        .collect();
+    let mut fetched: Vec<Vec<Option<Result<Bytes, ReadError>>>> =
+        plans.iter().map(|(requests, _)| requests.iter().map(|_| None).collect()).collect();
+    let mut stream = futures::stream::iter(reads)
+        .map(|(file, block, request)| {
+            let source = &files[file].0;
+            async move {
+                let bytes = read_async(source, vec![request]).await.map(|mut v| v.pop().unwrap_or_default());
+                (file, block, bytes)
+            }
+        })
+        .buffer_unordered(options.concurrency.max(1));
+    while let Some((file, block, bytes)) = stream.next().await {
+        fetched[file][block] = Some(bytes);
+    }
+    plans
+        .into_iter()
+        .zip(fetched)
+        .map(|((_, placed), blocks)| {
+            let blocks: Vec<Bytes> = blocks
+                .into_iter()
+                .map(|b| b.expect("every block of the plan is read"))
+                .collect::<Result<_, _>>()?;
+            placed.into_iter().map(|placement| placement.slice(&blocks)).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_merge_ranges_and_share_whole_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+        std::fs::write(&a, b"0123456789").unwrap();
+        std::fs::write(&b, b"abcdef").unwrap();
+        let files = vec![
+            (Source::Local(a.clone()), vec![Some(6..9), Some(0..2), Some(1..4)]),
+            (Source::Local(b.clone()), vec![Some(2..4), None]),
+            (Source::Local(a), vec![Some(8..12)]),
+            (Source::Local(dir.path().join("missing")), vec![Some(0..1)]),
+        ];
+        let got = futures::executor::block_on(read_batch(files, BatchOptions::default()));
+        assert_eq!(got[0].as_ref().unwrap(), &[&b"678"[..], b"01", b"123"]);
+        assert_eq!(got[1].as_ref().unwrap(), &[&b"cd"[..], b"abcdef"]);
+        assert!(matches!(got[2], Err(ReadError::PastEnd { .. })), "{:?}", got[2]);
+        assert!(got[3].as_ref().unwrap_err().to_string().contains("not found"), "{:?}", got[3]);
+    }
+}

@@ -1,0 +1,97 @@
+//! Local files: positioned reads on the calling thread, each checked against
+//! the file's real length before anything is allocated for it.
+
+use std::fs::File;
+use std::io;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use bytes::Bytes;
+use object_store::GetRange;
+
+use super::Request;
+use crate::error::ReadError;
+
+/// Read `requests` from the local file at `path` on the calling thread.
+pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>, ReadError> {
+    let io_error = |source| ReadError::Io { path: path.to_owned(), source };
+    let file = File::open(path).map_err(io_error)?;
+    // One `fstat` per call: a reference's length is the document's word, the
+    // file's length is real, and nothing is allocated before they agree.
+    let len = file.metadata().map_err(io_error)?.len();
+    requests
+        .iter()
+        .map(|request| {
+            let range = match request {
+                Request::Whole => 0..len,
+                Request::Part(GetRange::Bounded(range)) => range.clone(),
+                Request::Part(GetRange::Offset(start)) => *start..len.max(*start),
+                Request::Part(GetRange::Suffix(n)) => {
+                    len.checked_sub(*n).ok_or(ReadError::PastEnd { range: 0..*n, file_len: Some(len) })?..len
+                }
+            };
+            if range.end > len {
+                return Err(ReadError::PastEnd { range, file_len: Some(len) });
+            }
+            read_range(&file, range, len).map_err(|e| match e {
+                Shortfall::Io(source) => io_error(source),
+                Shortfall::PastEnd(range) => ReadError::PastEnd { range, file_len: Some(len) },
+            })
+        })
+        .collect()
+}
+
+enum Shortfall {
+    Io(io::Error),
+    /// The file shrank between the length check and the read.
+    PastEnd(Range<u64>),
+}
+
+fn read_range(file: &File, range: Range<u64>, len: u64) -> Result<Bytes, Shortfall> {
+    debug_assert!(range.end <= len);
+    let size = usize::try_from(range.end - range.start).map_err(|_| Shortfall::PastEnd(range.clone()))?;
+    let mut buf = vec![0; size];
+    file.read_exact_at(&mut buf, range.start).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => Shortfall::PastEnd(range),
+        _ => Shortfall::Io(e),
+    })?;
+    Ok(Bytes::from(buf))
+}
+
+/// The size of a local file.
+pub(crate) fn size_local(path: &Path) -> Result<u64, ReadError> {
+    std::fs::metadata(path).map(|m| m.len()).map_err(|source| ReadError::Io { path: path.to_owned(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_reads_are_exact_and_checked_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let got = read_local(
+            &path,
+            &[
+                Request::Whole,
+                Request::Part(GetRange::Bounded(2..5)),
+                Request::Part(GetRange::Offset(8)),
+                Request::Part(GetRange::Suffix(3)),
+                Request::Part(GetRange::Bounded(4..4)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(got, [&b"0123456789"[..], b"234", b"89", b"789", b""]);
+        let err = read_local(&path, &[Request::Part(GetRange::Bounded(8..12))]).unwrap_err();
+        assert!(matches!(err, ReadError::PastEnd { file_len: Some(10), .. }), "{err}");
+        assert!(err.to_string().contains("past the end") && err.to_string().contains("10 bytes"), "{err}");
+        // A length no file has: an error, not an allocation of it.
+        let err = read_local(&path, &[Request::Part(GetRange::Bounded(0..u64::MAX))]).unwrap_err();
+        assert!(matches!(err, ReadError::PastEnd { .. }), "{err}");
+        let err = read_local(&dir.path().join("missing"), &[Request::Whole]).unwrap_err();
+        assert!(err.to_string().contains("not found"), "{err}");
+    }
+}

@@ -1,0 +1,284 @@
+//! Kerchunk JSON reference documents (version 0 and 1) into a [`ReferenceSet`]. No I/O.
+
+mod compression;
+mod expression;
+mod generate;
+mod members;
+mod stream;
+mod template;
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use std::io::Read;
+
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
+
+use crate::error::ReferenceError;
+use crate::zarr::lenient;
+use crate::model::{ReferenceSet, ReferenceSetBuilder};
+use template::Templates;
+
+/// How reference documents are parsed.
+///
+/// ```
+/// use zarrs_kerchunk::ParseOptions;
+/// let options = ParseOptions::default()
+///     .with_template_override("root", "/data/netcdf")
+///     .with_max_generated_references(1_000_000);
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug)]
+pub struct ParseOptions {
+    template_overrides: BTreeMap<String, String>,
+    max_generated_references: u64,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        Self { template_overrides: BTreeMap::new(), max_generated_references: 100_000_000 }
+    }
+}
+
+impl ParseOptions {
+    /// Replace (or add) the version 1 template `name`, like fsspec's `template_overrides`.
+    #[must_use]
+    pub fn with_template_override(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.template_overrides.insert(name.into(), value.into());
+        self
+    }
+
+    /// The most references `gen` entries may generate in total (default 10^8).
+    /// A document that would generate more is rejected before any is rendered.
+    #[must_use]
+    pub fn with_max_generated_references(mut self, max: u64) -> Self {
+        self.max_generated_references = max;
+        self
+    }
+}
+
+impl ReferenceSet {
+    /// Parse a kerchunk JSON reference document (version 0 or 1), compressed
+    /// with gzip or zstd or not.
+    ///
+    /// ```
+    /// use zarrs_kerchunk::{ParseOptions, Reference, ReferenceSet};
+    /// let doc = br#"{"version": 1, "templates": {"u": "s3://bucket/file.nc"},
+    ///               "refs": {".zgroup": {"zarr_format": 2}, "x/0": ["{{u}}", 100, 8]}}"#;
+    /// let set = ReferenceSet::from_json(doc, &ParseOptions::default())?;
+    /// assert_eq!(set.get(".zgroup"), Some(Reference::Inline(br#"{"zarr_format":2}"#)));
+    /// assert_eq!(set.get("x/0"), Some(Reference::Range { url: Some("s3://bucket/file.nc"), offset: 100, length: 8 }));
+    /// # Ok::<(), zarrs_kerchunk::ReferenceError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ReferenceError`] naming the offending key for any malformed reference,
+    /// template or `gen` entry; see the crate documentation for what is accepted.
+    pub fn from_json(bytes: &[u8], options: &ParseOptions) -> Result<Self, ReferenceError> {
+        Self::from_json_at(bytes, options, "(in memory)")
+    }
+
+    /// [`from_json`](Self::from_json) for a document read from `location`, which errors name.
+    pub(crate) fn from_json_at(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
+        fn utf8<'b>(bytes: &'b [u8], location: &str) -> Result<&'b str, ReferenceError> {
+            std::str::from_utf8(bytes)
+                .map_err(|source| ReferenceError::NotUtf8 { location: location.to_owned(), source })
+        }
+        let bytes = compression::decompress(bytes)?;
+        // Bare NaN/Infinity tokens (Python's json) are rare outside the string-encoded
+        // metadata, so they are only looked for when the strict parse fails.
+        match Self::from_json_text(utf8(&bytes, location)?, options, location) {
+            Err(strict @ ReferenceError::Json { .. }) => match lenient::quote_non_finite(&bytes) {
+                Some(quoted) => Self::from_json_text(utf8(&quoted, location)?, options, location),
+                None => Err(strict),
+            },
+            result => result,
+        }
+    }
+
+    /// Parse a reference document from `reader` a block at a time, so that
+    /// it is never in memory whole (unless it is version 1, whose `refs` wait
+    /// for the templates). `location` names it in errors.
+    ///
+    /// Errors that are about the JSON text are [`ReferenceError::Json`] with
+    /// a byte offset; the caller may read the document whole and use
+    /// [`from_json_at`](Self::from_json_at) instead, which also accepts bare
+    /// `NaN` and `Infinity` and reports lines and columns.
+    pub(crate) fn from_json_reader(
+        reader: impl Read,
+        options: &ParseOptions,
+        location: &str,
+    ) -> Result<Self, ReferenceError> {
+        let read_error = |format: Option<&'static str>, source: std::io::Error| match format {
+            Some(format) => ReferenceError::Decompress { format, source },
+            None => ReferenceError::Read {
+                location: location.to_owned(),
+                source: crate::error::ReadError::Io { path: location.into(), source },
+            },
+        };
+        let (reader, format) = compression::decompressing(reader).map_err(|e| read_error(None, e))?;
+        let mut builder = ReferenceSetBuilder::new();
+        let mut members = members::Members::new(reader);
+        let mut kept: [Option<Vec<u8>>; 4] = Default::default();
+        loop {
+            let member = members.next_member().map_err(|e| match e {
+                members::MemberError::Io(e) => read_error(format, e),
+                members::MemberError::Syntax { offset, expected } => {
+                    ReferenceError::Syntax { location: location.to_owned(), offset, expected }
+                }
+            })?;
+            let Some((key, value)) = member else { break };
+            if let Some(member) = stream::top_level_member(&mut builder, key, value, location)? {
+                kept[member as usize] = Some(value.to_vec());
+            }
+        }
+        let raw = |i: stream::Member| -> Result<Option<&RawValue>, ReferenceError> {
+            let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
+            raw.map_err(|source| ReferenceError::Json { location: location.to_owned(), source })
+        };
+        let members = stream::Members {
+            version: raw(stream::Member::Version)?,
+            templates: raw(stream::Member::Templates)?,
+            refs: raw(stream::Member::Refs)?,
+            gen_doc: raw(stream::Member::Gen)?,
+        };
+        Self::finish_document(builder, &members, options, location)
+    }
+
+    /// Parse the text of a reference document.
+    fn from_json_text(text: &str, options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
+        let mut builder = ReferenceSetBuilder::new();
+        let members = stream::top_level(text, &mut builder, location)?;
+        Self::finish_document(builder, &members, options, location)
+    }
+
+    /// Finish a document whose version 0 references are in `builder` and
+    /// whose version 1 members are `members`.
+    fn finish_document(
+        mut builder: ReferenceSetBuilder,
+        members: &stream::Members<'_>,
+        options: &ParseOptions,
+        location: &str,
+    ) -> Result<Self, ReferenceError> {
+        let json_error = |source| ReferenceError::Json { location: location.to_owned(), source };
+        let member = |raw: Option<&RawValue>| {
+            raw.map(|raw| serde_json::from_str::<Json>(raw.get()).map_err(json_error)).transpose()
+        };
+        let Some(version) = member(members.version)? else {
+            // Version 0: the whole object is the references, these names included; no templating.
+            for (name, raw) in [("templates", members.templates), ("refs", members.refs), ("gen", members.gen_doc)] {
+                if let Some(value) = member(raw)? {
+                    insert_value(&mut builder, name, &value, None)?;
+                }
+            }
+            return Ok(builder.build());
+        };
+        if version.as_f64() != Some(1.0) {
+            return Err(ReferenceError::UnsupportedVersion(version.to_string()));
+        }
+        // Version 1: only `refs` and `gen` hold references.
+        let mut builder = ReferenceSetBuilder::new();
+        let templates = Templates::new(member(members.templates)?.as_ref(), &options.template_overrides)?;
+        let templates_for_urls = (!templates.is_empty()).then_some(&templates);
+        if let Some(refs) = members.refs {
+            stream::refs(refs, &mut builder, templates_for_urls, location)?;
+        }
+        // fsspec applies `gen` last: generated keys replace same-named refs.
+        if let Some(gen_doc) = member(members.gen_doc)? {
+            generate::expand(&gen_doc, &templates, options.max_generated_references, &mut builder)?;
+        }
+        Ok(builder.build())
+    }
+}
+
+pub(crate) fn insert_value(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    value: &Json,
+    templates: Option<&Templates>,
+) -> Result<(), ReferenceError> {
+    let invalid = |reason: String| ReferenceError::InvalidReference { key: key.to_owned(), reason };
+    match value {
+        Json::String(text) => match text.strip_prefix("base64:") {
+            Some(encoded) => {
+                let decoded =
+                    BASE64.decode(encoded.trim_end()).map_err(|e| invalid(format!("undecodable base64: {e}")))?;
+                builder.insert_inline(key, &decoded);
+            }
+            None => builder.insert_inline(key, text.as_bytes()),
+        },
+        Json::Object(_) => {
+            let text = serde_json::to_vec(value).expect("a JSON value serialises");
+            builder.insert_inline(key, &text);
+        }
+        Json::Array(items) => {
+            let url = match items.first() {
+                Some(Json::Null) => None,
+                Some(Json::String(url)) => Some(match templates {
+                    Some(t) if url.contains("{{") => t.render(url, &format!("key {key:?}"))?,
+                    _ => url.clone(),
+                }),
+                Some(other) => return Err(invalid(format!("the URL must be a string or null, found {other}"))),
+                None => return Err(invalid("an empty array is not a reference".into())),
+            };
+            match items.len() {
+                1 => builder.insert_whole(key, url.as_deref()),
+                3 => {
+                    let number = |i: usize, what: &str| {
+                        items[i].as_u64().ok_or_else(|| {
+                            invalid(format!("the {what} must be a non-negative integer, found {}", items[i]))
+                        })
+                    };
+                    insert_range(builder, key, url.as_deref(), number(1, "offset")?, number(2, "length")?)?;
+                }
+                n => {
+                    return Err(invalid(format!(
+                        "a reference array has 1 element [url] or 3 [url, offset, length], not {n}"
+                    )));
+                }
+            }
+        }
+        other => return Err(invalid(format!("a value must be a string, an object or an array, not {}", kind(other)))),
+    }
+    Ok(())
+}
+
+/// Set `key` to a range reference, if its end fits in a `u64`.
+pub(crate) fn insert_range(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    url: Option<&str>,
+    offset: u64,
+    length: u64,
+) -> Result<(), ReferenceError> {
+    if offset.checked_add(length).is_none() {
+        let reason = format!("offset {offset} + length {length} overflows");
+        return Err(ReferenceError::InvalidReference { key: key.to_owned(), reason });
+    }
+    builder.insert_range(key, url, offset, length);
+    Ok(())
+}
+
+/// Standard alphabet; padding optional and non-zero trailing bits allowed,
+/// as Python's `base64.b64decode` tolerates, but any other character is an error.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+fn kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,159 @@
+//! The default [`ObjectStoreRegistry`]: stores registered per URL prefix,
+//! and for any other URL a store created once per bucket or host from
+//! `object_store`'s own configuration keys and the cloud environment.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use object_store::ObjectStore;
+use object_store::path::Path;
+use object_store::registry::{DefaultObjectStoreRegistry, ObjectStoreRegistry};
+use url::Url;
+
+/// The environment variables a created store reads: the three clouds' own
+/// prefixes. Nothing else, so that a variable such as `TOKEN` or `ENDPOINT`
+/// set for another program never reconfigures a client.
+const ENVIRONMENT_PREFIXES: [&str; 3] = ["AWS_", "GOOGLE_", "AZURE_"];
+
+/// The registry a [`ReferenceStoreBuilder`](crate::ReferenceStoreBuilder)
+/// uses unless given another: stores registered for URL prefixes (the
+/// longest prefix wins), and for any other URL a store created on first use
+/// for its bucket or host with [`object_store::parse_url_opts`], from the
+/// configuration keys given here, then the `AWS_*`, `GOOGLE_*` and `AZURE_*`
+/// environment variables (read once, non-UTF-8 entries skipped). An
+/// `http://` URL also sets `allow_http`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use object_store::registry::ObjectStoreRegistry;
+/// use zarrs_kerchunk::StoreRegistry;
+///
+/// let registry = StoreRegistry::new().with_option("aws_region", "eu-west-1").with_anonymous();
+/// let memory = Arc::new(object_store::memory::InMemory::new());
+/// registry.register(url::Url::parse("s3://my-bucket/")?, memory);
+/// let (_store, path) = registry.resolve(&url::Url::parse("s3://my-bucket/a/b.nc")?)?;
+/// assert_eq!(path.as_ref(), "a/b.nc");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct StoreRegistry {
+    stores: DefaultObjectStoreRegistry,
+    /// Prefixes registered by the user: URLs under them get no created store.
+    registered: Mutex<Vec<Url>>,
+    /// `scheme://authority` of every store created so far.
+    created: Mutex<HashSet<String>>,
+    options: Vec<(String, String)>,
+}
+
+impl StoreRegistry {
+    /// A registry with no stores and no configuration keys.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set an `object_store` configuration key for the stores this registry
+    /// creates, in the service's own words: `aws_region`, `aws_endpoint`,
+    /// `google_service_account`, `azure_storage_account_name`, `allow_http`,
+    /// `timeout`, ... Keys a service does not know are ignored by it. Keys
+    /// given here win over the environment.
+    #[must_use]
+    pub fn with_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.push((key.into(), value.into()));
+        self
+    }
+
+    /// Read public data without credentials: skip request signing on S3, GCS and Azure.
+    #[must_use]
+    pub fn with_anonymous(self) -> Self {
+        self.with_option("aws_skip_signature", "true")
+            .with_option("google_skip_signature", "true")
+            .with_option("azure_skip_signature", "true")
+    }
+
+    fn is_registered(&self, url: &Url) -> bool {
+        self.registered.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|prefix| is_prefix(prefix, url))
+    }
+
+    /// Create the store serving `url`'s bucket or host, once.
+    fn create_store_for(&self, url: &Url) -> object_store::Result<()> {
+        let authority = format!("{}://{}", url.scheme(), &url[url::Position::BeforeHost..url::Position::AfterPort]);
+        let mut created = self.created.lock().unwrap_or_else(PoisonError::into_inner);
+        if created.contains(&authority) {
+            return Ok(());
+        }
+        // An `http://` URL asks for plain HTTP, which object_store refuses unless allowed.
+        let allow_http = (url.scheme() == "http").then(|| ("allow_http".to_owned(), "true".to_owned()));
+        let options = cloud_environment().chain(allow_http).chain(self.options.iter().cloned());
+        let (store, path) = object_store::parse_url_opts(url, options)?;
+        // The store may be scoped below the host (a bucket in the path): register it at that depth.
+        let depth = segments(url.path()).count().saturating_sub(segments(path.as_ref()).count());
+        let mut base = url.clone();
+        base.set_query(None);
+        base.set_fragment(None);
+        base.set_path(&segments(url.path()).take(depth).fold(String::from("/"), |p, s| p + s + "/"));
+        self.stores.register(base, Arc::from(store));
+        created.insert(authority);
+        Ok(())
+    }
+}
+
+impl ObjectStoreRegistry for StoreRegistry {
+    fn register(&self, url: Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+        self.registered.lock().unwrap_or_else(PoisonError::into_inner).push(url.clone());
+        self.stores.register(url, store)
+    }
+
+    fn resolve(&self, url: &Url) -> object_store::Result<(Arc<dyn ObjectStore>, Path)> {
+        if !self.is_registered(url) {
+            self.create_store_for(url)?;
+        }
+        self.stores.resolve(url)
+    }
+}
+
+/// The environment variables of [`ENVIRONMENT_PREFIXES`] that are UTF-8.
+fn cloud_environment() -> impl Iterator<Item = (String, String)> {
+    std::env::vars_os().filter_map(|(name, value): (OsString, OsString)| {
+        let (name, value) = (name.into_string().ok()?, value.into_string().ok()?);
+        ENVIRONMENT_PREFIXES.iter().any(|prefix| name.starts_with(prefix)).then_some((name, value))
+    })
+}
+
+fn segments(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter(|s| !s.is_empty())
+}
+
+/// Whether `url` lies under `prefix`, segment by segment.
+pub(crate) fn is_prefix(prefix: &Url, url: &Url) -> bool {
+    prefix.scheme() == url.scheme()
+        && prefix[url::Position::BeforeHost..url::Position::AfterPort]
+            == url[url::Position::BeforeHost..url::Position::AfterPort]
+        && {
+            let (mut p, mut u) = (segments(prefix.path()), segments(url.path()));
+            p.all(|s| u.next() == Some(s))
+        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_prefixes_win_and_other_urls_get_a_created_store() {
+        let registry = StoreRegistry::new();
+        let memory: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        registry.register(Url::parse("s3://bucket/sub/").unwrap(), Arc::clone(&memory));
+        let (store, path) = registry.resolve(&Url::parse("s3://bucket/sub/a/b.nc").unwrap()).unwrap();
+        assert!(Arc::ptr_eq(&store, &memory));
+        assert_eq!(path.as_ref(), "a/b.nc");
+        let (_, path) = registry.resolve(&Url::parse("memory:///x/y").unwrap()).unwrap();
+        assert_eq!(path.as_ref(), "x/y");
+    }
+
+    #[test]
+    fn only_the_cloud_environment_is_read() {
+        assert!(cloud_environment().all(|(name, _)| ENVIRONMENT_PREFIXES.iter().any(|p| name.starts_with(p))));
+    }
+}

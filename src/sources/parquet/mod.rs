@@ -1,0 +1,163 @@
+//! A parquet reference root as a [`ReferenceSource`]: metadata from
+//! `.zmetadata`, chunk references from record files loaded through the
+//! record cache.
+
+mod cache;
+
+use std::sync::Arc;
+
+use futures::stream::{self, BoxStream};
+use futures::{StreamExt, TryStreamExt};
+
+pub use cache::RecordCacheOptions;
+use cache::{RecordCache, RecordFetch};
+
+use crate::error::SourceError;
+use crate::model::{Listing, Lookup, OwnedReference, ReferenceSource, Walk};
+use crate::parse::parquet::{ParquetLayout, Record, RecordId, Row};
+use crate::resolve::{Location, Resolver};
+
+/// The key of the consolidated metadata document synthesised from `.zmetadata`.
+const CONSOLIDATED_KEY: &str = ".zmetadata";
+
+/// A parquet reference root: its layout and the records loaded so far.
+#[derive(Debug)]
+pub(crate) struct ParquetRoot {
+    layout: Arc<ParquetLayout>,
+    records: Arc<RecordCache>,
+    /// The root folder; record files are found below it.
+    root: Location,
+    resolver: Arc<Resolver>,
+}
+
+impl ParquetRoot {
+    pub(crate) fn new(layout: ParquetLayout, cache: RecordCacheOptions, root: Location, resolver: Arc<Resolver>) -> Self {
+        Self { layout: Arc::new(layout), records: Arc::new(RecordCache::new(cache)), root, resolver }
+    }
+
+    /// Every metadata key, the synthesised consolidated document included.
+    fn metadata_keys(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(CONSOLIDATED_KEY).chain(self.layout.metadata_keys())
+    }
+
+    /// How to load record `id`; `cached`: keep it in the record cache (a
+    /// writer reads each record once, so it does not).
+    fn record_fetch(&self, id: RecordId, cached: bool) -> Result<RecordFetch, SourceError> {
+        let file = id.file();
+        let unresolvable = |source| SourceError::Resolve { what: "parquet record file", location: file.clone(), source };
+        let location = self.root.child(&file).map_err(unresolvable)?;
+        let source = self.resolver.source(&location, &self.root).map_err(unresolvable)?;
+        let slot = if cached { self.records.slot(&id) } else { cache::Slot::default() };
+        Ok(RecordFetch { id, slot, cache: Arc::clone(&self.records), source, location: location.to_string() })
+    }
+
+    /// A listing of the chunk keys of the arrays at `fields`, known once their records are loaded.
+    fn pending_chunk_keys<'a>(
+        &self,
+        fields: impl Iterator<Item = &'a Arc<str>>,
+        mut listing: Listing,
+    ) -> Result<Listing, SourceError> {
+        let mut fetches = Vec::new();
+        for field in fields {
+            for n in 0..self.layout.record_count(field) {
+                fetches.push(self.record_fetch(RecordId { field: Arc::clone(field), index: n }, true)?);
+            }
+        }
+        if fetches.is_empty() {
+            return Ok(listing);
+        }
+        let layout = Arc::clone(&self.layout);
+        listing.pending = Some(Box::pin(async move {
+            let loaded = cache::load_all(fetches).await?;
+            Ok(loaded.iter().flat_map(|(id, record)| present_keys(&layout, id, record)).collect())
+        }));
+        Ok(listing)
+    }
+}
+
+/// The keys of the rows of `record` that hold a reference.
+fn present_keys<'a>(layout: &'a ParquetLayout, id: &'a RecordId, record: &'a Record) -> impl Iterator<Item = String> + 'a {
+    (0..record.len())
+        .filter(|&row| record.row(row) != Row::Missing)
+        .filter_map(move |row| layout.chunk_key(id, row as u64))
+}
+
+/// What row `row` of a record holds.
+fn row_reference(record: &Record, row: usize) -> Option<OwnedReference> {
+    match record.row(row) {
+        Row::Missing => None,
+        Row::Inline(_) => record.inline_bytes(row).map(OwnedReference::Inline),
+        Row::Whole(path) => Some(OwnedReference::Whole { url: Some(Arc::clone(path)) }),
+        Row::Range { path, offset, size } => {
+            Some(OwnedReference::Range { url: Some(Arc::clone(path)), offset, length: size })
+        }
+    }
+}
+
+impl ReferenceSource for ParquetRoot {
+    fn lookup(&self, key: &str) -> Result<Lookup, SourceError> {
+        let layout = &self.layout;
+        if key == CONSOLIDATED_KEY {
+            return Ok(Lookup::Ready(Some(OwnedReference::Inline(layout.consolidated().clone()))));
+        }
+        if let Some(document) = layout.metadata(key) {
+            return Ok(Lookup::Ready(Some(OwnedReference::Inline(document.clone()))));
+        }
+        let Some((id, row)) = layout.locate(key) else { return Ok(Lookup::Ready(None)) };
+        if let Some(record) = self.records.get(&id) {
+            return Ok(Lookup::Ready(row_reference(&record, row)));
+        }
+        let fetch = self.record_fetch(id, true)?;
+        Ok(Lookup::Pending(Box::pin(async move { Ok(row_reference(&*fetch.load().await?, row)) })))
+    }
+
+    /// Metadata keys, then the chunk keys of every array under `prefix`,
+    /// which are known once their records are loaded.
+    fn list_prefix(&self, prefix: &str) -> Result<Listing, SourceError> {
+        let keys = self.metadata_keys().filter(|k| k.starts_with(prefix)).map(str::to_owned).collect();
+        let fields = self.layout.arrays().map(|(field, _)| field).filter(|field| format!("{field}/").starts_with(prefix));
+        self.pending_chunk_keys(fields, Listing::ready(keys, Vec::new()))
+    }
+
+    /// Only an array's own folder needs its records (for its chunk keys);
+    /// listing groups reads no record.
+    fn list_dir(&self, prefix: &str) -> Result<Listing, SourceError> {
+        let mut listing = Listing::default();
+        for key in self.metadata_keys() {
+            let Some(rest) = key.strip_prefix(prefix) else { continue };
+            match rest.split_once('/') {
+                Some((child, _)) => listing.prefixes.push(format!("{prefix}{child}/")),
+                None => listing.keys.push(key.to_owned()),
+            }
+        }
+        let array = self.layout.arrays().map(|(field, _)| field).find(|field| prefix.strip_suffix('/') == Some(&***field));
+        self.pending_chunk_keys(array.into_iter(), listing)
+    }
+
+    /// The metadata as written in `.zmetadata`, then each array's chunks in
+    /// grid order, one record file at a time, outside the record cache.
+    fn walk(&self, walk: Walk) -> BoxStream<'_, Result<(String, OwnedReference), SourceError>> {
+        let metadata = self.layout.metadata_keys().map(|key| {
+            let document = self.layout.metadata(key).expect("a listed key").clone();
+            Ok((key.to_owned(), OwnedReference::Inline(document)))
+        });
+        let metadata = stream::iter(metadata.collect::<Vec<_>>());
+        if walk == Walk::Metadata {
+            return Box::pin(metadata);
+        }
+        let ids = self.layout.arrays().flat_map(|(field, _)| {
+            (0..self.layout.record_count(field)).map(|index| RecordId { field: Arc::clone(field), index })
+        });
+        let chunks = stream::iter(ids.collect::<Vec<_>>())
+            .then(move |id| async move {
+                let record = self.record_fetch(id.clone(), false)?.load().await?;
+                let references = (0..record.len()).filter_map(|row| {
+                    let reference = row_reference(&record, row)?;
+                    Some(Ok((self.layout.chunk_key(&id, row as u64)?, reference)))
+                });
+                Ok::<_, SourceError>(stream::iter(references.collect::<Vec<_>>()))
+            })
+            .try_flatten();
+        Box::pin(metadata.chain(chunks))
+    }
+}
