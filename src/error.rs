@@ -147,7 +147,7 @@ pub enum ResolveError {
         url: String,
         /// `object_store`'s error.
         #[source]
-        source: object_store::Error,
+        source: Box<object_store::Error>,
     },
 }
 
@@ -166,7 +166,7 @@ pub enum ReadError {
     },
     /// The object store failed.
     #[error(transparent)]
-    ObjectStore(#[from] object_store::Error),
+    ObjectStore(Box<object_store::Error>),
     /// The requested bytes lie past the end of a local file.
     #[error(
         "bytes {}..{} lie past the end of the target file{}: the reference does not match the file",
@@ -203,6 +203,12 @@ pub enum ReadError {
     Resolve(#[from] ResolveError),
 }
 
+impl From<object_store::Error> for ReadError {
+    fn from(error: object_store::Error) -> Self {
+        Self::ObjectStore(Box::new(error))
+    }
+}
+
 fn io_message(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => format!("file not found ({error})"),
@@ -225,7 +231,7 @@ pub enum RecordError {
     #[error("column {column:?} of type {data_type} is not usable: {source}")]
     Cast {
         /// The column.
-        column: String,
+        column: &'static str,
         /// Its type in the file.
         data_type: String,
         /// Arrow's error.

@@ -90,8 +90,8 @@ pub use resolve::StoreRegistry;
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;
 pub use store::{AsyncReferenceStore, ReferenceStore};
+pub use write::{JsonVersion, JsonWriteOptions, Progress, write_json, write_json_async};
 #[cfg(feature = "parquet")]
 pub use write::{ParquetWriteOptions, PathEncoding, write_parquet, write_parquet_async};
-pub use write::{JsonVersion, JsonWriteOptions, Progress, write_json, write_json_async};
 
 pub use object_store;

@@ -265,12 +265,13 @@ impl ReferenceStoreBuilder {
     async fn open_parquet(&self, root: Location, resolver: Arc<Resolver>) -> Result<Core, ReferenceError> {
         let file = root.child(".zmetadata").map_err(|source| resolve_error(&root, source))?;
         let source = resolver.source(&file, &root).map_err(|source| resolve_error(&file, source))?;
-        let bytes = fetch::read_if_exists(&source).await.map_err(|source| read_error(&file, source))?.ok_or_else(|| {
-            ReferenceError::NotFound {
-                location: file.to_string(),
-                reason: "not found: a parquet reference root holds a .zmetadata file".into(),
-            }
-        })?;
+        let bytes =
+            fetch::read_if_exists(&source).await.map_err(|source| read_error(&file, source))?.ok_or_else(|| {
+                ReferenceError::NotFound {
+                    location: file.to_string(),
+                    reason: "not found: a parquet reference root holds a .zmetadata file".into(),
+                }
+            })?;
         let layout = ParquetLayout::parse(&bytes, &file.to_string())?;
         let index = ParquetRoot::new(layout, self.record_cache, root.clone(), Arc::clone(&resolver));
         Ok(self.core(Arc::new(index), root, resolver))
@@ -290,7 +291,8 @@ impl ReferenceStoreBuilder {
         };
         let mut local_overrides = Vec::new();
         for (prefix, store) in &self.stores {
-            let url: Url = Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;
+            let url: Url =
+                Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;
             if url.scheme() == "file" {
                 local_overrides.push(url.clone());
             }

@@ -61,11 +61,13 @@ async fn json_cases_read_exactly_async() {
     check_all_async(true).await;
 }
 
+#[cfg(feature = "parquet")]
 #[test]
 fn parquet_cases_read_exactly_sync() {
     check_all_sync(false);
 }
 
+#[cfg(feature = "parquet")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parquet_cases_read_exactly_async() {
     check_all_async(false).await;

@@ -2,6 +2,8 @@
 //! every conformance case, the parquet written reads exactly, and a generated
 //! set of 10^6 references survives the round trip.
 
+#![cfg(feature = "parquet")]
+
 mod common;
 
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! The conformance cases read over HTTP (a real server with Range support on
 //! 127.0.0.1), and failing servers give clear errors, never wrong bytes.
 
+#![cfg(feature = "http")]
+
 mod common;
 
 use std::sync::Arc;
@@ -54,11 +56,13 @@ async fn json_cases_read_exactly_over_http_async() {
 }
 
 /// Parquet roots are URL prefixes ending in `.parq`: opening reads `.zmetadata`, then records on demand.
+#[cfg(feature = "parquet")]
 #[test]
 fn parquet_cases_read_exactly_over_http_sync() {
     http_cases_sync(false);
 }
 
+#[cfg(feature = "parquet")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parquet_cases_read_exactly_over_http_async() {
     http_cases_async(false).await;
@@ -180,7 +184,8 @@ async fn the_sync_store_works_inside_an_async_task() {
 fn prefetch_coalesces_and_then_serves_from_memory() {
     let (base, log) = server::files_logged();
     let case = Case::all().into_iter().find(|c| c.name == "parquet_fastparquet").unwrap();
-    for location in ["refs.json", "refs.parq"] {
+    let locations: &[&str] = if cfg!(feature = "parquet") { &["refs.json", "refs.parq"] } else { &["refs.json"] };
+    for location in locations {
         let store = Arc::new(ReferenceStore::open(&format!("{base}/files/{}/{location}", case.name)).unwrap());
         let keys = zarrs_storage::ListableStorageTraits::list(store.as_ref()).unwrap();
         log.lock().unwrap().clear();

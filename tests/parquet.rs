@@ -1,6 +1,8 @@
 //! Parquet reference roots: detection, listing, record loading and caching,
 //! and bad input. The values themselves are checked in `conformance.rs`.
 
+#![cfg(feature = "parquet")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

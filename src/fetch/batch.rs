@@ -33,10 +33,7 @@ pub(crate) type FileRequests = (Source, Vec<Option<Range<u64>>>);
 /// (or served from one whole read if the whole file is wanted too); blocks
 /// of all files are read with at most `options.concurrency` in flight.
 /// Returns, per file, one value per wanted range, each of exactly its length.
-pub(crate) async fn read_batch(
-    files: Vec<FileRequests>,
-    options: BatchOptions,
-) -> Vec<Result<Vec<Bytes>, ReadError>> {
+pub(crate) async fn read_batch(files: Vec<FileRequests>, options: BatchOptions) -> Vec<Result<Vec<Bytes>, ReadError>> {
     // Per file: the reads to make, and where each wanted range lies in them.
     let plans: Vec<(Vec<Request>, Vec<Placement>)> = files
         .iter()
@@ -82,10 +79,8 @@ pub(crate) async fn read_batch(
         .into_iter()
         .zip(fetched)
         .map(|((_, placed), blocks)| {
-            let blocks: Vec<Bytes> = blocks
-                .into_iter()
-                .map(|b| b.expect("every block of the plan is read"))
-                .collect::<Result<_, _>>()?;
+            let blocks: Vec<Bytes> =
+                blocks.into_iter().map(|b| b.expect("every block of the plan is read")).collect::<Result<_, _>>()?;
             placed.into_iter().map(|placement| placement.slice(&blocks)).collect()
         })
         .collect()

@@ -87,7 +87,14 @@ mod tests {
         let within = |block, range| Placement::Within(block, range);
         assert_eq!(
             placed,
-            [within(1, 0..10), within(0, 0..10), within(0, 15..20), within(2, 0..10), within(0, 5..8), within(1, 15..90)]
+            [
+                within(1, 0..10),
+                within(0, 0..10),
+                within(0, 15..20),
+                within(2, 0..10),
+                within(0, 5..8),
+                within(1, 15..90)
+            ]
         );
         // No gap allowed: only touching or overlapping ranges merge.
         let (blocks, _) = coalesce(&[0..10, 10..20, 21..30], Coalescing { max_gap: 0, max_block: 100 });

@@ -139,10 +139,10 @@ async fn read_object(
 /// The size of a target, asynchronously.
 pub(crate) async fn size_async(source: &Source) -> Result<u64, ReadError> {
     match source {
-        Source::Local(path) => tokio::fs::metadata(path)
-            .await
-            .map(|m| m.len())
-            .map_err(|source| ReadError::Io { path: path.clone(), source }),
+        Source::Local(path) => {
+            let path = path.clone();
+            off_the_runtime(move || size_local(&path)).await
+        }
         Source::Object { store, path } => Ok(store.head(path).await?.size),
     }
 }

@@ -347,9 +347,7 @@ mod tests {
         for set in [&metadata_first, &metadata_last] {
             assert_eq!(set.len(), 6);
             assert_eq!(set.tables.get("a").map(ChunkTable::present), Some(3));
-            assert!(
-                matches!(set.get("a/1.2"), Some(Reference::Range { url: Some("g"), offset: 120, length: 2 }))
-            );
+            assert!(matches!(set.get("a/1.2"), Some(Reference::Range { url: Some("g"), offset: 120, length: 2 })));
             assert_eq!(set.get("a/0.0"), Some(Reference::Whole { url: None }));
             assert_eq!(set.get("a/2.1"), Some(Reference::Inline(b"tiny")));
             assert!(set.get("a/01.2").is_some() && set.get("a/3.0").is_some());

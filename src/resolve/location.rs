@@ -49,6 +49,7 @@ impl Location {
     }
 
     /// The location `relative` inside the folder (or URL prefix) `self`.
+    #[cfg(feature = "parquet")]
     pub(crate) fn child(&self, relative: &str) -> Result<Self, ResolveError> {
         match self {
             Self::Local(folder) => Ok(Self::Local(folder.join(relative))),
@@ -64,6 +65,7 @@ impl Location {
 
     /// The same location without a trailing `/`, so that it names a folder as if
     /// it were a file: [`join`](Self::join) then resolves against its parent.
+    #[cfg(feature = "parquet")]
     pub(crate) fn without_trailing_slash(self) -> Self {
         match self {
             Self::Local(path) => Self::Local(path.components().collect()),
@@ -135,6 +137,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "parquet")]
     fn children_of_folders() {
         let local = Location::parse("/data/refs.parq/").unwrap().without_trailing_slash();
         assert_eq!(local.child("a/refs.0.parq").unwrap(), Location::Local("/data/refs.parq/a/refs.0.parq".into()));

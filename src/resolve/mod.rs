@@ -72,7 +72,7 @@ impl Resolver {
         let (store, path) = self
             .registry
             .resolve(&url)
-            .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source })?;
+            .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source: Box::new(source) })?;
         Ok(Source::Object { store, path })
     }
 }

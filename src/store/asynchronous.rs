@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use bytes::Bytes;
+use futures::StreamExt;
 use zarrs_storage::byte_range::{ByteRange, ByteRangeIterator};
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, MaybeBytes, StorageError,

@@ -14,9 +14,9 @@ mod run;
 
 use std::sync::Arc;
 
+pub use run::{write_json, write_json_async};
 #[cfg(feature = "parquet")]
 pub use run::{write_parquet, write_parquet_async};
-pub use run::{write_json, write_json_async};
 
 /// Called with the number of references written so far, after each record
 /// or batch, so that long conversions can show progress.

@@ -66,7 +66,11 @@ impl RecordEncoder {
     /// # Errors
     /// [`WriteError::Unrepresentable`] for a reference the layout cannot hold:
     /// a `null` URL (parquet has no default target) or an offset or length past `i64::MAX`.
-    pub(crate) fn push(&mut self, key: impl FnOnce() -> String, entry: Option<Reference<'_>>) -> Result<(), WriteError> {
+    pub(crate) fn push(
+        &mut self,
+        key: impl FnOnce() -> String,
+        entry: Option<Reference<'_>>,
+    ) -> Result<(), WriteError> {
         let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key(), reason };
         let (path, offset, size, raw): (Option<&str>, u64, u64, Option<&[u8]>) = match entry {
             None => (None, 0, 0, None),
@@ -114,7 +118,8 @@ impl RecordEncoder {
             *self = Self::new(self.options);
             return Ok(None);
         }
-        let padding = usize::try_from(self.options.record_size).unwrap_or(usize::MAX).saturating_sub(self.path_ids.len());
+        let padding =
+            usize::try_from(self.options.record_size).unwrap_or(usize::MAX).saturating_sub(self.path_ids.len());
         self.path_ids.extend(std::iter::repeat_n(None, padding));
         self.offsets.extend(std::iter::repeat_n(0, padding));
         self.sizes.extend(std::iter::repeat_n(0, padding));
@@ -154,7 +159,8 @@ impl RecordEncoder {
             .set_column_dictionary_enabled(ColumnPath::from("path"), dictionary)
             .build();
         let mut bytes = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).map_err(RecordError::Encode)?;
+        let mut writer =
+            ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).map_err(RecordError::Encode)?;
         writer.write(&batch).map_err(RecordError::Encode)?;
         writer.close().map_err(RecordError::Encode)?;
         Ok(Some(Bytes::from(bytes)))

@@ -38,7 +38,11 @@ const PROGRESS_EVERY: u64 = 100_000;
 ///
 /// # Errors
 /// [`WriteError`] if the source cannot be read or `out` cannot be written.
-pub fn write_json(source: &dyn ReferenceSource, out: impl Write, options: &JsonWriteOptions) -> Result<u64, WriteError> {
+pub fn write_json(
+    source: &dyn ReferenceSource,
+    out: impl Write,
+    options: &JsonWriteOptions,
+) -> Result<u64, WriteError> {
     let mut writer = JsonWriter::new(Output::new(out, options.zstd_level).map_err(output_failed)?, options.version)
         .map_err(output_failed)?;
     let progress = options.progress.as_ref();
@@ -100,7 +104,8 @@ pub async fn write_json_async<W: Write + Send + 'static>(
             }
         }
         // A send fails only when the writer stopped; its error is reported below.
-        if batch.len() == BATCH && sender.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).await.is_err() {
+        if batch.len() == BATCH && sender.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).await.is_err()
+        {
             break;
         }
     }
@@ -222,21 +227,21 @@ mod parquet_root {
                     encoder.push(key, found.as_ref().map(OwnedReference::as_reference))?;
                 }
                 let file = id.file();
-                let encoded = if off_the_executor && tokio::runtime::Handle::try_current().is_ok() {
+                let finished = if off_the_executor && tokio::runtime::Handle::try_current().is_ok() {
                     let mut moved = std::mem::replace(&mut encoder, RecordEncoder::new(encoding));
-                    let (done, encoded) = tokio::task::spawn_blocking(move || {
-                        let encoded = moved.finish();
-                        (moved, encoded)
+                    let (emptied, result) = tokio::task::spawn_blocking(move || {
+                        let result = moved.finish();
+                        (moved, result)
                     })
                     .await
                     .map_err(WriteError::Task)?;
-                    encoder = done;
-                    encoded
+                    encoder = emptied;
+                    result
                 } else {
                     encoder.finish()
                 };
-                let encoded = encoded.map_err(|source| WriteError::Encode { location: file.clone(), source })?;
-                if let Some(bytes) = encoded {
+                let file_bytes = finished.map_err(|source| WriteError::Encode { location: file.clone(), source })?;
+                if let Some(bytes) = file_bytes {
                     put(file, bytes).await?;
                 }
                 Progress::report(options.progress.as_ref(), written);
@@ -288,7 +293,10 @@ mod parquet_root {
     }
 
     /// Every key must be metadata or a chunk of some array, or the parquet root would silently lose it.
-    async fn check_every_key_has_a_place(source: &dyn ReferenceSource, layout: &ParquetLayout) -> Result<(), WriteError> {
+    async fn check_every_key_has_a_place(
+        source: &dyn ReferenceSource,
+        layout: &ParquetLayout,
+    ) -> Result<(), WriteError> {
         let mut references = source.walk(Walk::All);
         while let Some(item) = references.next().await {
             let (key, _) = item?;

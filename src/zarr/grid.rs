@@ -59,6 +59,7 @@ impl ChunkGrid {
 
     /// The same grid with chunk keys joined by `.`, whatever the array declares:
     /// fsspec's parquet layout always splits chunk keys on `.`.
+    #[cfg(feature = "parquet")]
     pub(crate) fn dotted(mut self) -> Self {
         self.separator = '.';
         self

@@ -16,8 +16,8 @@ use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
 use crate::error::ReferenceError;
-use crate::zarr::lenient;
 use crate::model::{ReferenceSet, ReferenceSetBuilder};
+use crate::zarr::lenient;
 use template::Templates;
 
 /// How reference documents are parsed.

@@ -150,9 +150,7 @@ fn gen_product_order_and_url_only() {
     .unwrap();
     let keys: Vec<_> = set.iter().map(|(k, _)| k.into_owned()).collect();
     assert_eq!(keys, ["a/1.2", "a/1.4", "a/3.2", "a/3.4", "w/1", "w/2"]);
-    assert!(
-        matches!(set.get("a/3.4"), Some(Reference::Range { url: Some("f3"), offset: 34, length: 1 }))
-    );
+    assert!(matches!(set.get("a/3.4"), Some(Reference::Range { url: Some("f3"), offset: 34, length: 1 })));
     assert!(matches!(set.get("w/2"), Some(Reference::Whole { url: Some("x2") })));
 }
 

@@ -82,8 +82,8 @@ impl Record {
                     }
                     Some(path) if let Some(id) = path_ids.get(path) => *id,
                     Some(path) => {
-                        let id = u32::try_from(record.paths.len())
-                            .map_err(|_| layout("too many distinct paths".into()))?;
+                        let id =
+                            u32::try_from(record.paths.len()).map_err(|_| layout("too many distinct paths".into()))?;
                         let path: Arc<str> = Arc::from(path);
                         record.paths.push(Arc::clone(&path));
                         path_ids.insert(path, id);
@@ -177,15 +177,16 @@ impl Columns {
             Some(c) => Some(cast::<LargeStringArray>(c, &DataType::LargeUtf8, "path")?),
             None => None,
         };
-        let integers = |name: &str| column(name).map(|c| cast::<Int64Array>(c, &DataType::Int64, name)).transpose();
+        let integers =
+            |name: &'static str| column(name).map(|c| cast::<Int64Array>(c, &DataType::Int64, name)).transpose();
         let raw = column("raw").map(|c| cast::<LargeBinaryArray>(c, &DataType::LargeBinary, "raw")).transpose()?;
         Ok(Self { path, offset: integers("offset")?, size: integers("size")?, raw })
     }
 }
 
-fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &str) -> Result<T, RecordError> {
+fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &'static str) -> Result<T, RecordError> {
     let cast = arrow_cast::cast(column, to).map_err(|source| RecordError::Cast {
-        column: name.to_owned(),
+        column: name,
         data_type: column.data_type().to_string(),
         source,
     })?;

@@ -150,23 +150,22 @@ impl RecordFetch {
     /// A record file that does not exist is a record of missing keys.
     pub(crate) async fn load(&self) -> Result<Arc<Record>, SourceError> {
         let location = || self.location.clone();
-        let record = self
-            .slot
-            .get_or_try_init(|| async {
-                let bytes = fetch::read_if_exists(&self.source).await.map_err(|source| SourceError::Read {
-                    what: "parquet record file",
-                    location: location(),
-                    source,
-                })?;
-                let record = match bytes {
-                    None => Record::absent(),
-                    Some(bytes) => {
-                        Record::decode(bytes).map_err(|source| SourceError::Record { location: location(), source })?
-                    }
-                };
-                Ok::<_, SourceError>(Arc::new(record))
-            })
-            .await?;
+        let record =
+            self.slot
+                .get_or_try_init(|| async {
+                    let bytes = fetch::read_if_exists(&self.source).await.map_err(|source| SourceError::Read {
+                        what: "parquet record file",
+                        location: location(),
+                        source,
+                    })?;
+                    let record = match bytes {
+                        None => Record::absent(),
+                        Some(bytes) => Record::decode(bytes)
+                            .map_err(|source| SourceError::Record { location: location(), source })?,
+                    };
+                    Ok::<_, SourceError>(Arc::new(record))
+                })
+                .await?;
         self.cache.loaded(&self.id, record);
         Ok(Arc::clone(record))
     }

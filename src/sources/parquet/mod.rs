@@ -31,7 +31,12 @@ pub(crate) struct ParquetRoot {
 }
 
 impl ParquetRoot {
-    pub(crate) fn new(layout: ParquetLayout, cache: RecordCacheOptions, root: Location, resolver: Arc<Resolver>) -> Self {
+    pub(crate) fn new(
+        layout: ParquetLayout,
+        cache: RecordCacheOptions,
+        root: Location,
+        resolver: Arc<Resolver>,
+    ) -> Self {
         Self { layout: Arc::new(layout), records: Arc::new(RecordCache::new(cache)), root, resolver }
     }
 
@@ -44,7 +49,8 @@ impl ParquetRoot {
     /// writer reads each record once, so it does not).
     fn record_fetch(&self, id: RecordId, cached: bool) -> Result<RecordFetch, SourceError> {
         let file = id.file();
-        let unresolvable = |source| SourceError::Resolve { what: "parquet record file", location: file.clone(), source };
+        let unresolvable =
+            |source| SourceError::Resolve { what: "parquet record file", location: file.clone(), source };
         let location = self.root.child(&file).map_err(unresolvable)?;
         let source = self.resolver.source(&location, &self.root).map_err(unresolvable)?;
         let slot = if cached { self.records.slot(&id) } else { cache::Slot::default() };
@@ -76,7 +82,11 @@ impl ParquetRoot {
 }
 
 /// The keys of the rows of `record` that hold a reference.
-fn present_keys<'a>(layout: &'a ParquetLayout, id: &'a RecordId, record: &'a Record) -> impl Iterator<Item = String> + 'a {
+fn present_keys<'a>(
+    layout: &'a ParquetLayout,
+    id: &'a RecordId,
+    record: &'a Record,
+) -> impl Iterator<Item = String> + 'a {
     (0..record.len())
         .filter(|&row| record.row(row) != Row::Missing)
         .filter_map(move |row| layout.chunk_key(id, row as u64))
@@ -115,7 +125,8 @@ impl ReferenceSource for ParquetRoot {
     /// which are known once their records are loaded.
     fn list_prefix(&self, prefix: &str) -> Result<Listing, SourceError> {
         let keys = self.metadata_keys().filter(|k| k.starts_with(prefix)).map(str::to_owned).collect();
-        let fields = self.layout.arrays().map(|(field, _)| field).filter(|field| format!("{field}/").starts_with(prefix));
+        let fields =
+            self.layout.arrays().map(|(field, _)| field).filter(|field| format!("{field}/").starts_with(prefix));
         self.pending_chunk_keys(fields, Listing::ready(keys, Vec::new()))
     }
 
@@ -130,7 +141,8 @@ impl ReferenceSource for ParquetRoot {
                 None => listing.keys.push(key.to_owned()),
             }
         }
-        let array = self.layout.arrays().map(|(field, _)| field).find(|field| prefix.strip_suffix('/') == Some(&***field));
+        let array =
+            self.layout.arrays().map(|(field, _)| field).find(|field| prefix.strip_suffix('/') == Some(&***field));
         self.pending_chunk_keys(array.into_iter(), listing)
     }
 
