@@ -81,7 +81,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     } else {
         let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
         let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        #[allow(clippy::cast_precision_loss)]
+        #[expect(clippy::cast_precision_loss, reason = "a count, for a mean")]
         let mean = finite.iter().sum::<f64>() / finite.len() as f64;
         println!("min {min}  mean {mean:.6}  max {max}  ({} of {} values finite)", finite.len(), values.len());
     }
@@ -145,7 +145,11 @@ fn read_as_f64(
     macro_rules! read {
         ($t:ty) => {{
             let values: ndarray::ArrayD<$t> = array.retrieve_array_subset(&subset.to_vec())?;
-            #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_lossless,
+                reason = "a macro over every dtype: lossy for some, lossless for others"
+            )]
             Ok(values.mapv(|v| v as f64))
         }};
     }

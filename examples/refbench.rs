@@ -99,7 +99,7 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
 /// `1e6` -> (1000000, ""); `1e6z` -> (1000000, "z").
 fn parse_n(text: &str) -> Result<(u64, &'static str), Box<dyn Error>> {
     let z = if text.ends_with('z') { "z" } else { "" };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 1e4..1e7
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "1e4..1e7")]
     let n = text.trim_end_matches('z').parse::<f64>()? as u64;
     if ![10_000, 100_000, 1_000_000, 10_000_000].contains(&n) {
         return Err(format!("N must be 1e4, 1e5, 1e6 or 1e7 (optionally suffixed z), got {text}").into());
@@ -138,7 +138,7 @@ fn matches(reference: Option<&OwnedReference>, want: &(String, Option<(u64, u64)
     }
 }
 
-#[allow(clippy::cast_precision_loss)] // byte counts far below 2^52
+#[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
 fn load_json(root: &str, (n, z): (u64, &str), version: u8) -> Result<serde_json::Value, Box<dyn Error>> {
     if version == 1 && !z.is_empty() {
         return Err("the irregular (z) sets have no v1 form".into());
@@ -240,7 +240,7 @@ fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde
             }
         }
     }
-    #[allow(clippy::cast_precision_loss)]
+    #[expect(clippy::cast_precision_loss, reason = "a rate")]
     let mb_s = bytes.len() as f64 / read_s / 1e6;
     Ok(serde_json::json!({
         "workload": format!("read-full{}{}", suffix(zlib, http), if prefetch { "-prefetch" } else { "" }),
@@ -299,11 +299,16 @@ fn read_random(root: &str, k: usize, zlib: bool, http: bool) -> Result<serde_jso
     let read_s = t1.elapsed().as_secs_f64();
     latencies.sort_by(f64::total_cmp);
     let at = |q: f64| {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a quantile's index"
+        )]
         let i = ((latencies.len() - 1) as f64 * q).round() as usize;
         latencies.get(i).copied().unwrap_or(0.0)
     };
-    #[allow(clippy::cast_precision_loss)]
+    #[expect(clippy::cast_precision_loss, reason = "a rate")]
     let per_s = k as f64 / read_s;
     Ok(serde_json::json!({
         "workload": format!("read-random{}", suffix(zlib, http)),

@@ -211,7 +211,7 @@ async fn async_prefetch_reports_failures_with_key_and_url() {
     assert_clear(&err, &url, "not found");
 }
 
-#[allow(clippy::single_range_in_vec_init)] // one-dimensional regions
+#[expect(clippy::single_range_in_vec_init, reason = "one-dimensional regions")]
 /// `prefetch_region` reads exactly the chunks behind a region, in one GET; zarrs then reads that region from memory.
 #[test]
 fn prefetch_region_reads_the_region_chunks_once() {

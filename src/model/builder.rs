@@ -7,7 +7,7 @@ use std::sync::Arc;
 use foldhash::HashMap as FastHashMap;
 
 use super::table::{ChunkTable, MAX_URLS, Tables};
-use super::{Entry, ReferenceSet, UrlId, span};
+use super::{ReferenceSet, Stored, UrlId, span};
 use crate::zarr::grid::ChunkGrid;
 use crate::zarr::lenient;
 
@@ -22,7 +22,7 @@ use crate::zarr::lenient;
 /// and zarr do) therefore never hold chunk keys as text.
 #[derive(Debug, Default)]
 pub struct ReferenceSetBuilder {
-    loose: BTreeMap<Box<str>, Entry>,
+    loose: BTreeMap<Box<str>, Stored>,
     tables: Tables,
     urls: Vec<Arc<str>>,
     url_ids: FastHashMap<Arc<str>, UrlId>,
@@ -59,7 +59,7 @@ impl ReferenceSetBuilder {
     pub fn insert_inline(&mut self, key: &str, value: &[u8]) {
         let start = self.inline.len() as u64;
         self.inline.extend_from_slice(value);
-        self.insert(key, Entry::Inline { start, len: value.len() as u64 });
+        self.insert(key, Stored::Inline { start, len: value.len() as u64 });
     }
 
     /// Set `key` to the whole of `url` (`None`: the default target).
@@ -68,7 +68,7 @@ impl ReferenceSetBuilder {
     /// If more than `2^31 - 2` distinct URLs are inserted.
     pub fn insert_whole(&mut self, key: &str, url: Option<&str>) {
         let url = self.intern(url);
-        self.insert(key, Entry::Whole(url));
+        self.insert(key, Stored::Whole(url));
     }
 
     /// Set `key` to `length` bytes of `url` from `offset` (`None`: the default target).
@@ -77,10 +77,10 @@ impl ReferenceSetBuilder {
     /// If more than `2^31 - 2` distinct URLs are inserted.
     pub fn insert_range(&mut self, key: &str, url: Option<&str>, offset: u64, length: u64) {
         let url = self.intern(url);
-        self.insert(key, Entry::Range { url, offset, length });
+        self.insert(key, Stored::Range { url, offset, length });
     }
 
-    fn insert(&mut self, key: &str, entry: Entry) {
+    fn insert(&mut self, key: &str, entry: Stored) {
         if let Some((table, position)) = self.tables.locate_mut(key) {
             table.insert(position, entry);
             return;
@@ -94,7 +94,7 @@ impl ReferenceSetBuilder {
     /// Keep the table of the array at `path` in step with its `.zarray`, `key`.
     fn array_metadata_changed(&mut self, key: &str, path: &str) {
         let grid = match self.loose.get(key) {
-            Some(&Entry::Inline { start, len }) => lenient::parse_json_lenient(&self.inline[span(start, len)])
+            Some(&Stored::Inline { start, len }) => lenient::parse_json_lenient(&self.inline[span(start, len)])
                 .ok()
                 .and_then(|zarray| ChunkGrid::from_zarray(&zarray).ok()),
             _ => None,
@@ -122,7 +122,7 @@ impl ReferenceSetBuilder {
         loop {
             // Chunk keys inserted before their array's `.zarray` move to its table, as
             // older than any reference the table holds: no table held them when inserted.
-            let mut claimed: HashMap<Box<str>, Vec<(u64, Entry)>> = HashMap::new();
+            let mut claimed: HashMap<Box<str>, Vec<(u64, Stored)>> = HashMap::new();
             let keys: Vec<Box<str>> = self.loose.keys().filter(|k| self.tables.locate(k).is_some()).cloned().collect();
             for key in keys {
                 let entry = self.loose.remove(&key).expect("a listed key");

@@ -94,7 +94,7 @@ impl OwnedReference {
 /// One reference, as stored: inline values are a span of the set's arena,
 /// URLs an interned id (`None`: a `null` URL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Entry {
+enum Stored {
     Inline { start: u64, len: u64 },
     Whole(Option<UrlId>),
     Range { url: Option<UrlId>, offset: u64, length: u64 },
@@ -104,7 +104,7 @@ enum Entry {
 #[derive(Debug, Default)]
 pub struct ReferenceSet {
     /// Every key that no chunk table holds, sorted.
-    loose: BTreeMap<Box<str>, Entry>,
+    loose: BTreeMap<Box<str>, Stored>,
     /// The chunk references of arrays, by array path.
     tables: Tables,
     urls: Vec<Arc<str>>,
@@ -125,7 +125,7 @@ impl ReferenceSet {
         self.entry(key).map(|entry| self.owned(entry))
     }
 
-    fn entry(&self, key: &str) -> Option<Entry> {
+    fn entry(&self, key: &str) -> Option<Stored> {
         // A key that names a chunk of a table is only ever held by that table.
         match self.tables.locate(key) {
             Some((table, position)) => table.get(position),
@@ -160,7 +160,7 @@ impl ReferenceSet {
         self.entries().map(|(key, entry)| (key, self.owned(entry)))
     }
 
-    fn entries(&self) -> impl Iterator<Item = (Cow<'_, str>, Entry)> {
+    fn entries(&self) -> impl Iterator<Item = (Cow<'_, str>, Stored)> {
         let loose = self.loose.iter().map(|(k, e)| (Cow::Borrowed(&**k), *e));
         let chunks = self.tables.sorted().flat_map(move |(path, table)| {
             table.entries().map(move |(position, entry)| (Cow::Owned(table.key(path, position)), entry))
@@ -247,31 +247,31 @@ impl ReferenceSet {
     #[must_use]
     pub fn memory_size(&self) -> usize {
         // A B-tree node holds up to 11 entries; count each entry with its share of a node.
-        let loose: usize = self.loose.keys().map(|k| k.len() + size_of::<(Box<str>, Entry)>() * 3 / 2).sum();
+        let loose: usize = self.loose.keys().map(|k| k.len() + size_of::<(Box<str>, Stored)>() * 3 / 2).sum();
         let urls: usize = self.urls.iter().map(|u| u.len() + size_of::<Arc<str>>() + 2 * size_of::<usize>()).sum();
         loose + self.tables.memory_size() + urls + self.inline.len()
     }
 
-    fn owned(&self, entry: Entry) -> OwnedReference {
+    fn owned(&self, entry: Stored) -> OwnedReference {
         let url = |id: Option<UrlId>| id.map(|UrlId(i)| Arc::clone(&self.urls[i as usize]));
         match entry {
-            Entry::Inline { start, len } => OwnedReference::Inline(self.inline.slice(span(start, len))),
-            Entry::Whole(id) => OwnedReference::Whole { url: url(id) },
-            Entry::Range { url: id, offset, length } => OwnedReference::Range { url: url(id), offset, length },
+            Stored::Inline { start, len } => OwnedReference::Inline(self.inline.slice(span(start, len))),
+            Stored::Whole(id) => OwnedReference::Whole { url: url(id) },
+            Stored::Range { url: id, offset, length } => OwnedReference::Range { url: url(id), offset, length },
         }
     }
 
-    fn view(&self, entry: Entry) -> Reference<'_> {
+    fn view(&self, entry: Stored) -> Reference<'_> {
         match entry {
-            Entry::Inline { start, len } => Reference::Inline(&self.inline[span(start, len)]),
-            Entry::Whole(url) => Reference::Whole { url: self.url(url) },
-            Entry::Range { url, offset, length } => Reference::Range { url: self.url(url), offset, length },
+            Stored::Inline { start, len } => Reference::Inline(&self.inline[span(start, len)]),
+            Stored::Whole(url) => Reference::Whole { url: self.url(url) },
+            Stored::Range { url, offset, length } => Reference::Range { url: self.url(url), offset, length },
         }
     }
 }
 
 /// The arena span of an inline value; spans index an in-memory arena, so they fit a `usize`.
-#[allow(clippy::cast_possible_truncation)]
+#[expect(clippy::cast_possible_truncation, reason = "spans of an arena in memory")]
 fn span(start: u64, len: u64) -> std::ops::Range<usize> {
     start as usize..(start + len) as usize
 }

@@ -4,7 +4,7 @@
 
 use foldhash::HashMap;
 
-use super::{Entry, UrlId};
+use super::{Stored, UrlId};
 use crate::zarr::grid::ChunkGrid;
 
 /// Codes of the `target` column. Bit 31 marks a whole-file reference; the low
@@ -36,7 +36,7 @@ pub(super) struct ChunkTable {
     /// How many slots hold a reference.
     present: usize,
     /// References to positions past the columns, in insertion order (only while building).
-    staged: Vec<(u64, Entry)>,
+    staged: Vec<(u64, Stored)>,
     /// The smallest and one past the largest staged position.
     staged_span: (u64, u64),
 }
@@ -69,13 +69,13 @@ impl ChunkTable {
     }
 
     /// The reference at `position`, if any.
-    pub(super) fn get(&self, position: u64) -> Option<Entry> {
+    pub(super) fn get(&self, position: u64) -> Option<Stored> {
         let i = usize::try_from(position).ok()?;
         decode(*self.targets.get(i)?, self.offsets[i], self.lengths[i])
     }
 
     /// Every reference with its position, in C order (staged ones last).
-    pub(super) fn entries(&self) -> impl Iterator<Item = (u64, Entry)> + '_ {
+    pub(super) fn entries(&self) -> impl Iterator<Item = (u64, Stored)> + '_ {
         let dense = self.targets.iter().zip(&self.offsets).zip(&self.lengths).enumerate();
         dense.filter_map(|(i, ((&t, &o), &l))| Some((i as u64, decode(t, o, l)?))).chain(self.staged.iter().copied())
     }
@@ -93,7 +93,7 @@ impl ChunkTable {
     }
 
     /// Set the reference at `position` (inside the grid), replacing any.
-    pub(super) fn insert(&mut self, position: u64, entry: Entry) {
+    pub(super) fn insert(&mut self, position: u64, entry: Stored) {
         let len = self.targets.len() as u64;
         if position < len {
             self.write(position, entry);
@@ -111,7 +111,7 @@ impl ChunkTable {
 
     /// Set references that are older than every one the table holds: each
     /// fills its position only if no newer reference does.
-    pub(super) fn insert_older(&mut self, entries: Vec<(u64, Entry)>) {
+    pub(super) fn insert_older(&mut self, entries: Vec<(u64, Stored)>) {
         let len = self.targets.len() as u64;
         let (dense, beyond): (Vec<_>, Vec<_>) = entries.into_iter().partition(|&(position, _)| position < len);
         for (position, entry) in dense {
@@ -184,8 +184,8 @@ impl ChunkTable {
         }
     }
 
-    fn write(&mut self, position: u64, entry: Entry) {
-        #[allow(clippy::cast_possible_truncation)] // below the columns' length
+    fn write(&mut self, position: u64, entry: Stored) {
+        #[expect(clippy::cast_possible_truncation, reason = "below the columns' length")]
         let i = position as usize;
         let (target, offset, length) = encode(entry);
         self.present += usize::from(self.targets[i] == MISSING);
@@ -193,26 +193,26 @@ impl ChunkTable {
     }
 }
 
-fn encode(entry: Entry) -> (u32, u64, u64) {
+fn encode(entry: Stored) -> (u32, u64, u64) {
     // Interning caps ids below `MAX_URLS`, so an id never collides with a code.
     let url_code = |url: Option<UrlId>| url.map_or(DEFAULT_URL, |UrlId(id)| id);
     match entry {
-        Entry::Inline { start, len } => (INLINE, start, len),
-        Entry::Whole(url) => (WHOLE | url_code(url), 0, 0),
-        Entry::Range { url, offset, length } => (url_code(url), offset, length),
+        Stored::Inline { start, len } => (INLINE, start, len),
+        Stored::Whole(url) => (WHOLE | url_code(url), 0, 0),
+        Stored::Range { url, offset, length } => (url_code(url), offset, length),
     }
 }
 
-fn decode(target: u32, offset: u64, length: u64) -> Option<Entry> {
+fn decode(target: u32, offset: u64, length: u64) -> Option<Stored> {
     if target == MISSING {
         return None;
     }
     let url = match target & !WHOLE {
-        INLINE => return Some(Entry::Inline { start: offset, len: length }),
+        INLINE => return Some(Stored::Inline { start: offset, len: length }),
         DEFAULT_URL => None,
         index => Some(UrlId(index)),
     };
-    Some(if target & WHOLE == 0 { Entry::Range { url, offset, length } } else { Entry::Whole(url) })
+    Some(if target & WHOLE == 0 { Stored::Range { url, offset, length } } else { Stored::Whole(url) })
 }
 
 /// The folder of the array at `path`: `path/`, or `""` for an array at the root.
@@ -340,18 +340,18 @@ mod tests {
         ChunkTable::new(ChunkGrid::from_zarray(&json!({"shape": [shape], "chunks": [1]})).unwrap())
     }
 
-    fn range(offset: u64) -> Entry {
-        Entry::Range { url: Some(UrlId(3)), offset, length: 1 }
+    fn range(offset: u64) -> Stored {
+        Stored::Range { url: Some(UrlId(3)), offset, length: 1 }
     }
 
     #[test]
     fn codes_round_trip() {
         for entry in [
-            Entry::Inline { start: 5, len: 0 },
-            Entry::Whole(Some(UrlId(0))),
-            Entry::Whole(None),
-            Entry::Range { url: Some(UrlId(MAX_URLS - 1)), offset: u64::MAX, length: 0 },
-            Entry::Range { url: None, offset: 1, length: 2 },
+            Stored::Inline { start: 5, len: 0 },
+            Stored::Whole(Some(UrlId(0))),
+            Stored::Whole(None),
+            Stored::Range { url: Some(UrlId(MAX_URLS - 1)), offset: u64::MAX, length: 0 },
+            Stored::Range { url: None, offset: 1, length: 2 },
         ] {
             let (t, o, l) = encode(entry);
             assert_eq!(decode(t, o, l), Some(entry));

@@ -370,9 +370,9 @@ fn serve_metadata(key: &str, document: Bytes) -> Result<Bytes, StorageError> {
     match metadata::rewrite(key, &document) {
         Ok(None) => Ok(document),
         Ok(Some(rewritten)) => Ok(Bytes::from(rewritten)),
-        Err(reason) => Err(StorageError::InvalidMetadata(
+        Err(unsupported) => Err(StorageError::InvalidMetadata(
             StoreKey::new(key).unwrap_or_else(|_| StoreKey::new("").expect("the empty key is valid")),
-            reason,
+            unsupported.to_string(),
         )),
     }
 }

@@ -28,7 +28,7 @@ pub(crate) fn chunk_keys(
     let grid = ChunkGrid::from_zarray(&zarray).map_err(|e| failed(format!(".zarray: {e}")))?;
     let path = array.trim_matches('/');
     grid.chunk_names_in(region)
-        .map_err(failed)?
+        .map_err(|e| failed(e.to_string()))?
         .into_iter()
         .map(|name| {
             let key = if path.is_empty() { name } else { format!("{path}/{name}") };

@@ -2,7 +2,30 @@
 //! and where a chunk key sits in C order. Shared by the in-memory reference
 //! table and fsspec's parquet layout; pure, no I/O.
 
+use std::ops::Range;
+
 use serde_json::Value;
+
+/// Why a `.zarray` has no usable chunk grid, or a region does not fit it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GridError {
+    #[error("\"{0}\" must be a list")]
+    NotAList(&'static str),
+    #[error("\"{0}\" must hold non-negative integers")]
+    NotNonNegative(&'static str),
+    #[error("\"shape\" has {shape} dimensions but \"chunks\" {chunks}")]
+    Dimensions { shape: usize, chunks: usize },
+    #[error("\"dimension_separator\" must be \".\" or \"/\", found {0}")]
+    Separator(Value),
+    #[error("a chunk length of 0 for a non-empty dimension")]
+    EmptyChunk,
+    #[error("the chunk grid is too large")]
+    TooLarge,
+    #[error("the region has {region} dimensions but the array {array}")]
+    RegionDimensions { region: usize, array: usize },
+    #[error("the region {range:?} reaches past dimension {dimension}, of length {length}")]
+    RegionPastEnd { range: Range<u64>, dimension: usize, length: u64 },
+}
 
 /// The chunk grid of one array, read from its `.zarray`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,38 +45,37 @@ impl ChunkGrid {
     /// The grid of a `.zarray` document: `shape`, `chunks` and `dimension_separator`.
     ///
     /// # Errors
-    /// A message naming the field that is missing or malformed.
-    pub(crate) fn from_zarray(zarray: &Value) -> Result<Self, String> {
-        let dims = |name: &str| -> Result<Vec<u64>, String> {
+    /// [`GridError`] naming the field that is missing or malformed.
+    pub(crate) fn from_zarray(zarray: &Value) -> Result<Self, GridError> {
+        let dims = |name: &'static str| -> Result<Vec<u64>, GridError> {
             zarray
                 .get(name)
                 .and_then(Value::as_array)
-                .ok_or(format!("\"{name}\" must be a list"))?
+                .ok_or(GridError::NotAList(name))?
                 .iter()
-                .map(|v| v.as_u64().ok_or(format!("\"{name}\" must hold non-negative integers")))
+                .map(|v| v.as_u64().ok_or(GridError::NotNonNegative(name)))
                 .collect()
         };
         let (shape, chunks) = (dims("shape")?, dims("chunks")?);
         if shape.len() != chunks.len() {
-            return Err(format!("\"shape\" has {} dimensions but \"chunks\" {}", shape.len(), chunks.len()));
+            return Err(GridError::Dimensions { shape: shape.len(), chunks: chunks.len() });
         }
         let separator = match zarray.get("dimension_separator") {
             None | Some(Value::Null) => '.',
             Some(Value::String(s)) if s == "." => '.',
             Some(Value::String(s)) if s == "/" => '/',
-            Some(other) => return Err(format!("\"dimension_separator\" must be \".\" or \"/\", found {other}")),
+            Some(other) => return Err(GridError::Separator(other.clone())),
         };
         let dims = shape
             .iter()
             .zip(&chunks)
             .map(|(&s, &c)| match (s, c) {
                 (0, _) => Ok(0),
-                (_, 0) => Err("a chunk length of 0 for a non-empty dimension".to_owned()),
+                (_, 0) => Err(GridError::EmptyChunk),
                 _ => Ok(s.div_ceil(c)),
             })
-            .collect::<Result<Vec<u64>, String>>()?;
-        let count =
-            dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or("the chunk grid is too large".to_owned())?;
+            .collect::<Result<Vec<u64>, GridError>>()?;
+        let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(GridError::TooLarge)?;
         Ok(Self { dims, shape, chunk_shape: chunks, separator, count })
     }
 
@@ -114,15 +136,15 @@ impl ChunkGrid {
     /// indices along each dimension), in C order.
     ///
     /// # Errors
-    /// A message if `region` has the wrong number of dimensions or reaches past the array.
-    pub(crate) fn chunk_names_in(&self, region: &[std::ops::Range<u64>]) -> Result<Vec<String>, String> {
+    /// [`GridError`] if `region` has the wrong number of dimensions or reaches past the array.
+    pub(crate) fn chunk_names_in(&self, region: &[Range<u64>]) -> Result<Vec<String>, GridError> {
         if region.len() != self.shape.len() {
-            return Err(format!("the region has {} dimensions but the array {}", region.len(), self.shape.len()));
+            return Err(GridError::RegionDimensions { region: region.len(), array: self.shape.len() });
         }
         let mut spans = Vec::with_capacity(region.len());
         for (d, ((range, &length), &chunk)) in region.iter().zip(&self.shape).zip(&self.chunk_shape).enumerate() {
             if range.end > length {
-                return Err(format!("the region {range:?} reaches past dimension {d}, of length {length}"));
+                return Err(GridError::RegionPastEnd { range: range.clone(), dimension: d, length });
             }
             if range.start >= range.end {
                 return Ok(Vec::new());
@@ -198,14 +220,14 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::single_range_in_vec_init)] // a one-dimensional region
+    #[expect(clippy::single_range_in_vec_init, reason = "a one-dimensional region")]
     fn chunks_of_a_region() {
         let g = grid(&json!({"shape": [5, 6], "chunks": [2, 4], "dimension_separator": "/"}));
         assert_eq!(g.chunk_names_in(&[1..4, 3..5]).unwrap(), ["0/0", "0/1", "1/0", "1/1"]);
         assert_eq!(g.chunk_names_in(&[4..5, 0..6]).unwrap(), ["2/0", "2/1"]);
         assert_eq!(g.chunk_names_in(&[2..2, 0..6]).unwrap(), Vec::<String>::new());
-        assert!(g.chunk_names_in(&[0..6, 0..1]).unwrap_err().contains("dimension 0, of length 5"));
-        assert!(g.chunk_names_in(&[0..1]).unwrap_err().contains("1 dimensions but the array 2"));
+        assert!(g.chunk_names_in(&[0..6, 0..1]).unwrap_err().to_string().contains("dimension 0, of length 5"));
+        assert!(g.chunk_names_in(&[0..1]).unwrap_err().to_string().contains("1 dimensions but the array 2"));
         let scalar = grid(&json!({"shape": [], "chunks": []}));
         assert_eq!(scalar.chunk_names_in(&[]).unwrap(), ["0"]);
     }
@@ -230,7 +252,7 @@ mod tests {
             (json!({"shape": [3], "chunks": [1], "dimension_separator": "-"}), "dimension_separator"),
             (json!({"shape": [u64::MAX, u64::MAX], "chunks": [1, 1]}), "too large"),
         ] {
-            let err = ChunkGrid::from_zarray(&zarray).unwrap_err();
+            let err = ChunkGrid::from_zarray(&zarray).unwrap_err().to_string();
             assert!(err.contains(needle), "{zarray}: {err}");
         }
         let empty = grid(&json!({"shape": [0, 9], "chunks": [0, 9]}));

@@ -47,11 +47,20 @@ pub(crate) fn is_metadata_key(key: &str) -> bool {
     matches!(name, ".zarray" | ".zattrs" | ".zgroup")
 }
 
+/// An array whose data zarrs cannot decode.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unsupported {
+    #[error("array {array:?}: codec {codec:?} has no decoder in zarrs")]
+    Codec { array: String, codec: String },
+    #[error("array {array:?}: dtype {dtype:?} (datetime64/timedelta64) has no Zarr V2 equivalent in zarrs")]
+    Dtype { array: String, dtype: String },
+}
+
 /// The metadata document to serve for `key`, or `None` to serve `raw` unchanged.
 ///
 /// # Errors
-/// A message naming the array and the dtype or codec that zarrs cannot decode.
-pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, String> {
+/// [`Unsupported`], naming the array and the dtype or codec that zarrs cannot decode.
+pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, Unsupported> {
     let quoted = lenient::quote_non_finite(raw);
     let Ok(mut doc) = serde_json::from_slice::<Value>(quoted.as_deref().unwrap_or(raw)) else {
         return Ok(None); // not JSON: let zarrs report it
@@ -62,7 +71,7 @@ pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, String> 
     {
         let array = array.trim_end_matches('/');
         let array = if array.is_empty() { "/" } else { array };
-        refuse_unsupported(meta).map_err(|reason| format!("array {array:?}: {reason}"))?;
+        refuse_unsupported(array, meta)?;
         changed |= blosc_filter_to_compressor(meta);
         changed |= default_deflate_level(meta);
         changed |= single_byte_order(meta);
@@ -81,14 +90,14 @@ fn codec_id(codec: &Value) -> Option<&str> {
     codec.get("id").and_then(Value::as_str)
 }
 
-fn refuse_unsupported(meta: &Map<String, Value>) -> Result<(), String> {
+fn refuse_unsupported(array: &str, meta: &Map<String, Value>) -> Result<(), Unsupported> {
     if let Some(id) = codecs(meta).filter_map(codec_id).find(|id| UNSUPPORTED_CODECS.contains(id)) {
-        return Err(format!("codec {id:?} has no decoder in zarrs"));
+        return Err(Unsupported::Codec { array: array.to_owned(), codec: id.to_owned() });
     }
     if let Some(dtype) = meta.get("dtype").and_then(Value::as_str)
         && matches!(dtype.get(1..2), Some("M" | "m"))
     {
-        return Err(format!("dtype {dtype:?} (datetime64/timedelta64) has no Zarr V2 equivalent in zarrs"));
+        return Err(Unsupported::Dtype { array: array.to_owned(), dtype: dtype.to_owned() });
     }
     Ok(())
 }
@@ -248,9 +257,10 @@ mod tests {
 
     #[test]
     fn unsupported_forms_name_array_and_codec() {
-        let err = rewrite("grp/x/.zarray", br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#).unwrap_err();
+        let err =
+            rewrite("grp/x/.zarray", br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#).unwrap_err().to_string();
         assert!(err.contains("grp/x") && err.contains("lz4"), "{err}");
-        let err = rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#).unwrap_err();
+        let err = rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#).unwrap_err().to_string();
         assert!(err.contains("\"t\"") && err.contains("<M8[ns]"), "{err}");
     }
 }

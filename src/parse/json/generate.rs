@@ -252,9 +252,9 @@ impl Dimension {
     /// Value `i` for native rendering; only called when [`is_native`](Self::is_native).
     fn variable(&self, i: u64) -> Variable<'_> {
         match self {
-            #[allow(clippy::cast_possible_wrap)]
+            #[expect(clippy::cast_possible_wrap, reason = "i is below the dimension's length, itself an i64")]
             Self::Range { start, step, .. } => Variable::Integer(start + step * i as i64),
-            #[allow(clippy::cast_possible_truncation)]
+            #[expect(clippy::cast_possible_truncation, reason = "an index of a list in memory")]
             Self::List(values) => {
                 let value = &values[i as usize];
                 match value.as_i64().filter(|_| value.is_integer()) {
@@ -268,48 +268,67 @@ impl Dimension {
     fn value(&self, i: u64) -> Value {
         match self {
             // In range by construction: start + step * (len - 1) lies between start and stop.
-            #[allow(clippy::cast_possible_wrap)]
+            #[expect(clippy::cast_possible_wrap, reason = "i is below the dimension's length, itself an i64")]
             Self::Range { start, step, .. } => Value::from(start + step * i as i64),
-            #[allow(clippy::cast_possible_truncation)]
+            #[expect(clippy::cast_possible_truncation, reason = "an index of a list in memory")]
             Self::List(values) => values[i as usize].clone(),
         }
     }
 }
 
+/// Why a `gen` dimension cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum DimensionError {
+    #[error("range needs \"{0}\"")]
+    Missing(&'static str),
+    #[error("range \"{field}\" must be an integer, found {found}")]
+    NotAnInteger { field: &'static str, found: Json },
+    #[error("range \"step\" must not be zero")]
+    ZeroStep,
+    #[error("range is too long")]
+    TooLong,
+    #[error("must be a list or a range object, found {0}")]
+    NotADimension(Json),
+    #[error("unsupported number {0}")]
+    Number(serde_json::Number),
+    #[error("list values must be numbers, strings or booleans, found {0}")]
+    ListValue(Json),
+}
+
 /// Read one dimension: a list, or a Python-style range object.
-fn dimension_values(dim: &Json) -> Result<Dimension, String> {
+fn dimension_values(dim: &Json) -> Result<Dimension, DimensionError> {
     match dim {
         Json::Array(items) => items.iter().map(scalar_value).collect::<Result<_, _>>().map(Dimension::List),
         Json::Object(range) => {
-            let int = |field: &str, default: Option<i64>| match range.get(field) {
-                None => default.ok_or_else(|| format!("range needs \"{field}\"")),
-                Some(v) => v.as_i64().ok_or_else(|| format!("range \"{field}\" must be an integer, found {v}")),
+            let int = |field: &'static str, default: Option<i64>| match range.get(field) {
+                None => default.ok_or(DimensionError::Missing(field)),
+                Some(v) => v.as_i64().ok_or_else(|| DimensionError::NotAnInteger { field, found: v.clone() }),
             };
             let (first, stop, stride) = (int("start", Some(0))?, int("stop", None)?, int("step", Some(1))?);
             if stride == 0 {
-                return Err("range \"step\" must not be zero".into());
+                return Err(DimensionError::ZeroStep);
             }
             let (span, step_wide) = (i128::from(stop) - i128::from(first), i128::from(stride));
             let len =
                 if span != 0 && (span > 0) == (step_wide > 0) { (span.abs() - 1) / step_wide.abs() + 1 } else { 0 };
-            let len = u64::try_from(len).map_err(|_| "range is too long".to_owned())?;
+            let len = u64::try_from(len).map_err(|_| DimensionError::TooLong)?;
             Ok(Dimension::Range { start: first, step: stride, len })
         }
-        other => Err(format!("must be a list or a range object, found {other}")),
+        other => Err(DimensionError::NotADimension(other.clone())),
     }
 }
 
-fn scalar_value(value: &Json) -> Result<Value, String> {
+fn scalar_value(value: &Json) -> Result<Value, DimensionError> {
     Ok(match value {
         Json::Number(n) => n
             .as_i64()
             .map(Value::from)
             .or_else(|| n.as_u64().map(Value::from))
             .or_else(|| n.as_f64().map(Value::from))
-            .ok_or_else(|| format!("unsupported number {n}"))?,
+            .ok_or_else(|| DimensionError::Number(n.clone()))?,
         Json::String(s) => Value::from(s.as_str()),
         Json::Bool(b) => Value::from(*b),
-        other => return Err(format!("list values must be numbers, strings or booleans, found {other}")),
+        other => return Err(DimensionError::ListValue(other.clone())),
     })
 }
 

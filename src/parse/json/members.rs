@@ -44,10 +44,10 @@ enum Scan {
 }
 
 /// One member: its key (a JSON string, with its quotes) and its value (JSON text).
-pub(super) type Member<'a> = (&'a [u8], &'a [u8]);
+pub(super) type RawMember<'a> = (&'a [u8], &'a [u8]);
 
 /// The members of the top-level object of a JSON document, in order.
-pub(super) struct Members<R> {
+pub(super) struct MemberScanner<R> {
     reader: R,
     block: Vec<u8>,
     /// The unread bytes are `block[pos..end]`.
@@ -59,7 +59,7 @@ pub(super) struct Members<R> {
     state: State,
 }
 
-impl<R: Read> Members<R> {
+impl<R: Read> MemberScanner<R> {
     pub(super) fn new(reader: R) -> Self {
         Self { reader, block: vec![0; BLOCK], pos: 0, end: 0, eof: false, before_block: 0, state: State::BeforeObject }
     }
@@ -69,7 +69,7 @@ impl<R: Read> Members<R> {
     ///
     /// # Errors
     /// A read error, or the offset of a byte that cannot start or continue a member.
-    pub(super) fn next_member(&mut self) -> Result<Option<Member<'_>>, MemberError> {
+    pub(super) fn next_member(&mut self) -> Result<Option<RawMember<'_>>, MemberError> {
         loop {
             if self.state == State::Done {
                 return Ok(None);
@@ -243,7 +243,7 @@ mod tests {
     }
 
     fn members(doc: &str, step: usize, block: usize) -> Result<Vec<(String, String)>, MemberError> {
-        let mut reader = Members::new(Trickle(doc.as_bytes(), step));
+        let mut reader = MemberScanner::new(Trickle(doc.as_bytes(), step));
         reader.block = vec![0; block];
         let mut out = Vec::new();
         while let Some((k, v)) = reader.next_member()? {

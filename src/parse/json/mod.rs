@@ -119,7 +119,7 @@ impl ReferenceSet {
         };
         let (reader, format) = compression::decompressing(reader).map_err(|e| read_error(None, e))?;
         let mut builder = ReferenceSetBuilder::new();
-        let mut members = members::Members::new(reader);
+        let mut members = members::MemberScanner::new(reader);
         let mut kept: [Option<Vec<u8>>; 4] = Default::default();
         loop {
             let member = members.next_member().map_err(|e| match e {
@@ -133,15 +133,15 @@ impl ReferenceSet {
                 kept[member as usize] = Some(value.to_vec());
             }
         }
-        let raw = |i: stream::Member| -> Result<Option<&RawValue>, ReferenceError> {
+        let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ReferenceError> {
             let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
             raw.map_err(|source| ReferenceError::Json { location: location.to_owned(), source })
         };
-        let members = stream::Members {
-            version: raw(stream::Member::Version)?,
-            templates: raw(stream::Member::Templates)?,
-            refs: raw(stream::Member::Refs)?,
-            gen_doc: raw(stream::Member::Gen)?,
+        let members = stream::DocumentMembers {
+            version: raw(stream::ReservedMember::Version)?,
+            templates: raw(stream::ReservedMember::Templates)?,
+            refs: raw(stream::ReservedMember::Refs)?,
+            gen_doc: raw(stream::ReservedMember::Gen)?,
         };
         Self::finish_document(builder, &members, options, location)
     }
@@ -157,7 +157,7 @@ impl ReferenceSet {
     /// whose version 1 members are `members`.
     fn finish_document(
         mut builder: ReferenceSetBuilder,
-        members: &stream::Members<'_>,
+        members: &stream::DocumentMembers<'_>,
         options: &ParseOptions,
         location: &str,
     ) -> Result<Self, ReferenceError> {

@@ -21,7 +21,7 @@ use crate::model::ReferenceSetBuilder;
 
 /// The version 1 members of the top-level object, unparsed.
 #[derive(Default)]
-pub(super) struct Members<'de> {
+pub(super) struct DocumentMembers<'de> {
     pub(super) version: Option<&'de RawValue>,
     pub(super) templates: Option<&'de RawValue>,
     pub(super) refs: Option<&'de RawValue>,
@@ -33,7 +33,7 @@ pub(super) fn top_level<'de>(
     text: &'de str,
     builder: &mut ReferenceSetBuilder,
     location: &str,
-) -> Result<Members<'de>, ReferenceError> {
+) -> Result<DocumentMembers<'de>, ReferenceError> {
     let mut failure = None;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let members = TopLevel { builder, templates: None, failure: &mut failure }
@@ -44,7 +44,7 @@ pub(super) fn top_level<'de>(
 
 /// The version 1 members of the top-level object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Member {
+pub(super) enum ReservedMember {
     Version,
     Templates,
     Refs,
@@ -58,18 +58,18 @@ pub(super) fn top_level_member(
     key: &[u8],
     value: &[u8],
     location: &str,
-) -> Result<Option<Member>, ReferenceError> {
+) -> Result<Option<ReservedMember>, ReferenceError> {
     let Key(key) = finish(serde_json::from_slice(key), None, location)?;
-    if let Some(member) = Member::named(&key) {
+    if let Some(member) = ReservedMember::named(&key) {
         return Ok(Some(member));
     }
     let mut failure = None;
-    let value: Result<Entry<'_>, _> = serde_json::from_slice(value);
+    let value: Result<RawReference<'_>, _> = serde_json::from_slice(value);
     let done = value.and_then(|v| insert(builder, &key, v, None, &mut failure).map_err(de::Error::custom));
     finish(done, failure, location).map(|()| None)
 }
 
-impl Member {
+impl ReservedMember {
     /// The version 1 member called `name`, if it is one.
     fn named(name: &str) -> Option<Self> {
         Some(match name {
@@ -82,13 +82,13 @@ impl Member {
     }
 }
 
-impl<'de> Members<'de> {
-    fn slot(&mut self, member: Member) -> &mut Option<&'de RawValue> {
+impl<'de> DocumentMembers<'de> {
+    fn slot(&mut self, member: ReservedMember) -> &mut Option<&'de RawValue> {
         match member {
-            Member::Version => &mut self.version,
-            Member::Templates => &mut self.templates,
-            Member::Refs => &mut self.refs,
-            Member::Gen => &mut self.gen_doc,
+            ReservedMember::Version => &mut self.version,
+            ReservedMember::Templates => &mut self.templates,
+            ReservedMember::Refs => &mut self.refs,
+            ReservedMember::Gen => &mut self.gen_doc,
         }
     }
 }
@@ -127,7 +127,7 @@ struct TopLevel<'a> {
 }
 
 impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
-    type Value = Members<'de>;
+    type Value = DocumentMembers<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(self)
@@ -135,20 +135,20 @@ impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
 }
 
 impl<'de> Visitor<'de> for TopLevel<'_> {
-    type Value = Members<'de>;
+    type Value = DocumentMembers<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("the document to be a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = Members::default();
+        let mut members = DocumentMembers::default();
         while let Some(Key(key)) = map.next_key()? {
-            if let Some(member) = Member::named(&key) {
+            if let Some(member) = ReservedMember::named(&key) {
                 *members.slot(member) = Some(map.next_value()?);
                 continue;
             }
-            let value: Entry<'de> = map.next_value()?;
+            let value: RawReference<'de> = map.next_value()?;
             insert(self.builder, &key, value, self.templates, self.failure).map_err(de::Error::custom)?;
         }
         Ok(members)
@@ -183,7 +183,7 @@ impl<'de> Visitor<'de> for Refs<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(Key(key)) = map.next_key()? {
-            let value: Entry<'de> = map.next_value()?;
+            let value: RawReference<'de> = map.next_value()?;
             insert(self.builder, &key, value, self.templates, self.failure).map_err(de::Error::custom)?;
         }
         Ok(())
@@ -194,22 +194,22 @@ impl<'de> Visitor<'de> for Refs<'_> {
 fn insert(
     builder: &mut ReferenceSetBuilder,
     key: &str,
-    value: Entry<'_>,
+    value: RawReference<'_>,
     templates: Option<&Templates>,
     failure: &mut Option<ReferenceError>,
 ) -> Result<(), &'static str> {
     let result = match value {
-        Entry::Text(text) => insert_value(builder, key, &Json::String(text.into_owned()), templates),
-        Entry::Range(url, offset, length) if !url.contains("{{") || templates.is_none() => {
+        RawReference::Text(text) => insert_value(builder, key, &Json::String(text.into_owned()), templates),
+        RawReference::Range(url, offset, length) if !url.contains("{{") || templates.is_none() => {
             insert_range(builder, key, Some(&url), offset, length)
         }
-        Entry::Range(url, offset, length) => insert_value(
+        RawReference::Range(url, offset, length) => insert_value(
             builder,
             key,
             &Json::Array(vec![Json::String(url.into_owned()), offset.into(), length.into()]),
             templates,
         ),
-        Entry::Other(value) => insert_value(builder, key, &value, templates),
+        RawReference::Other(value) => insert_value(builder, key, &value, templates),
     };
     result.map_err(|e| {
         *failure = Some(e);
@@ -243,7 +243,7 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
 }
 
 /// One reference value as read, with the common shapes kept cheap.
-enum Entry<'de> {
+enum RawReference<'de> {
     /// A string (inline text or `base64:`).
     Text(Cow<'de, str>),
     /// `[url, offset, length]` with a string URL and non-negative integers.
@@ -252,7 +252,7 @@ enum Entry<'de> {
     Other(Json),
 }
 
-impl<'de> de::Deserialize<'de> for Entry<'de> {
+impl<'de> de::Deserialize<'de> for RawReference<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(EntryVisitor)
     }
@@ -261,25 +261,25 @@ impl<'de> de::Deserialize<'de> for Entry<'de> {
 struct EntryVisitor;
 
 impl<'de> Visitor<'de> for EntryVisitor {
-    type Value = Entry<'de>;
+    type Value = RawReference<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a reference value")
     }
 
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Entry<'de>, E> {
-        Ok(Entry::Text(Cow::Borrowed(v)))
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Text(Cow::Borrowed(v)))
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Entry<'de>, E> {
-        Ok(Entry::Text(Cow::Owned(v.to_owned())))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Text(Cow::Owned(v.to_owned())))
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Entry<'de>, E> {
-        Ok(Entry::Text(Cow::Owned(v)))
+    fn visit_string<E: de::Error>(self, v: String) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Text(Cow::Owned(v)))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Entry<'de>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawReference<'de>, A::Error> {
         // The first four elements tell `[url, offset, length]` apart without a Vec per reference.
         let mut head: [Option<Item<'de>>; 4] = [None, None, None, None];
         for slot in &mut head {
@@ -290,40 +290,40 @@ impl<'de> Visitor<'de> for EntryVisitor {
         }
         Ok(match head {
             [Some(Item::Text(url)), Some(Item::Number(offset)), Some(Item::Number(length)), None] => {
-                Entry::Range(url, offset, length)
+                RawReference::Range(url, offset, length)
             }
             head => {
                 let mut items: Vec<Json> = head.into_iter().flatten().map(Item::into_json).collect();
                 while let Some(item) = seq.next_element::<Item<'de>>()? {
                     items.push(item.into_json());
                 }
-                Entry::Other(Json::Array(items))
+                RawReference::Other(Json::Array(items))
             }
         })
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entry<'de>, A::Error> {
-        de::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map)).map(Entry::Other)
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawReference<'de>, A::Error> {
+        de::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map)).map(RawReference::Other)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Entry<'de>, E> {
-        Ok(Entry::Other(Json::Null))
+    fn visit_unit<E: de::Error>(self) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Other(Json::Null))
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Entry<'de>, E> {
-        Ok(Entry::Other(Json::Bool(v)))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Other(Json::Bool(v)))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Entry<'de>, E> {
-        Ok(Entry::Other(v.into()))
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Other(v.into()))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Entry<'de>, E> {
-        Ok(Entry::Other(v.into()))
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Other(v.into()))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Entry<'de>, E> {
-        Ok(Entry::Other(v.into()))
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawReference<'de>, E> {
+        Ok(RawReference::Other(v.into()))
     }
 }
 
@@ -347,10 +347,10 @@ impl Item<'_> {
 impl<'de> de::Deserialize<'de> for Item<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match deserializer.deserialize_any(EntryVisitor)? {
-            Entry::Text(text) => Ok(Item::Text(text)),
-            Entry::Other(Json::Number(n)) if n.is_u64() => Ok(Item::Number(n.as_u64().unwrap_or_default())),
-            Entry::Other(value) => Ok(Item::Other(value)),
-            Entry::Range(url, offset, length) => {
+            RawReference::Text(text) => Ok(Item::Text(text)),
+            RawReference::Other(Json::Number(n)) if n.is_u64() => Ok(Item::Number(n.as_u64().unwrap_or_default())),
+            RawReference::Other(value) => Ok(Item::Other(value)),
+            RawReference::Range(url, offset, length) => {
                 Ok(Item::Other(Json::Array(vec![Json::String(url.into_owned()), offset.into(), length.into()])))
             }
         }
