@@ -11,13 +11,14 @@ use zarrs_kerchunk::{ReferenceError, ReferenceStore, ReferenceStoreBuilder};
 use zarrs_storage::byte_range::ByteRange;
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
-/// A scratch folder holding `refs.json` with `doc`, and `data.bin` (100 bytes 0..100).
-fn scratch(name: &str, doc: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zarrs-kerchunk-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("data.bin"), (0u8..100).collect::<Vec<_>>()).unwrap();
-    std::fs::write(dir.join("refs.json"), doc).unwrap();
-    dir.join("refs.json")
+/// A scratch folder holding `refs.json` with `doc`, and `data.bin` (100 bytes 0..100);
+/// removed when the returned folder is dropped.
+fn scratch(doc: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.bin"), (0u8..100).collect::<Vec<_>>()).unwrap();
+    std::fs::write(dir.path().join("refs.json"), doc).unwrap();
+    let path = dir.path().join("refs.json");
+    (dir, path)
 }
 
 fn key(k: &str) -> StoreKey {
@@ -36,7 +37,7 @@ fn malformed_reference_files_name_the_key() {
         (r#"{"x/0": ["data.bin", 0, 1"#, "line 1"),
         ("", "EOF"),
     ] {
-        let path = scratch("malformed", doc);
+        let (_dir, path) = scratch(doc);
         let err = ReferenceStore::open(path.to_str().unwrap()).unwrap_err().to_string();
         assert!(err.contains(needle), "{doc}: {err}");
     }
@@ -51,8 +52,7 @@ fn missing_reference_file() {
 
 #[test]
 fn references_past_the_end_of_the_target_are_errors() {
-    let path =
-        scratch("past-end", r#"{"a": ["data.bin", 90, 20], "b": ["data.bin", 200, 5], "ok": ["data.bin", 10, 5]}"#);
+    let (_dir, path) = scratch(r#"{"a": ["data.bin", 90, 20], "b": ["data.bin", 200, 5], "ok": ["data.bin", 10, 5]}"#);
     let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
     for k in ["a", "b"] {
         let err = store.get(&key(k)).unwrap_err().to_string();
@@ -66,7 +66,7 @@ fn missing_target_file_is_an_error_not_a_fill_value() {
     let doc = r#"{".zgroup": "{\"zarr_format\": 2}",
                   "x/.zarray": "{\"zarr_format\": 2, \"shape\": [4], \"chunks\": [4], \"dtype\": \"<i4\", \"fill_value\": 0, \"compressor\": null, \"filters\": null, \"order\": \"C\"}",
                   "x/0": ["gone.bin", 0, 16]}"#;
-    let path = scratch("missing-target", doc);
+    let (_dir, path) = scratch(doc);
     let store = Arc::new(ReferenceStore::open(path.to_str().unwrap()).unwrap());
     let err = store.get(&key("x/0")).unwrap_err().to_string();
     assert!(err.contains("\"x/0\"") && err.contains("gone.bin") && err.contains("not found"), "{err}");
@@ -77,7 +77,7 @@ fn missing_target_file_is_an_error_not_a_fill_value() {
 
 #[test]
 fn partial_reads_are_checked_against_the_reference_length() {
-    let path = scratch("partial", r#"{"r": ["data.bin", 10, 20], "w": ["data.bin"], "i": "hello"}"#);
+    let (_dir, path) = scratch(r#"{"r": ["data.bin", 10, 20], "w": ["data.bin"], "i": "hello"}"#);
     let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
     let get = |k: &str, ranges: Vec<ByteRange>| {
         store
@@ -103,7 +103,7 @@ fn partial_reads_are_checked_against_the_reference_length() {
 
 #[test]
 fn null_urls_need_a_target() {
-    let path = scratch("null-url", r#"{"a": [null, 2, 3], "b": [null]}"#);
+    let (_dir, path) = scratch(r#"{"a": [null, 2, 3], "b": [null]}"#);
     let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
     let err = store.get(&key("a")).unwrap_err().to_string();
     assert!(err.contains("\"a\"") && err.contains("with_target"), "{err}");
@@ -114,7 +114,7 @@ fn null_urls_need_a_target() {
 
 #[test]
 fn zero_length_ranges_read_as_empty() {
-    let path = scratch("zero", r#"{"z": ["data.bin", 0, 0]}"#);
+    let (_dir, path) = scratch(r#"{"z": ["data.bin", 0, 0]}"#);
     let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
     assert_eq!(store.get(&key("z")).unwrap().unwrap().len(), 0);
 }
@@ -123,7 +123,7 @@ fn zero_length_ranges_read_as_empty() {
 fn unsupported_codecs_are_named_with_their_array() {
     let doc = r#"{".zgroup": "{\"zarr_format\": 2}",
                   "x/.zarray": {"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i4", "fill_value": 0, "compressor": {"id": "lz4"}, "filters": null, "order": "C"}}"#;
-    let path = scratch("codec", doc);
+    let (_dir, path) = scratch(doc);
     let store = Arc::new(ReferenceStore::open(path.to_str().unwrap()).unwrap());
     let err = Array::open(store, "/x").unwrap_err().to_string();
     assert!(err.contains("\"x\"") && err.contains("lz4"), "{err}");
@@ -133,8 +133,8 @@ fn unsupported_codecs_are_named_with_their_array() {
 fn gzip_compressed_reference_files_are_detected() {
     use std::io::Write;
     let case = common::data_dir().join("nc4_deflate_shuffle");
-    let dir = std::env::temp_dir().join(format!("zarrs-kerchunk-{}-gz", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     std::fs::copy(case.join("data.nc"), dir.join("data.nc")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&std::fs::read(case.join("refs.json")).unwrap()).unwrap();

@@ -198,13 +198,13 @@ fn odd_chunk_keys_are_not_found() {
     assert_eq!(consolidated["metadata"]["field/.zarray"]["shape"], serde_json::json!([6, 400]));
 }
 
-/// A copy of the case's root in a temporary folder, to break.
-struct Scratch(PathBuf);
+/// A copy of the case's root in a temporary folder, to break; removed when dropped.
+struct Scratch(tempfile::TempDir);
 
 impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("zk-parquet-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    fn new() -> Self {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         let source = data_dir().join(CASE);
         for file in walk(&source.join("refs.parq")) {
             let to = dir.join(file.strip_prefix(&source).unwrap());
@@ -212,29 +212,27 @@ impl Scratch {
             std::fs::copy(&file, &to).unwrap();
         }
         std::fs::copy(source.join("data.nc"), dir.join("data.nc")).unwrap();
-        Self(dir)
+        Self(scratch)
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 
     fn root(&self) -> String {
-        self.0.join("refs.parq").to_str().unwrap().to_owned()
+        self.path().join("refs.parq").to_str().unwrap().to_owned()
     }
 
     fn write(&self, file: &str, bytes: &[u8]) {
-        let path = self.0.join("refs.parq").join(file);
+        let path = self.path().join("refs.parq").join(file);
         let _ = std::fs::remove_file(&path);
         std::fs::write(path, bytes).unwrap();
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn bad_zmetadata_is_a_clear_error() {
-    let scratch = Scratch::new("zmeta");
+    let scratch = Scratch::new();
     for (doc, cause) in [
         (&b"{\"metadata\": {"[..], "not valid JSON"),
         (br#"{"metadata": {}, "record_size": 0}"#, "record_size"),
@@ -248,15 +246,15 @@ fn bad_zmetadata_is_a_clear_error() {
         let text = err.to_string();
         assert!(text.contains(".zmetadata") && text.contains(cause), "{}: {text}", String::from_utf8_lossy(doc));
     }
-    std::fs::remove_file(scratch.0.join("refs.parq/.zmetadata")).unwrap();
+    std::fs::remove_file(scratch.path().join("refs.parq/.zmetadata")).unwrap();
     let err = ReferenceStore::open(&scratch.root()).unwrap_err();
     assert!(matches!(err, ReferenceError::NotFound { .. }) && err.to_string().contains(".zmetadata"), "{err}");
 }
 
 #[test]
 fn bad_record_files_are_clear_errors() {
-    let scratch = Scratch::new("records");
-    let good = std::fs::read(scratch.0.join("refs.parq/field/refs.1.parq")).unwrap();
+    let scratch = Scratch::new();
+    let good = std::fs::read(scratch.path().join("refs.parq/field/refs.1.parq")).unwrap();
     let other_schema = parquet_with_columns(&["a", "b"]);
     for (bytes, cause) in [
         (&good[..good.len() - 100], "parquet"),
