@@ -14,7 +14,7 @@ use crate::model::{ReferenceSet, ReferenceSource};
 use crate::parse::ParseOptions;
 #[cfg(feature = "parquet")]
 use crate::parse::parquet::ParquetLayout;
-use crate::resolve::{Location, Resolver, Source, StoreRegistry};
+use crate::resolve::{ANONYMOUS, Location, Resolver, Source, StoreRegistry};
 #[cfg(feature = "parquet")]
 use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
 use crate::store::{AsyncReferenceStore, Core, IoRuntime, ReferenceStore};
@@ -84,21 +84,17 @@ impl ReferenceStoreBuilder {
     }
 
     /// Set an `object_store` configuration key for the stores this builder
-    /// creates, in the service's own words: `aws_region`, `aws_endpoint`,
-    /// `aws_skip_signature`, `google_service_account`, `azure_storage_account_name`,
-    /// `allow_http`, `timeout`, ... Keys a service does not know are ignored by it.
+    /// creates; see [`StoreRegistry::with_option`].
     #[must_use]
     pub fn with_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.push((key.into(), value.into()));
         self
     }
 
-    /// Read public data without credentials (skip request signing on S3, GCS and Azure).
+    /// Read public data without credentials; see [`StoreRegistry::with_anonymous`].
     #[must_use]
     pub fn with_anonymous(self) -> Self {
-        self.with_option("aws_skip_signature", "true")
-            .with_option("google_skip_signature", "true")
-            .with_option("azure_skip_signature", "true")
+        ANONYMOUS.iter().fold(self, |builder, (key, value)| builder.with_option(*key, *value))
     }
 
     /// Run the sync store's remote reads on the runtime of `handle` instead of

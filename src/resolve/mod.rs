@@ -18,6 +18,7 @@ use object_store::registry::ObjectStoreRegistry;
 use url::Url;
 
 pub(crate) use location::Location;
+pub(crate) use registry::ANONYMOUS;
 pub use registry::StoreRegistry;
 use registry::is_prefix;
 

@@ -16,6 +16,10 @@ use url::Url;
 /// set for another program never reconfigures a client.
 const ENVIRONMENT_PREFIXES: [&str; 3] = ["AWS_", "GOOGLE_", "AZURE_"];
 
+/// The configuration keys that make S3, GCS and Azure clients skip request signing.
+pub(crate) const ANONYMOUS: [(&str, &str); 3] =
+    [("aws_skip_signature", "true"), ("google_skip_signature", "true"), ("azure_skip_signature", "true")];
+
 /// The registry a [`ReferenceStoreBuilder`](crate::ReferenceStoreBuilder)
 /// uses unless given another: stores registered for URL prefixes (the
 /// longest prefix wins), and for any other URL a store created on first use
@@ -67,9 +71,7 @@ impl StoreRegistry {
     /// Read public data without credentials: skip request signing on S3, GCS and Azure.
     #[must_use]
     pub fn with_anonymous(self) -> Self {
-        self.with_option("aws_skip_signature", "true")
-            .with_option("google_skip_signature", "true")
-            .with_option("azure_skip_signature", "true")
+        ANONYMOUS.iter().fold(self, |registry, (key, value)| registry.with_option(*key, *value))
     }
 
     fn is_registered(&self, url: &Url) -> bool {
