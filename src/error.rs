@@ -134,6 +134,22 @@ pub enum ResolveError {
         "a remote reference file may not read local files (see ReferenceStoreBuilder::allow_local_files_from_remote_references)"
     )]
     LocalFromRemote,
+    /// A target URL outside every prefix allowed by
+    /// [`ReferenceStoreBuilder::with_allowed_prefixes`](crate::ReferenceStoreBuilder::with_allowed_prefixes).
+    #[error("{url} lies outside the allowed prefixes ({allowed}); see ReferenceStoreBuilder::with_allowed_prefixes")]
+    NotAllowed {
+        /// The target URL, resolved.
+        url: String,
+        /// The allowed prefixes, comma-separated.
+        allowed: String,
+    },
+    /// A URL in a remote reference set with whitespace or control characters,
+    /// which different readers would take to mean different files.
+    #[error("the URL {url:?} has whitespace or control characters, which a remote reference set may not use")]
+    Ambiguous {
+        /// The URL as written.
+        url: String,
+    },
     /// A `null` URL, with no default target configured.
     #[error("the reference has a null URL and no default target is set (ReferenceStoreBuilder::with_target)")]
     NoDefaultTarget,

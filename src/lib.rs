@@ -47,6 +47,9 @@
 //! - A reference set read from a remote location may not read local files,
 //!   however the URL is spelled, unless
 //!   [`ReferenceStoreBuilder::allow_local_files_from_remote_references`] allows it.
+//! - With [`ReferenceStoreBuilder::with_allowed_prefixes`], references read
+//!   only targets under the listed folders; a remote reference set may not
+//!   name URLs with whitespace or control characters.
 //! - Created object stores read only the `AWS_*`, `GOOGLE_*` and `AZURE_*`
 //!   environment variables.
 //!

@@ -51,6 +51,7 @@ pub struct ReferenceStoreBuilder {
     runtime: IoRuntime,
     target: Option<String>,
     allow_local_from_remote: bool,
+    allowed_prefixes: Option<Vec<String>>,
     #[cfg(feature = "parquet")]
     record_cache: RecordCacheOptions,
     batch: BatchOptions,
@@ -134,6 +135,25 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn allow_local_files_from_remote_references(mut self, allow: bool) -> Self {
         self.allow_local_from_remote = allow;
+        self
+    }
+
+    /// Let references read only targets under these prefixes (`s3://bucket/data/`,
+    /// `https://host/archive/`, `file:///data/`), and refuse every other target with
+    /// an error naming the key, the URL and this rule. Each prefix is a folder and
+    /// must end with `/`, so that `s3://data/` never admits `s3://data-private/`.
+    /// Prefixes are compared with the final URL, after templates, `gen` and
+    /// relative resolution, segment by segment. Default: any target (but see
+    /// [`allow_local_files_from_remote_references`](Self::allow_local_files_from_remote_references)).
+    ///
+    /// ```
+    /// use zarrs_kerchunk::ReferenceStoreBuilder;
+    /// let builder = ReferenceStoreBuilder::new().with_allowed_prefixes(["s3://era5-archive/", "https://data.example.org/pub/"]);
+    /// # let _ = builder;
+    /// ```
+    #[must_use]
+    pub fn with_allowed_prefixes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, prefixes: I) -> Self {
+        self.allowed_prefixes = Some(prefixes.into_iter().map(Into::into).collect());
         self
     }
 
@@ -294,7 +314,19 @@ impl ReferenceStoreBuilder {
             }
             registry.register(url, Arc::clone(store));
         }
-        Ok((parsed, Arc::new(Resolver::new(registry, local_overrides, self.allow_local_from_remote))))
+        let mut resolver = Resolver::new(registry, local_overrides, self.allow_local_from_remote);
+        if let Some(prefixes) = &self.allowed_prefixes {
+            let folder = |prefix: &String| -> Result<Url, ReferenceError> {
+                let url = Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;
+                if !url.path().ends_with('/') {
+                    let reason = "an allowed prefix names a folder and ends with '/'".into();
+                    return Err(invalid(prefix, ResolveError::InvalidLocation { location: prefix.clone(), reason }));
+                }
+                Ok(url)
+            };
+            resolver = resolver.with_allowed_prefixes(prefixes.iter().map(folder).collect::<Result<_, _>>()?);
+        }
+        Ok((parsed, Arc::new(resolver)))
     }
 }
 

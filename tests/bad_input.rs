@@ -143,3 +143,61 @@ fn gzip_compressed_reference_files_are_detected() {
     let array = Array::open(store, "/temp").unwrap();
     assert_eq!(array.retrieve_array_subset::<Vec<f32>>(&array.subset_all()).unwrap().len(), 5 * 7 * 9);
 }
+
+/// Only targets under the allowed prefixes are read; any other is an error naming the key,
+/// the URL and the rule, however the document spells it.
+#[test]
+fn targets_outside_the_allowed_prefixes_are_refused() {
+    use zarrs_kerchunk::object_store::{ObjectStoreExt, memory::InMemory};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (public, private) = (Arc::new(InMemory::new()), Arc::new(InMemory::new()));
+    runtime.block_on(async {
+        public.put(&"a.bin".into(), b"public bytes".to_vec().into()).await.unwrap();
+        private.put(&"b.bin".into(), b"private bytes".to_vec().into()).await.unwrap();
+    });
+    let doc = r#"{"version": 1, "templates": {"p": "s3://data-private"},
+                  "refs": {"ok": ["s3://data/a.bin", 0, 6], "relative": ["a.bin", 7, 5],
+                           "sibling": ["s3://data-private/b.bin", 0, 7], "templated": ["{{p}}/b.bin"],
+                           "local": ["file:///etc/hostname"], "disguised": ["file:/etc/hostname"]}}"#;
+    let set = zarrs_kerchunk::ReferenceSet::from_json(doc.as_bytes(), &Default::default()).unwrap();
+    let store = ReferenceStoreBuilder::new()
+        .with_store("s3://data/", public)
+        .with_store("s3://data-private/", private)
+        .with_allowed_prefixes(["s3://data/"])
+        .build(set, "s3://data/refs.json")
+        .unwrap();
+    assert_eq!(store.get(&key("ok")).unwrap().as_deref(), Some(&b"public"[..]));
+    assert_eq!(store.get(&key("relative")).unwrap().as_deref(), Some(&b"bytes"[..]));
+    for (name, url) in [
+        ("sibling", "s3://data-private/b.bin"),
+        ("templated", "s3://data-private/b.bin"),
+        ("local", "file:///etc/hostname"),
+        ("disguised", "file:/etc/hostname"),
+    ] {
+        let err = store.get(&key(name)).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{name:?}")) && err.contains(url) && err.contains("allowed prefixes"),
+            "{name}: {err}"
+        );
+    }
+    // A prefix names a folder: one that does not end in '/' is refused when opening.
+    let err = ReferenceStoreBuilder::new()
+        .with_allowed_prefixes(["s3://data"])
+        .build(zarrs_kerchunk::ReferenceSet::default(), "s3://data/refs.json")
+        .unwrap_err();
+    assert!(err.to_string().contains("ends with '/'"), "{err}");
+}
+
+/// A remote reference set may not name URLs with whitespace or control characters.
+#[test]
+fn ambiguous_urls_in_remote_sets_are_refused() {
+    let doc = "{\"tab\": [\"s3://data/a\\tb.bin\"], \"space\": [\"a b.bin\", 0, 1], \"nul\": [\"a\\u0000.bin\"]}";
+    let set = zarrs_kerchunk::ReferenceSet::from_json(doc.as_bytes(), &Default::default()).unwrap();
+    let memory = Arc::new(zarrs_kerchunk::object_store::memory::InMemory::new());
+    let store =
+        ReferenceStoreBuilder::new().with_store("s3://data/", memory).build(set, "s3://data/refs.json").unwrap();
+    for name in ["tab", "space", "nul"] {
+        let err = store.get(&key(name)).unwrap_err().to_string();
+        assert!(err.contains(&format!("{name:?}")) && err.contains("whitespace or control"), "{name}: {err}");
+    }
+}

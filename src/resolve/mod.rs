@@ -41,6 +41,8 @@ pub(crate) struct Resolver {
     /// them are read through that store rather than directly.
     local_overrides: Vec<Url>,
     allow_local_from_remote: bool,
+    /// The prefixes targets must lie under; `None`: any.
+    allowed: Option<Vec<Url>>,
 }
 
 impl Resolver {
@@ -49,7 +51,37 @@ impl Resolver {
         local_overrides: Vec<Url>,
         allow_local_from_remote: bool,
     ) -> Self {
-        Self { registry, local_overrides, allow_local_from_remote }
+        Self { registry, local_overrides, allow_local_from_remote, allowed: None }
+    }
+
+    /// Let references read only targets under `prefixes` (each a folder: it ends in `/`).
+    pub(crate) fn with_allowed_prefixes(mut self, prefixes: Vec<Url>) -> Self {
+        self.allowed = Some(prefixes);
+        self
+    }
+
+    /// The source of the target a reference names as `text`, written in the
+    /// reference file at `referrer`: the one place every target URL, after
+    /// templates and `gen`, passes through.
+    ///
+    /// A remote reference file may not name URLs with whitespace or control
+    /// characters; the resolved URL must lie under an allowed prefix, if any
+    /// are set; and the policy of [`source`](Self::source) applies.
+    /// Returns the resolved location with its source.
+    pub(crate) fn target(&self, text: &str, referrer: &Location) -> Result<(Location, Source), ResolveError> {
+        if matches!(referrer, Location::Remote(_)) && text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(ResolveError::Ambiguous { url: text.to_owned() });
+        }
+        let target = referrer.join(text)?;
+        if let Some(allowed) = &self.allowed {
+            let url = target.to_url()?;
+            if !allowed.iter().any(|prefix| lies_under(prefix, &url)) {
+                let allowed = allowed.iter().map(Url::as_str).collect::<Vec<_>>().join(", ");
+                return Err(ResolveError::NotAllowed { url: url.to_string(), allowed });
+            }
+        }
+        let source = self.source(&target, referrer)?;
+        Ok((target, source))
     }
 
     /// The source for `target`, a location named by the reference file at `referrer`.
@@ -76,6 +108,16 @@ impl Resolver {
             .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source: Box::new(source) })?;
         Ok(Source::Object { store, path })
     }
+}
+
+/// Whether `url` names something inside the folder `prefix` (whose path ends in `/`):
+/// the same scheme and authority, and a longer path that starts with the folder's.
+fn lies_under(prefix: &Url, url: &Url) -> bool {
+    let authority = |u: &Url| u[url::Position::BeforeHost..url::Position::AfterPort].to_owned();
+    prefix.scheme() == url.scheme()
+        && authority(prefix) == authority(url)
+        && url.path().len() > prefix.path().len()
+        && url.path().starts_with(prefix.path())
 }
 
 #[cfg(test)]
@@ -105,6 +147,38 @@ mod tests {
         let disguised = referrer.join("file:/etc/passwd").unwrap();
         let err = resolver.source(&disguised, &referrer).unwrap_err();
         assert!(matches!(err, ResolveError::LocalFromRemote), "{disguised}: {err}");
+    }
+
+    #[test]
+    fn allowed_prefixes_are_folders_and_deny_everything_else() {
+        let memory: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let resolver = resolver("s3://data/", Arc::clone(&memory))
+            .with_allowed_prefixes(vec![Url::parse("s3://data/").unwrap(), Url::parse("https://h/pub/").unwrap()]);
+        let referrer = Location::parse("s3://data/refs.json").unwrap();
+        assert!(resolver.target("s3://data/a/b.nc", &referrer).is_ok());
+        assert!(resolver.target("a/b.nc", &referrer).is_ok(), "relative, inside");
+        let (above, _) = resolver.target("../../etc/x", &referrer).unwrap();
+        assert_eq!(above.to_string(), "s3://data/etc/x", "a relative URL cannot climb out of its bucket");
+        for outside in [
+            "s3://data-private/a.nc",
+            "s3://other/a.nc",
+            "https://h/public/x",
+            "https://h/pub",
+            "https://h:444/pub/x",
+            "file:///etc/passwd",
+            "file:/etc/passwd",
+        ] {
+            let err = resolver.target(outside, &referrer).unwrap_err();
+            assert!(matches!(err, ResolveError::NotAllowed { .. }), "{outside}: {err}");
+        }
+        for ambiguous in ["s3://data/a b.nc", "s3://data/a\tb", "s3://data/a\u{0}b", "s3://data/a\nb"] {
+            let err = resolver.target(ambiguous, &referrer).unwrap_err();
+            assert!(matches!(err, ResolveError::Ambiguous { .. }), "{ambiguous:?}: {err}");
+        }
+        // A local reference file may name local paths with spaces.
+        let local = Location::parse("/data/refs.json").unwrap();
+        let open = Resolver::new(Arc::new(StoreRegistry::new()), Vec::new(), false);
+        assert!(matches!(open.target("part 1.nc", &local).unwrap().1, Source::Local(_)));
     }
 
     #[test]

@@ -253,8 +253,7 @@ impl Core {
     }
 
     fn resolve_text(&self, text: &str) -> Resolution {
-        let location = self.location.join(text)?;
-        let source = self.resolver.source(&location, &self.location)?;
+        let (location, source) = self.resolver.target(text, &self.location)?;
         Ok(Resolved { source, shown: location.to_string() })
     }
 
