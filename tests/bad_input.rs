@@ -159,7 +159,8 @@ fn targets_outside_the_allowed_prefixes_are_refused() {
                   "refs": {"ok": ["s3://data/a.bin", 0, 6], "relative": ["a.bin", 7, 5],
                            "sibling": ["s3://data-private/b.bin", 0, 7], "templated": ["{{p}}/b.bin"],
                            "local": ["file:///etc/hostname"], "disguised": ["file:/etc/hostname"]}}"#;
-    let set = zarrs_kerchunk::ReferenceSet::from_json(doc.as_bytes(), &Default::default()).unwrap();
+    let set =
+        zarrs_kerchunk::ReferenceSet::from_json(doc.as_bytes(), &zarrs_kerchunk::ParseOptions::default()).unwrap();
     let store = ReferenceStoreBuilder::new()
         .with_store("s3://data/", public)
         .with_store("s3://data-private/", private)
@@ -192,7 +193,8 @@ fn targets_outside_the_allowed_prefixes_are_refused() {
 #[test]
 fn ambiguous_urls_in_remote_sets_are_refused() {
     let doc = "{\"tab\": [\"s3://data/a\\tb.bin\"], \"space\": [\"a b.bin\", 0, 1], \"nul\": [\"a\\u0000.bin\"]}";
-    let set = zarrs_kerchunk::ReferenceSet::from_json(doc.as_bytes(), &Default::default()).unwrap();
+    let set =
+        zarrs_kerchunk::ReferenceSet::from_json(doc.as_bytes(), &zarrs_kerchunk::ParseOptions::default()).unwrap();
     let memory = Arc::new(zarrs_kerchunk::object_store::memory::InMemory::new());
     let store =
         ReferenceStoreBuilder::new().with_store("s3://data/", memory).build(set, "s3://data/refs.json").unwrap();
