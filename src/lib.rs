@@ -50,6 +50,9 @@
 //! - With [`ReferenceStoreBuilder::with_allowed_prefixes`], references read
 //!   only targets under the listed folders; a remote reference set may not
 //!   name URLs with whitespace or control characters.
+//! - Remote reads give up in tens of seconds: 5 s to connect, 10 s without a
+//!   byte, 60 s per request, at most 3 retries within 30 s, unless configured
+//!   otherwise ([`ReferenceStoreBuilder::with_timeout`], `with_retry`).
 //! - Created object stores read only the `AWS_*`, `GOOGLE_*` and `AZURE_*`
 //!   environment variables.
 //!

@@ -48,6 +48,8 @@ pub struct ReferenceStoreBuilder {
     /// The caller's registry; `None`: a [`StoreRegistry`] with `options`.
     registry: Option<Arc<dyn ObjectStoreRegistry>>,
     options: Vec<(String, String)>,
+    #[cfg(feature = "remote")]
+    retry: Option<object_store::RetryConfig>,
     runtime: IoRuntime,
     target: Option<String>,
     allow_local_from_remote: bool,
@@ -75,8 +77,9 @@ impl ReferenceStoreBuilder {
     }
 
     /// Find the object store of every URL in `registry` instead of a
-    /// [`StoreRegistry`]; [`with_option`](Self::with_option) and
-    /// [`with_anonymous`](Self::with_anonymous) then no longer apply, and
+    /// [`StoreRegistry`]; [`with_option`](Self::with_option),
+    /// [`with_anonymous`](Self::with_anonymous), `with_timeout` and `with_retry`
+    /// then no longer apply, and
     /// stores given to [`with_store`](Self::with_store) are registered in it.
     #[must_use]
     pub fn with_registry(mut self, registry: Arc<dyn ObjectStoreRegistry>) -> Self {
@@ -96,6 +99,23 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn with_anonymous(self) -> Self {
         ANONYMOUS.iter().fold(self, |builder, (key, value)| builder.with_option(*key, *value))
+    }
+
+    /// Give up on a request to a remote target after `timeout` (default 60 s;
+    /// also 5 s to connect and 10 s without a byte, set with the configuration
+    /// keys `connect_timeout` and `read_timeout`). See [`StoreRegistry::new`].
+    #[must_use]
+    pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
+        self.with_option("timeout", format!("{}ms", timeout.as_millis()))
+    }
+
+    /// Retry failed requests to remote targets as `retry` says (default: up to
+    /// 3 retries within 30 s). See [`StoreRegistry::with_retry`].
+    #[cfg(feature = "remote")]
+    #[must_use]
+    pub fn with_retry(mut self, retry: object_store::RetryConfig) -> Self {
+        self.retry = Some(retry);
+        self
     }
 
     /// Run the sync store's remote reads on the runtime of `handle` instead of
@@ -298,13 +318,21 @@ impl ReferenceStoreBuilder {
         Core::new(source, location, resolver, self.target.clone(), self.batch)
     }
 
+    /// A [`StoreRegistry`] with this builder's configuration keys and retries.
+    fn default_registry(&self) -> Arc<dyn ObjectStoreRegistry> {
+        let registry = self.options.iter().fold(StoreRegistry::new(), |r, (k, v)| r.with_option(k, v));
+        #[cfg(feature = "remote")]
+        let registry = match &self.retry {
+            Some(retry) => registry.with_retry(retry.clone()),
+            None => registry,
+        };
+        Arc::new(registry)
+    }
+
     fn prepare(&self, location: &str) -> Result<(Location, Arc<Resolver>), ReferenceError> {
         let invalid = |location: &str, source| ReferenceError::Resolve { location: location.to_owned(), source };
         let parsed = Location::parse(location).map_err(|source| invalid(location, source))?;
-        let registry: Arc<dyn ObjectStoreRegistry> = match &self.registry {
-            Some(registry) => Arc::clone(registry),
-            None => Arc::new(self.options.iter().fold(StoreRegistry::new(), |r, (k, v)| r.with_option(k, v))),
-        };
+        let registry = self.registry.clone().unwrap_or_else(|| self.default_registry());
         let mut local_overrides = Vec::new();
         for (prefix, store) in &self.stores {
             let url: Url =

@@ -116,6 +116,25 @@ async fn a_server_that_closes_early_is_an_error() {
     assert!(e.contains(&url) && e.contains("\"r\""), "{e}");
 }
 
+/// A server that accepts and never answers is an error naming the key and the
+/// URL once the timeout and the retry budget are spent, not a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_is_an_error() {
+    let url = format!("{}/data.nc", server::stalling());
+    let retry = object_store::RetryConfig {
+        max_retries: 1,
+        retry_timeout: std::time::Duration::from_secs(2),
+        ..Default::default()
+    };
+    let builder = ReferenceStoreBuilder::new().with_timeout(std::time::Duration::from_millis(500)).with_retry(retry);
+    let (sync, asynchronous) = one_ref_with(&url, &builder);
+    let key = StoreKey::new("r").unwrap();
+    let e = asynchronous.get(&key).await.unwrap_err().to_string();
+    assert!(e.contains(&url) && e.contains("\"r\"") && e.contains("timed out"), "{e}");
+    let e = tokio::task::spawn_blocking(move || sync.get(&key).unwrap_err().to_string()).await.unwrap();
+    assert!(e.contains(&url) && e.contains("\"r\"") && e.contains("timed out"), "{e}");
+}
+
 #[test]
 fn a_server_that_ignores_range_never_gives_wrong_bytes() {
     let base = server::files();

@@ -5,16 +5,46 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use object_store::ObjectStore;
 use object_store::path::Path;
 use object_store::registry::{DefaultObjectStoreRegistry, ObjectStoreRegistry};
+#[cfg(feature = "remote")]
+use object_store::{BackoffConfig, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
 /// The environment variables a created store reads: the three clouds' own
 /// prefixes. Nothing else, so that a variable such as `TOKEN` or `ENDPOINT`
 /// set for another program never reconfigures a client.
 const ENVIRONMENT_PREFIXES: [&str; 3] = ["AWS_", "GOOGLE_", "AZURE_"];
+
+/// How long a created store waits by default: to connect, for the next bytes
+/// of an answer, and for a whole request. A server that accepts and never
+/// answers, or stops in the middle of a body, fails a request within
+/// [`DEFAULT_IDLE_TIMEOUT`] instead of `object_store`'s 30 s, and a read
+/// within the retry budget below instead of 180 s.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// See [`DEFAULT_CONNECT_TIMEOUT`].
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// See [`DEFAULT_CONNECT_TIMEOUT`]; a large whole-file read may need more.
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_mins(1);
+
+#[cfg(feature = "remote")]
+/// The default retry budget of a created store: three retries of a failed
+/// request (5xx, connection errors, timeouts), backing off from 100 ms, and
+/// none once 30 s have passed since the first try.
+pub(crate) fn default_retry() -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            base: 2.0,
+        },
+        max_retries: 3,
+        retry_timeout: Duration::from_secs(30),
+    }
+}
 
 /// The configuration keys that make S3, GCS and Azure clients skip request signing.
 pub(crate) const ANONYMOUS: [(&str, &str); 3] =
@@ -40,7 +70,7 @@ pub(crate) const ANONYMOUS: [(&str, &str); 3] =
 /// assert_eq!(path.as_ref(), "a/b.nc");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StoreRegistry {
     stores: DefaultObjectStoreRegistry,
     /// Prefixes registered by the user: URLs under them get no created store.
@@ -48,13 +78,40 @@ pub struct StoreRegistry {
     /// `scheme://authority` of every store created so far.
     created: Mutex<HashSet<String>>,
     options: Vec<(String, String)>,
+    #[cfg(feature = "remote")]
+    retry: RetryConfig,
+}
+
+impl Default for StoreRegistry {
+    fn default() -> Self {
+        Self {
+            stores: DefaultObjectStoreRegistry::new(),
+            registered: Mutex::default(),
+            created: Mutex::default(),
+            options: Vec::new(),
+            #[cfg(feature = "remote")]
+            retry: default_retry(),
+        }
+    }
 }
 
 impl StoreRegistry {
-    /// A registry with no stores and no configuration keys.
+    /// A registry with no stores, and the default timeouts and retries:
+    /// 5 s to connect, 10 s without a byte, 60 s for a whole request, and up
+    /// to 3 retries within 30 s. A stalled server therefore fails a read in
+    /// tens of seconds, not minutes. Configuration keys (`connect_timeout`,
+    /// `read_timeout`, `timeout`) and [`with_retry`](Self::with_retry) change them.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Retry failed requests of created stores as `retry` says (default: see [`new`](Self::new)).
+    #[cfg(feature = "remote")]
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryConfig) -> Self {
+        self.retry = retry;
+        self
     }
 
     /// Set an `object_store` configuration key for the stores this registry
@@ -87,7 +144,22 @@ impl StoreRegistry {
         }
         // An `http://` URL asks for plain HTTP, which object_store refuses unless allowed.
         let allow_http = (url.scheme() == "http").then(|| ("allow_http".to_owned(), "true".to_owned()));
-        let options = cloud_environment().chain(allow_http).chain(self.options.iter().cloned());
+        let timeouts = [
+            ("connect_timeout", DEFAULT_CONNECT_TIMEOUT),
+            ("read_timeout", DEFAULT_IDLE_TIMEOUT),
+            ("timeout", DEFAULT_REQUEST_TIMEOUT),
+        ]
+        .map(|(key, value)| (key.to_owned(), format!("{}ms", value.as_millis())));
+        // Later keys win: the defaults, then the environment, then the caller's keys.
+        let options: Vec<(String, String)> = timeouts
+            .into_iter()
+            .chain(cloud_environment())
+            .chain(allow_http)
+            .chain(self.options.iter().cloned())
+            .collect();
+        #[cfg(feature = "remote")]
+        let (store, path) = create_store(url, options, &self.retry)?;
+        #[cfg(not(feature = "remote"))]
         let (store, path) = object_store::parse_url_opts(url, options)?;
         // The store may be scoped below the host (a bucket in the path): register it at that depth.
         let depth = segments(url.path()).count().saturating_sub(segments(path.as_ref()).count());
@@ -113,6 +185,43 @@ impl ObjectStoreRegistry for StoreRegistry {
         }
         self.stores.resolve(url)
     }
+}
+
+#[cfg(feature = "remote")]
+/// The store for `url`'s bucket or host, configured by `options` (keys a
+/// service does not know are skipped) and retrying as `retry` says: what
+/// [`object_store::parse_url_opts`] does, plus the retry configuration it has no key for.
+fn create_store(
+    url: &Url,
+    options: Vec<(String, String)>,
+    retry: &RetryConfig,
+) -> object_store::Result<(Box<dyn ObjectStore>, Path)> {
+    macro_rules! build {
+        ($builder:ty, $url:expr) => {{
+            let builder = options.into_iter().fold(<$builder>::new().with_url($url), |builder, (key, value)| match key
+                .to_ascii_lowercase()
+                .parse()
+            {
+                Ok(key) => builder.with_config(key, value),
+                Err(_) => builder,
+            });
+            Box::new(builder.with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
+        }};
+    }
+    let (scheme, path) = ObjectStoreScheme::parse(url)?;
+    let store = match scheme {
+        #[cfg(feature = "aws")]
+        ObjectStoreScheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder, url.to_string()),
+        #[cfg(feature = "gcp")]
+        ObjectStoreScheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder, url.to_string()),
+        #[cfg(feature = "azure")]
+        ObjectStoreScheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder, url.to_string()),
+        #[cfg(feature = "http")]
+        ObjectStoreScheme::Http => build!(object_store::http::HttpBuilder, &url[..url::Position::BeforePath]),
+        // Local files and memory take no configuration.
+        _ => return object_store::parse_url(url),
+    };
+    Ok((store, Path::parse(path)?))
 }
 
 /// The environment variables of [`ENVIRONMENT_PREFIXES`] that are UTF-8.

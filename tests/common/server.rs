@@ -98,3 +98,18 @@ pub(crate) fn truncating() -> String {
     });
     format!("http://{addr}")
 }
+
+/// A raw socket that accepts, reads the request, and never answers (the
+/// connection stays open until the server thread ends with the test process).
+pub(crate) fn stalling() -> String {
+    let addr = spawn(|listener| async move {
+        let mut held = Vec::new();
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 8192];
+            let _ = socket.read(&mut buf).await;
+            held.push(socket);
+        }
+    });
+    format!("http://{addr}")
+}
