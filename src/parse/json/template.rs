@@ -134,6 +134,9 @@ pub(crate) fn check_len(text: String, context: &str) -> Result<String, Reference
 /// `text` is a bare identifier that `lookup` knows; `None` otherwise (the
 /// caller then falls back to the template engine).
 pub(crate) fn substitute_simple<'v>(text: &str, lookup: impl Fn(&str) -> Option<&'v str>) -> Option<String> {
+    if !only_placeholders(text) {
+        return None;
+    }
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -147,11 +150,19 @@ pub(crate) fn substitute_simple<'v>(text: &str, lookup: impl Fn(&str) -> Option<
         out.push_str(lookup(name)?);
         rest = &after[end + 2..];
     }
-    if rest.contains("}}") || rest.contains("{%") || rest.contains("{#") {
+    if rest.contains("}}") {
         return None;
     }
     out.push_str(rest);
     Some(out)
+}
+
+/// Whether `text` has no jinja syntax but plain `{{ ... }}` placeholders: no
+/// statement (`{% ... %}`), comment (`{# ... #}`) or whitespace control
+/// (`{{-`, `-}}`, `{{+`, `+}}`). Only such text may take a native fast path;
+/// anything else goes to minijinja, so that both always render the same.
+pub(crate) fn only_placeholders(text: &str) -> bool {
+    ["{%", "{#", "{{-", "-}}", "{{+", "+}}"].iter().all(|syntax| !text.contains(syntax))
 }
 
 fn is_identifier(name: &str) -> bool {
@@ -212,5 +223,26 @@ mod tests {
         let overrides = BTreeMap::from([("root".to_owned(), "/abs".to_owned())]);
         let t = Templates::new(Some(&doc), &overrides).unwrap();
         assert_eq!(t.render("{{root}}/data.nc", "k").unwrap(), "/abs/data.nc");
+    }
+
+    /// Plain substitution renders exactly what minijinja renders, or declines.
+    #[test]
+    fn plain_substitution_matches_jinja() {
+        let t = templates(&[("u", "s3://bucket/path"), ("v", "x y")]);
+        let env = t.environment();
+        for text in [
+            "{{u}}/a",
+            "{% if true %}{{u}}{% endif %}/b",
+            "{# c #}{{u}}",
+            "a{% set u = 'z' %}{{u}}",
+            "{%- if true %} {{ v }}{% endif %}",
+            "{{u}}{# {{v}} #}{{v}}",
+            "{% raw %}{{u}}{% endraw %}",
+            "{{-u-}} {{ v }}",
+            "x}}{{u}}",
+        ] {
+            let jinja = env.render_str(text, ()).unwrap();
+            assert_eq!(t.render(text, "k").unwrap(), jinja, "{text}");
+        }
     }
 }
