@@ -355,7 +355,7 @@ mod tests {
         let (mut native, mut declined) = (0, 0);
         for _ in 0..5000 {
             #[expect(clippy::cast_possible_truncation, reason = "small counts and indices")]
-            let text: String = (0..1 + next() % 5).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect();
+            let text: String = (0..=next() % 5).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect();
             for (i, j) in [(0_i64, 0_i64), (7, 2), (-7, 3), (12, -5)] {
                 let values = [Variable::Integer(i), Variable::Integer(j), Variable::Text("s3://b/x")];
                 let context = minijinja::context! { i => i, j => j, u => "s3://b/x" };
