@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch};
+use arrow_cast::CastOptions;
 use arrow_schema::DataType;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -91,10 +92,13 @@ impl Record {
                     }
                 };
                 record.path_ids.push(id);
+                // A reference with a path needs its offset and size: a null one is
+                // an error, never offset 0 (which would serve another chunk's bytes).
                 let number = |column: &Option<Int64Array>, name: &str| -> Result<u64, RecordError> {
                     match column {
                         Some(c) if c.is_valid(i) => u64::try_from(c.value(i))
                             .map_err(|_| layout(format!("row {i}: negative {name} {}", c.value(i)))),
+                        Some(_) if path.is_some() => Err(layout(format!("row {i}: a path with a null {name}"))),
                         _ => Ok(0),
                     }
                 };
@@ -173,7 +177,13 @@ impl Columns {
         }
         let path = match column("path") {
             // A float column is pandas' all-NaN object column: no paths at all.
-            Some(c) if c.data_type().is_floating() => None,
+            Some(c) if c.data_type().is_floating() => {
+                let floats = cast::<Float64Array>(c, &DataType::Float64, "path")?;
+                if let Some(row) = floats.iter().position(|v| v.is_some_and(|v| !v.is_nan())) {
+                    return Err(RecordError::Layout(format!("column \"path\", row {row}: a number, not a path")));
+                }
+                None
+            }
             Some(c) => Some(cast::<LargeStringArray>(c, &DataType::LargeUtf8, "path")?),
             None => None,
         };
@@ -184,12 +194,34 @@ impl Columns {
     }
 }
 
+/// `column` as `T`, converted exactly: a value that does not convert (text that
+/// is not a number, a fraction, an overflow) is an error, never a null read as 0.
+/// Floats become integers only where integral; NaN, pandas' missing value, becomes null.
 fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &'static str) -> Result<T, RecordError> {
-    let cast = arrow_cast::cast(column, to).map_err(|source| RecordError::Cast {
-        column: name,
-        data_type: column.data_type().to_string(),
-        source,
-    })?;
+    let failed = |source| RecordError::Cast { column: name, data_type: column.data_type().to_string(), source };
+    let exact = CastOptions { safe: false, ..CastOptions::default() };
+    let integers;
+    let column = if column.data_type().is_floating() && to.is_integer() {
+        let floats = arrow_cast::cast_with_options(column, &DataType::Float64, &exact).map_err(failed)?;
+        let floats = floats.as_any().downcast_ref::<Float64Array>().expect("cast to Float64");
+        let mut values = Vec::with_capacity(floats.len());
+        for (row, value) in floats.iter().enumerate() {
+            values.push(match value {
+                None => None,
+                Some(v) if v.is_nan() => None,
+                #[expect(clippy::cast_possible_truncation, reason = "integral and within i64, checked")]
+                Some(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Some(v as i64),
+                Some(v) => {
+                    return Err(RecordError::Layout(format!("column \"{name}\", row {row}: {v} is not an integer")));
+                }
+            });
+        }
+        integers = Arc::new(Int64Array::from(values)) as ArrayRef;
+        &integers
+    } else {
+        column
+    };
+    let cast = arrow_cast::cast_with_options(column, to, &exact).map_err(failed)?;
     cast.as_any()
         .downcast_ref::<T>()
         .cloned()
@@ -301,6 +333,35 @@ mod tests {
         assert!(Record::decode(negative).unwrap_err().to_string().contains("negative offset"));
         let wrong = encode(vec![("key", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
         assert!(Record::decode(wrong).unwrap_err().to_string().contains("unexpected schema"));
+    }
+
+    /// Offsets and sizes that do not convert exactly are errors, never offset 0.
+    #[test]
+    fn inexact_numbers_are_errors() {
+        use arrow_array::{Float64Array, StringArray};
+        let with = |offset: ArrayRef| {
+            let file = encode(vec![
+                ("path", Arc::new(StringArray::from(vec![Some("a.nc"), None])) as ArrayRef),
+                ("offset", offset),
+                ("size", Arc::new(Int64Array::from(vec![Some(4), None]))),
+            ]);
+            Record::decode(file)
+                .map(|record| record.row(0) == Row::Range { path: &Arc::from("a.nc"), offset: 8, size: 4 })
+        };
+        assert!(with(Arc::new(Float64Array::from(vec![8.0, f64::NAN]))).unwrap(), "integral floats, NaN missing");
+        assert!(with(Arc::new(StringArray::from(vec!["8", "0"]))).unwrap(), "integers as text");
+        for (offset, needle) in [
+            (Arc::new(Float64Array::from(vec![8.5, 0.0])) as ArrayRef, "not an integer"),
+            (Arc::new(Float64Array::from(vec![f64::INFINITY, 0.0])), "not an integer"),
+            (Arc::new(StringArray::from(vec!["eight", "0"])), "offset"),
+            (Arc::new(Int64Array::from(vec![None, Some(0)])), "null offset"),
+            (Arc::new(Float64Array::from(vec![f64::NAN, 0.0])), "null offset"),
+        ] {
+            let err = with(offset).unwrap_err().to_string();
+            assert!(err.contains(needle), "{needle}: {err}");
+        }
+        let numeric_paths = encode(vec![("path", Arc::new(Float64Array::from(vec![f64::NAN, 1.0])) as ArrayRef)]);
+        assert!(Record::decode(numeric_paths).unwrap_err().to_string().contains("not a path"));
     }
 
     #[test]
