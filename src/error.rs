@@ -73,6 +73,15 @@ pub enum ReferenceError {
         /// What the parser expected there.
         expected: &'static str,
     },
+    /// The reference document is larger than
+    /// [`Limits::with_max_document_bytes`](crate::Limits::with_max_document_bytes) allows.
+    #[error("reference file {location} is larger than the limit of {limit} bytes (Limits::with_max_document_bytes)")]
+    TooLarge {
+        /// Where the reference file was read from.
+        location: String,
+        /// The limit, in bytes after decompression.
+        limit: u64,
+    },
     /// The reference file is compressed and could not be decompressed.
     #[error("cannot decompress reference file ({format}): {source}")]
     Decompress {

@@ -50,6 +50,9 @@
 //! - With [`ReferenceStoreBuilder::with_allowed_prefixes`], references read
 //!   only targets under the listed folders; a remote reference set may not
 //!   name URLs with whitespace or control characters.
+//! - One document's cost is bounded by [`Limits`]: its size after
+//!   decompression, the references and text `gen` and templates produce, and
+//!   the template work of the whole document.
 //! - Remote reads give up in tens of seconds: 5 s to connect, 10 s without a
 //!   byte, 60 s per request, at most 3 retries within 30 s, unless configured
 //!   otherwise ([`ReferenceStoreBuilder::with_timeout`], `with_retry`).
@@ -91,7 +94,7 @@ pub use model::{
     ReferenceSource, Walk,
 };
 pub use open::ReferenceStoreBuilder;
-pub use parse::ParseOptions;
+pub use parse::{Limits, ParseOptions};
 pub use resolve::StoreRegistry;
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;

@@ -11,9 +11,9 @@ use url::Url;
 use crate::error::{ReadError, ReferenceError, ResolveError};
 use crate::fetch::{self, BatchOptions, Coalescing};
 use crate::model::{ReferenceSet, ReferenceSource};
-use crate::parse::ParseOptions;
 #[cfg(feature = "parquet")]
 use crate::parse::parquet::ParquetLayout;
+use crate::parse::{Limits, ParseOptions};
 use crate::resolve::{ANONYMOUS, Location, Resolver, Source, StoreRegistry};
 #[cfg(feature = "parquet")]
 use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
@@ -140,6 +140,13 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn with_template_override(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.parse = self.parse.with_template_override(name, value);
+        self
+    }
+
+    /// Bound what one reference document may make the reader do (see [`Limits`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.parse = self.parse.with_limits(limits);
         self
     }
 

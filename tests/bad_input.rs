@@ -203,3 +203,35 @@ fn ambiguous_urls_in_remote_sets_are_refused() {
         assert!(err.contains(&format!("{name:?}")) && err.contains("whitespace or control"), "{name}: {err}");
     }
 }
+
+/// A reference file larger than the limit, compressed or not, is refused
+/// without being decompressed past the limit; one at the limit opens.
+#[test]
+fn documents_larger_than_the_limit_are_refused() {
+    use std::io::Write;
+    let doc = r#"{".zgroup": "{\"zarr_format\": 2}", "padding": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#;
+    let n = doc.len() as u64;
+    let (dir, plain) = scratch(doc);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(doc.as_bytes()).unwrap();
+    let gzipped = dir.path().join("refs.json.gz");
+    std::fs::write(&gzipped, gz.finish().unwrap()).unwrap();
+    // A zstd bomb: 64 MiB of spaces around a tiny document.
+    let mut bomb = b"{\"a\": \"b\"".to_vec();
+    bomb.extend(std::iter::repeat_n(b' ', 64 << 20));
+    bomb.push(b'}');
+    let bombed = dir.path().join("bomb.json.zst");
+    std::fs::write(&bombed, zstd::encode_all(&bomb[..], 1).unwrap()).unwrap();
+    let open = |path: &std::path::Path, limit: u64| {
+        let limits = zarrs_kerchunk::Limits::default().with_max_document_bytes(limit);
+        ReferenceStoreBuilder::new().with_limits(limits).open(path.to_str().unwrap())
+    };
+    for path in [&plain, &gzipped] {
+        assert!(open(path, n).is_ok(), "{}: the limit itself", path.display());
+        let err = open(path, n - 1).unwrap_err();
+        assert!(matches!(err, ReferenceError::TooLarge { limit, .. } if limit == n - 1), "{err}");
+    }
+    let err = open(&bombed, 1 << 20).unwrap_err();
+    assert!(matches!(err, ReferenceError::TooLarge { .. }), "{err}");
+    assert!(err.to_string().contains("bomb.json.zst"), "{err}");
+}

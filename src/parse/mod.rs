@@ -7,4 +7,4 @@ pub(crate) mod json;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 
-pub use json::ParseOptions;
+pub use json::{Limits, ParseOptions};

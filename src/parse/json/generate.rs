@@ -12,7 +12,7 @@ use minijinja::value::Value;
 use serde_json::Value as Json;
 
 use super::expression::{NativeTemplate, Variable};
-use super::template::{Templates, check_len, template_error};
+use super::template::{Templates, template_error};
 use crate::error::ReferenceError;
 use crate::model::ReferenceSetBuilder;
 
@@ -37,7 +37,7 @@ pub(crate) fn expand(
         if generated > max_generated {
             return Err(ReferenceError::Structure(format!(
                 "\"gen\" would generate {generated} or more references, more than the limit of \
-                 {max_generated} (see ParseOptions::with_max_generated_references)"
+                 {max_generated} (see Limits::with_max_generated_references)"
             )));
         }
         spec.expand(templates, builder)?;
@@ -166,15 +166,12 @@ impl<'a> GenSpec<'a> {
                 if let Some(native) = &t.native {
                     let mut out = String::new();
                     if native.render_into(&variables, &mut out).is_some() {
-                        return check_len(out, &context);
+                        return templates.rendered(out, &context);
                     }
                 }
                 let vars = jinja_vars();
                 let field_context = format!("{context}.{} at {vars}", t.name);
-                t.jinja
-                    .render(&vars)
-                    .map_err(|e| template_error(&field_context, e))
-                    .and_then(|s| check_len(s, &field_context))
+                templates.render_jinja(&t.jinja, vars, &field_context)
             };
             let key = render(&key_t)?;
             let url = render(&url_t)?;

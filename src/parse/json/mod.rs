@@ -3,6 +3,7 @@
 mod compression;
 mod expression;
 mod generate;
+mod limits;
 mod members;
 mod stream;
 mod template;
@@ -18,6 +19,7 @@ use serde_json::value::RawValue;
 use crate::error::ReferenceError;
 use crate::model::{ReferenceSet, ReferenceSetBuilder};
 use crate::zarr::lenient;
+pub use limits::Limits;
 use template::Templates;
 
 /// How reference documents are parsed.
@@ -29,16 +31,10 @@ use template::Templates;
 ///     .with_max_generated_references(1_000_000);
 /// # let _ = options;
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ParseOptions {
     template_overrides: BTreeMap<String, String>,
-    max_generated_references: u64,
-}
-
-impl Default for ParseOptions {
-    fn default() -> Self {
-        Self { template_overrides: BTreeMap::new(), max_generated_references: 100_000_000 }
-    }
+    limits: Limits,
 }
 
 impl ParseOptions {
@@ -49,12 +45,25 @@ impl ParseOptions {
         self
     }
 
-    /// The most references `gen` entries may generate in total (default 10^8).
-    /// A document that would generate more is rejected before any is rendered.
+    /// The most references `gen` entries may generate in total (default 10^8);
+    /// see [`Limits::with_max_generated_references`].
     #[must_use]
     pub fn with_max_generated_references(mut self, max: u64) -> Self {
-        self.max_generated_references = max;
+        self.limits = self.limits.with_max_generated_references(max);
         self
+    }
+
+    /// What one document may make the reader do (see [`Limits`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits in force.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 }
 
@@ -85,7 +94,7 @@ impl ReferenceSet {
             std::str::from_utf8(bytes)
                 .map_err(|source| ReferenceError::NotUtf8 { location: location.to_owned(), source })
         }
-        let bytes = compression::decompress(bytes)?;
+        let bytes = compression::decompress(bytes, options.limits.document_bytes, location)?;
         // Bare NaN/Infinity tokens (Python's json) are rare outside the string-encoded
         // metadata, so they are only looked for when the strict parse fails.
         match Self::from_json_text(utf8(&bytes, location)?, options, location) {
@@ -117,12 +126,16 @@ impl ReferenceSet {
                 source: crate::error::ReadError::Io { path: location.into(), source },
             },
         };
-        let (reader, format) = compression::decompressing(reader).map_err(|e| read_error(None, e))?;
+        let (reader, format) =
+            compression::decompressing(reader, options.limits.document_bytes).map_err(|e| read_error(None, e))?;
         let mut builder = ReferenceSetBuilder::new();
         let mut members = members::MemberScanner::new(reader);
         let mut kept: [Option<Vec<u8>>; 4] = Default::default();
         loop {
             let member = members.next_member().map_err(|e| match e {
+                members::MemberError::Io(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                    ReferenceError::TooLarge { location: location.to_owned(), limit: options.limits.document_bytes }
+                }
                 members::MemberError::Io(e) => read_error(format, e),
                 members::MemberError::Syntax { offset, expected } => {
                     ReferenceError::Syntax { location: location.to_owned(), offset, expected }
@@ -179,14 +192,15 @@ impl ReferenceSet {
         }
         // Version 1: only `refs` and `gen` hold references.
         let mut builder = ReferenceSetBuilder::new();
-        let templates = Templates::new(member(members.templates)?.as_ref(), &options.template_overrides)?;
+        let templates =
+            Templates::new(member(members.templates)?.as_ref(), &options.template_overrides, options.limits)?;
         let templates_for_urls = (!templates.is_empty()).then_some(&templates);
         if let Some(refs) = members.refs {
             stream::refs(refs, &mut builder, templates_for_urls, location)?;
         }
         // fsspec applies `gen` last: generated keys replace same-named refs.
         if let Some(gen_doc) = member(members.gen_doc)? {
-            generate::expand(&gen_doc, &templates, options.max_generated_references, &mut builder)?;
+            generate::expand(&gen_doc, &templates, options.limits.generated_references, &mut builder)?;
         }
         Ok(builder.build())
     }

@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use minijinja::value::{Kwargs, Value};
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::{Environment, ErrorKind, Template, UndefinedBehavior};
 
+use super::limits::{Budget, Limits, OverBudget};
 use crate::error::ReferenceError;
 
 /// Instructions one render may execute before it is stopped.
@@ -21,10 +22,18 @@ const FUEL_PER_RENDER: u64 = 100_000;
 /// The longest text one render may produce.
 pub(crate) const MAX_RENDERED_LEN: usize = 64 * 1024;
 
-/// The templates of a version 1 reference set, after overrides.
-#[derive(Debug, Default)]
+/// The templates of a version 1 reference set, after overrides, and what the
+/// document may still spend rendering them.
+#[derive(Debug)]
 pub(crate) struct Templates {
     values: BTreeMap<String, String>,
+    budget: Arc<Budget>,
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        Self { values: BTreeMap::new(), budget: Arc::new(Budget::new(Limits::default())) }
+    }
 }
 
 impl Templates {
@@ -32,6 +41,7 @@ impl Templates {
     pub(crate) fn new(
         doc: Option<&serde_json::Value>,
         overrides: &BTreeMap<String, String>,
+        limits: Limits,
     ) -> Result<Self, ReferenceError> {
         let mut values = BTreeMap::new();
         match doc {
@@ -51,7 +61,7 @@ impl Templates {
             }
         }
         values.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
-        Ok(Self { values })
+        Ok(Self { values, budget: Arc::new(Budget::new(limits)) })
     }
 
     /// Whether there are no templates (fsspec then leaves URLs untouched).
@@ -77,11 +87,41 @@ impl Templates {
     /// Render a reference URL; `context` names it in errors.
     pub(crate) fn render(&self, text: &str, context: &str) -> Result<String, ReferenceError> {
         if let Some(done) = substitute_simple(text, |name| self.plain(name)) {
-            return check_len(done, context);
+            return self.rendered(done, context);
         }
         let env = self.environment();
-        let rendered = env.render_str(text, ()).map_err(|e| template_error(context, e))?;
-        check_len(rendered, context)
+        let template = env.template_from_str(text).map_err(|e| template_error(context, e))?;
+        self.render_jinja(&template, Value::UNDEFINED, context)
+    }
+
+    /// Render `template` with `variables`, drawing its work and its output on the document's budget.
+    pub(crate) fn render_jinja(
+        &self,
+        template: &Template<'_, '_>,
+        variables: Value,
+        context: &str,
+    ) -> Result<String, ReferenceError> {
+        let over = |e: OverBudget| ReferenceError::Template {
+            context: context.to_owned(),
+            reason: e.to_string(),
+            source: None,
+        };
+        let output = render_counted(template, variables, &self.budget).map_err(|e| match e {
+            Rendered::Failed(e) => template_error(context, e),
+            Rendered::OverBudget(e) => over(e),
+        })?;
+        self.rendered(output, context)
+    }
+
+    /// Text rendered for `context`: within the per-render cap and the document's budget.
+    pub(crate) fn rendered(&self, text: String, context: &str) -> Result<String, ReferenceError> {
+        let text = check_len(text, context)?;
+        self.budget.spend_bytes(text.len()).map_err(|e| ReferenceError::Template {
+            context: context.to_owned(),
+            reason: e.to_string(),
+            source: None,
+        })?;
+        Ok(text)
     }
 
     /// A sandboxed environment with the plain templates as global strings and
@@ -91,14 +131,48 @@ impl Templates {
         let body_env = Arc::new(sandboxed_environment());
         for (name, value) in &self.values {
             if value.contains("{{") {
-                let body = value.clone();
-                let body_env = Arc::clone(&body_env);
-                env.add_function(name.clone(), move |kwargs: Kwargs| body_env.render_str(&body, Value::from(kwargs)));
+                let (body, body_env, budget) = (value.clone(), Arc::clone(&body_env), Arc::clone(&self.budget));
+                // A function template's body runs in an environment of its own, on the same budget.
+                env.add_function(name.clone(), move |kwargs: Kwargs| {
+                    let template = body_env.template_from_str(&body)?;
+                    render_counted(&template, Value::from(kwargs), &budget).map_err(|e| match e {
+                        Rendered::Failed(e) => e,
+                        Rendered::OverBudget(e) => minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()),
+                    })
+                });
             } else {
                 env.add_global(name.clone(), Value::from(value.clone()));
             }
         }
         env
+    }
+}
+
+/// Why a counted render produced nothing.
+enum Rendered {
+    Failed(minijinja::Error),
+    OverBudget(OverBudget),
+}
+
+/// Render `template`, then charge the fuel it used to `budget`. A render is
+/// refused once the budget is spent, so a document does at most its budget
+/// plus one render's fuel of template work.
+fn render_counted(template: &Template<'_, '_>, variables: Value, budget: &Budget) -> Result<String, Rendered> {
+    if budget.fuel_for_render(FUEL_PER_RENDER) == 0 {
+        return Err(Rendered::OverBudget(budget.spend_fuel(1).expect_err("no fuel is left")));
+    }
+    match template.render_captured(variables) {
+        Ok(captured) => {
+            let used = captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed);
+            budget.spend_fuel(used).map_err(Rendered::OverBudget)?;
+            Ok(captured.output().to_owned())
+        }
+        Err(error) => {
+            if error.kind() == ErrorKind::OutOfFuel {
+                let _ = budget.spend_fuel(FUEL_PER_RENDER);
+            }
+            Err(Rendered::Failed(error))
+        }
     }
 }
 
@@ -179,7 +253,7 @@ mod tests {
         let doc = serde_json::Value::Object(
             pairs.iter().map(|(k, v)| ((*k).to_owned(), serde_json::Value::from(*v))).collect(),
         );
-        Templates::new(Some(&doc), &BTreeMap::new()).unwrap()
+        Templates::new(Some(&doc), &BTreeMap::new(), Limits::default()).unwrap()
     }
 
     #[test]
@@ -221,7 +295,7 @@ mod tests {
     fn overrides_win() {
         let doc = serde_json::json!({"root": "."});
         let overrides = BTreeMap::from([("root".to_owned(), "/abs".to_owned())]);
-        let t = Templates::new(Some(&doc), &overrides).unwrap();
+        let t = Templates::new(Some(&doc), &overrides, Limits::default()).unwrap();
         assert_eq!(t.render("{{root}}/data.nc", "k").unwrap(), "/abs/data.nc");
     }
 

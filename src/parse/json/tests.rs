@@ -186,6 +186,43 @@ fn gen_limit_is_configurable() {
     let doc = br#"{"version": 1, "gen": [{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 11}}}]}"#;
     let options = ParseOptions::default().with_max_generated_references(10);
     assert!(ReferenceSet::from_json(doc, &options).unwrap_err().to_string().contains("limit of 10"));
+    let options = ParseOptions::default().with_max_generated_references(11);
+    assert_eq!(ReferenceSet::from_json(doc, &options).unwrap().len(), 11, "the limit itself is allowed");
+}
+
+/// The text templates render counts against one budget for the whole document.
+#[test]
+fn generated_text_is_bounded_per_document() {
+    // 10 references, each a 2-byte key ("k0".."k9") and a 100-byte URL: 1020 bytes.
+    let url = "u".repeat(100);
+    let doc = format!(
+        r#"{{"version": 1, "gen": [{{"key": "k{{{{i}}}}", "url": "{url}", "dimensions": {{"i": {{"stop": 10}}}}}}]}}"#
+    );
+    let limits = |bytes| ParseOptions::default().with_limits(Limits::default().with_max_generated_bytes(bytes));
+    assert_eq!(ReferenceSet::from_json(doc.as_bytes(), &limits(1020)).unwrap().len(), 10);
+    let err = ReferenceSet::from_json(doc.as_bytes(), &limits(1019)).unwrap_err().to_string();
+    assert!(err.contains("1019 bytes of rendered text"), "{err}");
+}
+
+/// Template work is one budget for the whole document: a function template
+/// called from every reference, each call within the per-render cap, still
+/// stops once the document's budget is spent.
+#[test]
+fn template_work_is_bounded_per_document() {
+    let doc = br#"{"version": 1,
+        "templates": {"f": "{% for i in range(200) %}{% endfor %}{{c}}"},
+        "refs": {"a": ["{{f(c='x')}}"], "b": ["{{f(c='y')}}"], "c": ["{{f(c='z')}}"]}}"#;
+    let fuel = |budget| ParseOptions::default().with_limits(Limits::default().with_max_template_fuel(budget));
+    assert_eq!(ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap().len(), 3);
+    // Measure what the three renders use, then allow exactly that, and one unit less.
+    let mut used = 0;
+    while ReferenceSet::from_json(doc, &fuel(used)).is_err() {
+        used += 100;
+    }
+    let exact = (used.saturating_sub(100)..=used).find(|&b| ReferenceSet::from_json(doc, &fuel(b)).is_ok()).unwrap();
+    assert!(exact > 3 * 200, "three renders of a 200-step loop: {exact}");
+    let err = ReferenceSet::from_json(doc, &fuel(exact - 1)).unwrap_err().to_string();
+    assert!(err.contains("units of work") && err.contains("with_max_template_fuel"), "{err}");
 }
 
 #[test]
