@@ -322,7 +322,7 @@ impl ReferenceStoreBuilder {
 
     /// A store core with this builder's target and batch options.
     fn core(&self, source: Arc<dyn ReferenceSource>, location: Location, resolver: Arc<Resolver>) -> Core {
-        Core::new(source, location, resolver, self.target.clone(), self.batch)
+        Core::new(source, location, resolver, self.target.clone(), self.batch, self.parse.limits().max_chunk_bytes())
     }
 
     /// A [`StoreRegistry`] with this builder's configuration keys and retries.

@@ -235,3 +235,29 @@ fn documents_larger_than_the_limit_are_refused() {
     assert!(matches!(err, ReferenceError::TooLarge { .. }), "{err}");
     assert!(err.to_string().contains("bomb.json.zst"), "{err}");
 }
+
+/// Arrays whose numbers no reader can hold are refused with an error naming
+/// the array when zarrs opens them, never a panic or an abort later.
+#[test]
+fn arrays_no_reader_can_hold_are_refused_when_opened() {
+    for (zarray, needle) in [
+        (r#"{"shape": [1099511627776, 1099511627776], "chunks": [1, 1], "dtype": "<f4"}"#, "2^64 chunks"),
+        (r#"{"shape": [2], "chunks": [1], "dtype": "|S1000000000000"}"#, "Limits::with_max_chunk_bytes"),
+        (r#"{"shape": [2], "chunks": [1], "dtype": "<U1000000000000"}"#, "Limits::with_max_chunk_bytes"),
+        (
+            r#"{"shape": [4294967296, 4294967296], "chunks": [4294967296, 4294967296], "dtype": "<f8"}"#,
+            "Limits::with_max_chunk_bytes",
+        ),
+    ] {
+        let full = zarray.replacen(
+            '{',
+            r#"{"zarr_format": 2, "compressor": null, "filters": null, "fill_value": null, "order": "C", "#,
+            1,
+        );
+        let doc = serde_json::json!({".zgroup": r#"{"zarr_format": 2}"#, "x/.zarray": full, "x/0": "base64:AAAAAA=="});
+        let (_dir, path) = scratch(&doc.to_string());
+        let store = Arc::new(ReferenceStore::open(path.to_str().unwrap()).unwrap());
+        let err = Array::open(store, "/x").unwrap_err().to_string();
+        assert!(err.contains("\"x\"") && err.contains(needle), "{zarray}: {err}");
+    }
+}

@@ -444,4 +444,20 @@ mod tests {
         assert_eq!(per_chunk, 20);
         assert!(matches!(set.get("v/99.999"), Some(Reference::Range { offset: 799_992, length: 8, .. })));
     }
+
+    /// Memory follows the references, not the grids: many arrays that each
+    /// hold one chunk far out in a large grid cost no dense table each.
+    #[test]
+    fn one_far_chunk_per_array_costs_no_table() {
+        let mut b = ReferenceSetBuilder::new();
+        for a in 0..2000 {
+            b.insert_inline(&format!("a{a}/.zarray"), &zarray(&[1 << 20], &[1], "."));
+            b.insert_range(&format!("a{a}/{}", (1 << 16) - 1), Some("f"), 0, 1);
+        }
+        let set = b.build();
+        assert_eq!(set.len(), 4000);
+        let per_array = set.memory_size() / 2000;
+        assert!(per_array < 2048, "{per_array} bytes an array");
+        assert!(matches!(set.get("a1999/65535"), Some(Reference::Range { url: Some("f"), .. })));
+    }
 }

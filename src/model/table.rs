@@ -24,7 +24,11 @@ pub(super) const MAX_URLS: u32 = DEFAULT_URL;
 /// slots); references further out wait in a staging list, and a table still
 /// that sparse when the set is built is given back to the key map.
 const DENSITY: u64 = 4;
-const ALWAYS_DENSE: u64 = 1 << 16;
+///
+/// `ALWAYS_DENSE` stays small because every array gets it: a document of many
+/// arrays, each with one chunk far out in its grid, must not cost a large
+/// table per array (64 slots are 1.25 KiB, no more than the `.zarray` text).
+const ALWAYS_DENSE: u64 = 64;
 
 /// The chunk references of one array.
 #[derive(Debug)]

@@ -36,6 +36,8 @@ pub(crate) struct Core {
     default_resolution: OnceLock<Resolution>,
     /// How batches (prefetches) are read.
     batch: BatchOptions,
+    /// The largest chunk an array's metadata may declare, in bytes.
+    max_chunk_bytes: u64,
     /// Values read ahead by a prefetch, until read whole or cleared.
     prefetched: Mutex<HashMap<Box<str>, Bytes>>,
 }
@@ -75,8 +77,9 @@ pub(crate) struct Fetch {
 enum Serve {
     /// The bytes as fetched, one value per request.
     AsFetched,
-    /// A metadata document (one whole-value request): rewritten, then sliced by these ranges (`None`: whole).
-    Metadata(Option<Vec<ByteRange>>),
+    /// A metadata document (one whole-value request): rewritten (with this
+    /// chunk size limit), then sliced by these ranges (`None`: whole).
+    Metadata { ranges: Option<Vec<ByteRange>>, max_chunk_bytes: u64 },
 }
 
 impl Fetch {
@@ -85,9 +88,9 @@ impl Fetch {
         let fetched = fetched.map_err(|cause| self.resolved.error(&self.key, &cause))?;
         match self.serve {
             Serve::AsFetched => Ok(fetched),
-            Serve::Metadata(ranges) => {
+            Serve::Metadata { ranges, max_chunk_bytes } => {
                 let document = fetched.into_iter().next().unwrap_or_default();
-                let served = serve_metadata(&self.key, document)?;
+                let served = serve_metadata(&self.key, document, max_chunk_bytes)?;
                 match ranges {
                     None => Ok(vec![served]),
                     Some(ranges) => slice_ranges(&served, ranges),
@@ -136,6 +139,7 @@ impl Core {
         resolver: Arc<Resolver>,
         default_target: Option<String>,
         batch: BatchOptions,
+        max_chunk_bytes: u64,
     ) -> Self {
         Self {
             source,
@@ -145,6 +149,7 @@ impl Core {
             default_target,
             default_resolution: OnceLock::new(),
             batch,
+            max_chunk_bytes,
             prefetched: Mutex::default(),
         }
     }
@@ -284,17 +289,21 @@ impl Core {
         match value {
             OwnedReference::Inline(mut value) => {
                 if is_metadata {
-                    value = serve_metadata(key.as_str(), value)?;
+                    value = serve_metadata(key.as_str(), value, self.max_chunk_bytes)?;
                 }
                 Ok(Plan::Ready(match ranges {
                     None => vec![value],
                     Some(ranges) => slice_ranges(&value, ranges)?,
                 }))
             }
-            OwnedReference::Whole { url } if is_metadata => fetch(url, vec![Request::Whole], Serve::Metadata(ranges)),
-            OwnedReference::Range { url, offset, length } if is_metadata => {
-                fetch(url, vec![Request::Part(GetRange::Bounded(offset..offset + length))], Serve::Metadata(ranges))
+            OwnedReference::Whole { url } if is_metadata => {
+                fetch(url, vec![Request::Whole], Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes })
             }
+            OwnedReference::Range { url, offset, length } if is_metadata => fetch(
+                url,
+                vec![Request::Part(GetRange::Bounded(offset..offset + length))],
+                Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes },
+            ),
             OwnedReference::Whole { url } => {
                 let requests = match ranges {
                     None => vec![Request::Whole],
@@ -365,8 +374,8 @@ fn slice_ranges(value: &Bytes, ranges: Vec<ByteRange>) -> Result<Vec<Bytes>, Sto
         .collect()
 }
 
-fn serve_metadata(key: &str, document: Bytes) -> Result<Bytes, StorageError> {
-    match metadata::rewrite(key, &document) {
+fn serve_metadata(key: &str, document: Bytes, max_chunk_bytes: u64) -> Result<Bytes, StorageError> {
+    match metadata::rewrite(key, &document, max_chunk_bytes) {
         Ok(None) => Ok(document),
         Ok(Some(rewritten)) => Ok(Bytes::from(rewritten)),
         Err(unsupported) => Err(StorageError::InvalidMetadata(

@@ -17,12 +17,16 @@
 //!
 //! A dtype or codec that has no exact equivalent in zarrs is refused here with
 //! an error naming the array and the dtype or codec, instead of a bare
-//! "not supported" from deep inside zarrs.
+//! "not supported" from deep inside zarrs. So is an array whose numbers a
+//! reader cannot hold: a chunk grid of more than 2^64 chunks, or a chunk
+//! larger than the configured limit (before any fill value is padded to the
+//! dtype's size).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value};
 
+use super::grid::{ChunkGrid, GridError};
 use super::lenient;
 
 /// Numcodecs codec ids that zarrs cannot decode in any configuration.
@@ -54,13 +58,20 @@ pub(crate) enum Unsupported {
     Codec { array: String, codec: String },
     #[error("array {array:?}: dtype {dtype:?} (datetime64/timedelta64) has no Zarr V2 equivalent in zarrs")]
     Dtype { array: String, dtype: String },
+    #[error("array {array:?}: its chunk grid has more than 2^64 chunks")]
+    GridTooLarge { array: String },
+    #[error(
+        "array {array:?}: a chunk of {bytes} bytes is larger than the limit of {limit} (Limits::with_max_chunk_bytes)"
+    )]
+    ChunkTooLarge { array: String, bytes: u128, limit: u64 },
 }
 
 /// The metadata document to serve for `key`, or `None` to serve `raw` unchanged.
 ///
 /// # Errors
-/// [`Unsupported`], naming the array and the dtype or codec that zarrs cannot decode.
-pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, Unsupported> {
+/// [`Unsupported`], naming the array and the dtype or codec that zarrs cannot
+/// decode, or the grid or chunk size no reader can hold (`max_chunk_bytes`).
+pub(crate) fn rewrite(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<Option<Vec<u8>>, Unsupported> {
     let quoted = lenient::quote_non_finite(raw);
     let Ok(mut doc) = serde_json::from_slice::<Value>(quoted.as_deref().unwrap_or(raw)) else {
         return Ok(None); // not JSON: let zarrs report it
@@ -72,6 +83,7 @@ pub(crate) fn rewrite(key: &str, raw: &[u8]) -> Result<Option<Vec<u8>>, Unsuppor
         let array = array.trim_end_matches('/');
         let array = if array.is_empty() { "/" } else { array };
         refuse_unsupported(array, meta)?;
+        refuse_oversized(array, meta, max_chunk_bytes)?;
         changed |= blosc_filter_to_compressor(meta);
         changed |= default_deflate_level(meta);
         changed |= single_byte_order(meta);
@@ -100,6 +112,33 @@ fn refuse_unsupported(array: &str, meta: &Map<String, Value>) -> Result<(), Unsu
         return Err(Unsupported::Dtype { array: array.to_owned(), dtype: dtype.to_owned() });
     }
     Ok(())
+}
+
+/// Refuse a grid whose chunk count overflows `u64`, and a chunk of more than
+/// `limit` bytes (its shape times the dtype's item size), before anything is
+/// allocated for it.
+fn refuse_oversized(array: &str, meta: &Map<String, Value>, limit: u64) -> Result<(), Unsupported> {
+    if let Err(GridError::TooLarge) = ChunkGrid::from_zarray(&Value::Object(meta.clone())) {
+        return Err(Unsupported::GridTooLarge { array: array.to_owned() });
+    }
+    let mut chunks = meta.get("chunks").and_then(Value::as_array).into_iter().flatten().map(Value::as_u64);
+    let elements = chunks.try_fold(1u128, |n, c| Some(n.saturating_mul(u128::from(c?))));
+    let item = meta.get("dtype").and_then(Value::as_str).and_then(item_size);
+    if let (Some(elements), Some(item)) = (elements, item) {
+        let bytes = elements.saturating_mul(item);
+        if bytes > u128::from(limit) {
+            return Err(Unsupported::ChunkTooLarge { array: array.to_owned(), bytes, limit });
+        }
+    }
+    Ok(())
+}
+
+/// The bytes one element of a numpy dtype string takes (`<f8`: 8, `<U3`: 12), if it says.
+fn item_size(dtype: &str) -> Option<u128> {
+    let body = dtype.strip_prefix(['<', '>', '|', '=']).unwrap_or(dtype);
+    let kind = body.chars().next()?;
+    let count: u128 = body[kind.len_utf8()..].parse().ok()?;
+    Some(if kind == 'U' { count.saturating_mul(4) } else { count })
 }
 
 /// blosc as the last filter with no compressor → blosc as the compressor.
@@ -191,7 +230,7 @@ mod tests {
     use super::*;
 
     fn rewritten(raw: &str) -> Value {
-        let out = rewrite("grp/x/.zarray", raw.as_bytes()).unwrap().expect("a rewrite");
+        let out = rewrite("grp/x/.zarray", raw.as_bytes(), u64::MAX).unwrap().expect("a rewrite");
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -199,14 +238,15 @@ mod tests {
     fn untouched_metadata_is_served_as_is() {
         let raw =
             r#"{"dtype": "<f4", "compressor": null, "filters": [{"id": "zlib", "level": 4}], "fill_value": "NaN"}"#;
-        assert_eq!(rewrite("x/.zarray", raw.as_bytes()).unwrap(), None);
-        assert_eq!(rewrite(".zattrs", br#"{"a": 1}"#).unwrap(), None);
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX).unwrap(), None);
+        assert_eq!(rewrite(".zattrs", br#"{"a": 1}"#, u64::MAX).unwrap(), None);
         assert!(!is_metadata_key("x/0") && is_metadata_key(".zgroup") && is_metadata_key("a/b/.zattrs"));
     }
 
     #[test]
     fn non_finite_tokens() {
-        let out = rewrite(".zattrs", br#"{"_FillValue": NaN, "max": Infinity, "s": "NaN"}"#).unwrap().unwrap();
+        let out =
+            rewrite(".zattrs", br#"{"_FillValue": NaN, "max": Infinity, "s": "NaN"}"#, u64::MAX).unwrap().unwrap();
         assert_eq!(out, br#"{"_FillValue":"NaN","max":"Infinity","s":"NaN"}"#);
         assert_eq!(rewritten(r#"{"dtype": "<f8", "fill_value": -Infinity}"#)["fill_value"], "-Infinity");
     }
@@ -224,7 +264,7 @@ mod tests {
         assert!(doc["filters"].is_null());
         // blosc before another filter is not the last step: left alone.
         let raw = r#"{"compressor": null, "filters": [{"id": "blosc"}, {"id": "shuffle", "elementsize": 4}]}"#;
-        assert_eq!(rewrite("x/.zarray", raw.as_bytes()).unwrap(), None);
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX).unwrap(), None);
     }
 
     #[test]
@@ -257,10 +297,37 @@ mod tests {
 
     #[test]
     fn unsupported_forms_name_array_and_codec() {
-        let err =
-            rewrite("grp/x/.zarray", br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#).unwrap_err().to_string();
+        let err = rewrite("grp/x/.zarray", br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#, u64::MAX)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("grp/x") && err.contains("lz4"), "{err}");
-        let err = rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#).unwrap_err().to_string();
+        let err = rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#, u64::MAX).unwrap_err().to_string();
         assert!(err.contains("\"t\"") && err.contains("<M8[ns]"), "{err}");
+    }
+
+    /// Grids no reader can hold and chunks over the limit are refused before
+    /// any fill value is padded; a chunk at the limit is served.
+    #[test]
+    fn oversized_arrays_are_refused_before_allocating() {
+        let zarray = |shape: &str, chunks: &str, dtype: &str| {
+            format!(
+                r#"{{"shape": {shape}, "chunks": {chunks}, "dtype": "{dtype}", "fill_value": null, "zarr_format": 2}}"#
+            )
+        };
+        let huge_fixed = zarray("[1]", "[1]", "|S1000000000000");
+        let err = rewrite("a/.zarray", huge_fixed.as_bytes(), 1 << 30).unwrap_err().to_string();
+        assert!(err.contains("\"a\"") && err.contains("1000000000000 bytes"), "{err}");
+        for dtype in ["|V1000000000000", "<U1000000000000"] {
+            let doc = zarray("[1]", "[1]", dtype);
+            assert!(matches!(rewrite("a/.zarray", doc.as_bytes(), 1 << 30), Err(Unsupported::ChunkTooLarge { .. })));
+        }
+        let overflow = zarray("[1099511627776, 1099511627776]", "[1, 1]", "<f4");
+        let err = rewrite("g/.zarray", overflow.as_bytes(), u64::MAX).unwrap_err();
+        assert!(matches!(err, Unsupported::GridTooLarge { .. }), "{err}");
+        // 1000 x 1000 elements of 8 bytes: the limit itself, and one byte less.
+        let doc = zarray("[5000, 5000]", "[1000, 1000]", "<f8");
+        assert!(rewrite("x/.zarray", doc.as_bytes(), 8_000_000).is_ok());
+        let err = rewrite("x/.zarray", doc.as_bytes(), 7_999_999).unwrap_err();
+        assert!(matches!(err, Unsupported::ChunkTooLarge { bytes: 8_000_000, .. }), "{err}");
     }
 }

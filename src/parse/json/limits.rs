@@ -29,18 +29,20 @@ pub struct Limits {
     pub(crate) generated_references: u64,
     pub(crate) generated_bytes: u64,
     pub(crate) template_fuel: u64,
+    pub(crate) chunk_bytes: u64,
 }
 
 impl Default for Limits {
     /// A 2 GiB document (after decompression); 10^8 generated references and
     /// 4 GiB of generated text; 10^8 units of template work (minijinja's fuel,
-    /// about a second of CPU) for the whole document.
+    /// about a second of CPU) for the whole document; 2 GiB chunks.
     fn default() -> Self {
         Self {
             document_bytes: 2 << 30,
             generated_references: 100_000_000,
             generated_bytes: 4 << 30,
             template_fuel: 100_000_000,
+            chunk_bytes: 2 << 30,
         }
     }
 }
@@ -75,6 +77,20 @@ impl Limits {
     pub fn with_max_template_fuel(mut self, fuel: u64) -> Self {
         self.template_fuel = fuel;
         self
+    }
+
+    /// The largest chunk an array may declare: its `chunks` times the size of
+    /// its dtype. A larger one is refused when its `.zarray` is read, before
+    /// anything is allocated for it.
+    #[must_use]
+    pub fn with_max_chunk_bytes(mut self, bytes: u64) -> Self {
+        self.chunk_bytes = bytes;
+        self
+    }
+
+    /// The largest chunk an array may declare, in bytes.
+    pub(crate) fn max_chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
     }
 }
 
