@@ -310,6 +310,16 @@ pub enum SourceError {
     /// The run time for the source's reads failed.
     #[error(transparent)]
     Runtime(ReadError),
+    /// Listing would read more record files than a listing may.
+    #[error("listing {prefix:?} would read {records} record files, more than the limit of {limit}")]
+    TooManyRecords {
+        /// The prefix listed.
+        prefix: String,
+        /// How many record files the arrays under it have.
+        records: u64,
+        /// The most one listing reads.
+        limit: u64,
+    },
 }
 
 /// Why a reference set could not be written.

@@ -282,3 +282,23 @@ fn parquet_with_columns(names: &[&str]) -> Vec<u8> {
     writer.close().unwrap();
     bytes
 }
+
+/// Listing an array whose grid would take more record files than a listing may
+/// read is an error naming the prefix, not a queue of reads that never ends;
+/// listing the groups above it reads no record at all.
+#[test]
+fn listing_an_astronomical_grid_is_bounded() {
+    let scratch = Scratch::new();
+    let zmetadata = br#"{"record_size": 10, "metadata": {".zgroup": {"zarr_format": 2},
+        "huge/.zarray": {"zarr_format": 2, "shape": [1152921504606846976], "chunks": [1], "dtype": "<f4",
+                         "compressor": null, "filters": null, "fill_value": 0, "order": "C"}}}"#;
+    scratch.write(".zmetadata", zmetadata);
+    let store = ReferenceStore::open(&scratch.root()).unwrap();
+    let top = zarrs_storage::ListableStorageTraits::list_dir(&store, &zarrs_storage::StorePrefix::root()).unwrap();
+    assert_eq!(top.prefixes().len(), 1);
+    for prefix in ["", "huge/"] {
+        let prefix = zarrs_storage::StorePrefix::new(prefix).unwrap();
+        let err = zarrs_storage::ListableStorageTraits::list_prefix(&store, &prefix).unwrap_err().to_string();
+        assert!(err.contains("115292150460684698 record files") && err.contains("limit"), "{err}");
+    }
+}

@@ -5,7 +5,6 @@
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::{StreamExt, TryStreamExt};
 use lru::LruCache;
 use tokio::sync::OnceCell;
 
@@ -169,17 +168,6 @@ impl RecordFetch {
         self.cache.loaded(&self.id, record);
         Ok(Arc::clone(record))
     }
-}
-
-/// Load several records, a few at a time (for listings).
-pub(crate) async fn load_all(fetches: Vec<RecordFetch>) -> Result<Vec<(RecordId, Arc<Record>)>, SourceError> {
-    /// Record files are small; a few in flight hide the latency of remote roots.
-    const IN_FLIGHT: usize = 8;
-    futures::stream::iter(fetches)
-        .map(|fetch| async move { fetch.load().await.map(|record| (fetch.id, record)) })
-        .buffered(IN_FLIGHT)
-        .try_collect()
-        .await
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ mod cache;
 
 use std::sync::Arc;
 
-use futures::stream::{self, BoxStream};
+use futures::stream::{self, BoxStream, FuturesOrdered};
 use futures::{StreamExt, TryStreamExt};
 
 pub use cache::RecordCacheOptions;
@@ -20,14 +20,39 @@ use crate::resolve::{Location, Resolver};
 /// The key of the consolidated metadata document synthesised from `.zmetadata`.
 const CONSOLIDATED_KEY: &str = ".zmetadata";
 
+/// The most record files one listing reads: a listing holds the keys it
+/// finds, and reads the records one at a time (a few in flight), but an
+/// astronomical grid must not turn into that many requests.
+const MAX_LISTED_RECORD_FILES: u64 = 1 << 20;
+
 /// A parquet reference root: its layout and the records loaded so far.
 #[derive(Debug)]
 pub(crate) struct ParquetRoot {
     layout: Arc<ParquetLayout>,
+    files: RecordFiles,
+}
+
+/// Where a root's record files are, and the cache of those loaded.
+#[derive(Clone, Debug)]
+struct RecordFiles {
     records: Arc<RecordCache>,
     /// The root folder; record files are found below it.
     root: Location,
     resolver: Arc<Resolver>,
+}
+
+impl RecordFiles {
+    /// How to load record `id`; `cached`: keep it in the record cache (a
+    /// writer reads each record once, so it does not).
+    fn fetch(&self, id: RecordId, cached: bool) -> Result<RecordFetch, SourceError> {
+        let file = id.file();
+        let unresolvable =
+            |source| SourceError::Resolve { what: "parquet record file", location: file.clone(), source };
+        let location = self.root.child(&file).map_err(unresolvable)?;
+        let source = self.resolver.source(&location, &self.root).map_err(unresolvable)?;
+        let slot = if cached { self.records.slot(&id) } else { cache::Slot::default() };
+        Ok(RecordFetch { id, slot, cache: Arc::clone(&self.records), source, location: location.to_string() })
+    }
 }
 
 impl ParquetRoot {
@@ -37,7 +62,8 @@ impl ParquetRoot {
         root: Location,
         resolver: Arc<Resolver>,
     ) -> Self {
-        Self { layout: Arc::new(layout), records: Arc::new(RecordCache::new(cache)), root, resolver }
+        let files = RecordFiles { records: Arc::new(RecordCache::new(cache)), root, resolver };
+        Self { layout: Arc::new(layout), files }
     }
 
     /// Every metadata key, the synthesised consolidated document included.
@@ -45,37 +71,47 @@ impl ParquetRoot {
         std::iter::once(CONSOLIDATED_KEY).chain(self.layout.metadata_keys())
     }
 
-    /// How to load record `id`; `cached`: keep it in the record cache (a
-    /// writer reads each record once, so it does not).
-    fn record_fetch(&self, id: RecordId, cached: bool) -> Result<RecordFetch, SourceError> {
-        let file = id.file();
-        let unresolvable =
-            |source| SourceError::Resolve { what: "parquet record file", location: file.clone(), source };
-        let location = self.root.child(&file).map_err(unresolvable)?;
-        let source = self.resolver.source(&location, &self.root).map_err(unresolvable)?;
-        let slot = if cached { self.records.slot(&id) } else { cache::Slot::default() };
-        Ok(RecordFetch { id, slot, cache: Arc::clone(&self.records), source, location: location.to_string() })
-    }
-
-    /// A listing of the chunk keys of the arrays at `fields`, known once their records are loaded.
+    /// `listing` of `prefix`, with the chunk keys of the arrays at `fields`,
+    /// known once their records are read: one at a time, a few in flight,
+    /// each dropped once its keys are taken.
     fn pending_chunk_keys<'a>(
         &self,
+        prefix: &str,
         fields: impl Iterator<Item = &'a Arc<str>>,
         mut listing: Listing,
     ) -> Result<Listing, SourceError> {
-        let mut fetches = Vec::new();
-        for field in fields {
-            for n in 0..self.layout.record_count(field) {
-                fetches.push(self.record_fetch(RecordId { field: Arc::clone(field), index: n }, true)?);
-            }
+        let arrays: Vec<(Arc<str>, u64)> =
+            fields.map(|field| (Arc::clone(field), self.layout.record_count(field))).collect();
+        let records = arrays.iter().fold(0u64, |n, (_, count)| n.saturating_add(*count));
+        if records > MAX_LISTED_RECORD_FILES {
+            let (prefix, limit) = (prefix.to_owned(), MAX_LISTED_RECORD_FILES);
+            return Err(SourceError::TooManyRecords { prefix, records, limit });
         }
-        if fetches.is_empty() {
+        if records == 0 {
             return Ok(listing);
         }
-        let layout = Arc::clone(&self.layout);
+        let (layout, files) = (Arc::clone(&self.layout), self.files.clone());
         listing.pending = Some(Box::pin(async move {
-            let loaded = cache::load_all(fetches).await?;
-            Ok(loaded.iter().flat_map(|(id, record)| present_keys(&layout, id, record)).collect())
+            /// Record files are small; a few in flight hide the latency of remote roots.
+            const IN_FLIGHT: usize = 8;
+            let mut in_flight = FuturesOrdered::new();
+            let mut keys = Vec::new();
+            let mut take = |(id, record): (RecordId, Arc<Record>)| keys.extend(present_keys(&layout, &id, &record));
+            for (field, count) in arrays {
+                for index in 0..count {
+                    let fetch = files.fetch(RecordId { field: Arc::clone(&field), index }, true)?;
+                    in_flight.push_back(async move { fetch.load().await.map(|record| (fetch.id, record)) });
+                    if in_flight.len() >= IN_FLIGHT
+                        && let Some(loaded) = in_flight.next().await
+                    {
+                        take(loaded?);
+                    }
+                }
+            }
+            while let Some(loaded) = in_flight.next().await {
+                take(loaded?);
+            }
+            Ok(keys)
         }));
         Ok(listing)
     }
@@ -114,10 +150,10 @@ impl ReferenceSource for ParquetRoot {
             return Ok(Lookup::Ready(Some(OwnedReference::Inline(document.clone()))));
         }
         let Some((id, row)) = layout.locate(key) else { return Ok(Lookup::Ready(None)) };
-        if let Some(record) = self.records.get(&id) {
+        if let Some(record) = self.files.records.get(&id) {
             return Ok(Lookup::Ready(row_reference(&record, row)));
         }
-        let fetch = self.record_fetch(id, true)?;
+        let fetch = self.files.fetch(id, true)?;
         Ok(Lookup::Pending(Box::pin(async move { Ok(row_reference(&*fetch.load().await?, row)) })))
     }
 
@@ -127,7 +163,7 @@ impl ReferenceSource for ParquetRoot {
         let keys = self.metadata_keys().filter(|k| k.starts_with(prefix)).map(str::to_owned).collect();
         let fields =
             self.layout.arrays().map(|(field, _)| field).filter(|field| format!("{field}/").starts_with(prefix));
-        self.pending_chunk_keys(fields, Listing::ready(keys, Vec::new()))
+        self.pending_chunk_keys(prefix, fields, Listing::ready(keys, Vec::new()))
     }
 
     /// Only an array's own folder needs its records (for its chunk keys);
@@ -143,7 +179,7 @@ impl ReferenceSource for ParquetRoot {
         }
         let array =
             self.layout.arrays().map(|(field, _)| field).find(|field| prefix.strip_suffix('/') == Some(&***field));
-        self.pending_chunk_keys(array.into_iter(), listing)
+        self.pending_chunk_keys(prefix, array.into_iter(), listing)
     }
 
     /// The metadata as written in `.zmetadata`, then each array's chunks in
@@ -162,7 +198,7 @@ impl ReferenceSource for ParquetRoot {
         });
         let chunks = stream::iter(ids.collect::<Vec<_>>())
             .then(move |id| async move {
-                let record = self.record_fetch(id.clone(), false)?.load().await?;
+                let record = self.files.fetch(id.clone(), false)?.load().await?;
                 let references = (0..record.len()).filter_map(|row| {
                     let reference = row_reference(&record, row)?;
                     Some(Ok((self.layout.chunk_key(&id, row as u64)?, reference)))

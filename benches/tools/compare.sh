@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Two builds of refbench side by side, in one run: each workload timed for the
+# "before" binary, then the "after" one, by peer_bench.py repeat (median of N
+# after a warm-up, whole processes, peak RSS). For before/after claims.
+#
+#   PY=/path/to/venv/bin/python benches/tools/compare.sh BEFORE_REFBENCH AFTER_REFBENCH [N] > compare.log
+#
+# Needs the corpus (make_synthetic.py --sizes 4,5,6 in /tmp/refbench) and, for
+# --http, nginx from `peer_bench.py serve-start`.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+before=$1
+after=$2
+n=${3:-5}
+root=${ROOT:-/tmp/refbench}
+PY=${PY:-python3}
+PEER="$repo/../shared/bench/peer_bench.py"
+for w in "load-json 1e6" "load-v1 1e6" "open-parquet 1e6" "read-full" "read-full-zlib" "read-full --http" \
+         "read-random 1000" "read-random 1000 --zlib" "read-random 1000 --http"; do
+  for side in before after; do
+    bin=$before
+    [ "$side" = after ] && bin=$after
+    printf '%-28s %-6s ' "$w" "$side"
+    # shellcheck disable=SC2086
+    "$PY" "$PEER" --root "$root" repeat -n "$n" --warmup 1 -- "$bin" --root "$root" $w 2>&1 | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)
+print(f"wall {j[\"wall_s\"][1]:.3f} s (min {j[\"wall_s\"][0]:.3f}, max {j[\"wall_s\"][2]:.3f})  peak {j[\"peak_mib\"][1]:.0f} MiB  rc {j[\"rc\"]}")'
+  done
+done
