@@ -25,6 +25,7 @@ for w in "load-json 1e6" "load-v1 1e6" "open-parquet 1e6" "read-full" "read-full
     "$PY" "$PEER" --root "$root" repeat -n "$n" --warmup 1 -- "$bin" --root "$root" $w 2>&1 | "$PY" -c '
 import json, sys
 j = json.load(sys.stdin)
-print(f"wall {j[\"wall_s\"][1]:.3f} s (min {j[\"wall_s\"][0]:.3f}, max {j[\"wall_s\"][2]:.3f})  peak {j[\"peak_mib\"][1]:.0f} MiB  rc {j[\"rc\"]}")'
+w, m = j["wall_s"], j["peak_mib"]
+print("wall %.3f s (min %.3f, max %.3f)  peak %.0f MiB  rc %s" % (w[1], w[0], w[2], m[1], j["rc"]))'
   done
 done

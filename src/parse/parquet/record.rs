@@ -92,17 +92,9 @@ impl Record {
                     }
                 };
                 record.path_ids.push(id);
-                // A reference with a path needs its offset and size: a null one is
-                // an error, never offset 0 (which would serve another chunk's bytes).
-                let number = |column: &Option<Int64Array>, name: &str| -> Result<u64, RecordError> {
-                    match column {
-                        Some(c) if c.is_valid(i) => u64::try_from(c.value(i))
-                            .map_err(|_| layout(format!("row {i}: negative {name} {}", c.value(i)))),
-                        Some(_) if path.is_some() => Err(layout(format!("row {i}: a path with a null {name}"))),
-                        _ => Ok(0),
-                    }
-                };
-                let (offset, size) = (number(&columns.offset, "offset")?, number(&columns.size, "size")?);
+                let has_path = path.is_some();
+                let offset = row_number(columns.offset.as_ref(), i, has_path, "offset")?;
+                let size = row_number(columns.size.as_ref(), i, has_path, "size")?;
                 if path.is_some() && offset.checked_add(size).is_none() {
                     return Err(layout(format!("row {i}: offset {offset} + size {size} overflows")));
                 }
@@ -155,6 +147,28 @@ impl Record {
     pub(crate) fn memory_size(&self) -> usize {
         self.paths.iter().map(|p| p.len() + 16).sum::<usize>() + self.len() * 40 + self.raw.len()
     }
+}
+
+/// Row `i` of an `offset` or `size` column. A reference with a path needs
+/// both: a null one is an error, never 0 (which would serve another chunk's
+/// bytes). Kept small for the per-row loop; the errors are built out of line.
+#[inline]
+fn row_number(column: Option<&Int64Array>, i: usize, has_path: bool, name: &'static str) -> Result<u64, RecordError> {
+    match column {
+        Some(c) if c.is_valid(i) => u64::try_from(c.value(i)).map_err(|_| negative(i, name, c.value(i))),
+        Some(_) if has_path => Err(null_with_path(i, name)),
+        _ => Ok(0),
+    }
+}
+
+#[cold]
+fn negative(row: usize, name: &str, value: i64) -> RecordError {
+    RecordError::Layout(format!("row {row}: negative {name} {value}"))
+}
+
+#[cold]
+fn null_with_path(row: usize, name: &str) -> RecordError {
+    RecordError::Layout(format!("row {row}: a path with a null {name}"))
 }
 
 /// The columns of one batch, normalised.
