@@ -261,3 +261,18 @@ fn arrays_no_reader_can_hold_are_refused_when_opened() {
         assert!(err.contains("\"x\"") && err.contains(needle), "{zarray}: {err}");
     }
 }
+
+/// kerchunk's HDF4 scanner writes empty dimensions with a chunk length of 0:
+/// zarrs opens them as empty arrays, as fsspec + zarr read them.
+#[test]
+fn empty_dimensions_with_zero_chunks_read_as_empty_arrays() {
+    let zarray = r#"{"zarr_format": 2, "shape": [0], "chunks": [0], "dtype": "<f4", "compressor": null,
+                     "filters": null, "fill_value": 0.0, "order": "C"}"#;
+    let doc = serde_json::json!({".zgroup": r#"{"zarr_format": 2}"#, "empty/.zarray": zarray});
+    let (_dir, path) = scratch(&doc.to_string());
+    let store = Arc::new(ReferenceStore::open(path.to_str().unwrap()).unwrap());
+    let array = Array::open(store, "/empty").unwrap();
+    assert_eq!(array.shape(), [0]);
+    let values: Vec<f32> = array.retrieve_array_subset(&array.subset_all()).unwrap();
+    assert!(values.is_empty());
+}

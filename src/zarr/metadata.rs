@@ -13,6 +13,7 @@
 //! | zlib/gzip level | `{"id": "zlib"}` with no `level` | `level: 1` added | the level only matters when compressing; zarrs requires the field |
 //! | single-byte byte order | `<u1`, `>i1`, `<b1`, ... | `\|u1`, `\|i1`, `\|b1` | byte order is meaningless for one byte; zarrs only accepts `\|` |
 //! | fixed-length bytes | `\|S<n>` with a base64 fill value | `\|V<n>` (raw bytes) with the fill zero-padded to `n` bytes | numpy `S<n>` values are `n` raw bytes, zero-padded, which is what `\|V<n>` reads; zarrs has no `S` type |
+//! | empty dimensions | `"shape": [0], "chunks": [0]` (kerchunk's HDF4 scanner) | chunk length 1 for each empty dimension | an empty dimension has no chunk to read whatever its length; zarrs refuses a chunk length of 0, fsspec + zarr read an empty array |
 //! | null fill for raw bytes and text | `\|V<n>` or `<U<n>` with `fill_value: null` | `n` zero bytes / `n` NUL characters | numpy's default for these dtypes; zarrs rejects `null` for them |
 //!
 //! A dtype or codec that has no exact equivalent in zarrs is refused here with
@@ -87,6 +88,7 @@ pub(crate) fn rewrite(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<Opt
         changed |= blosc_filter_to_compressor(meta);
         changed |= default_deflate_level(meta);
         changed |= single_byte_order(meta);
+        changed |= empty_dimension_chunks(meta);
         changed |= fixed_bytes_as_raw(meta);
         changed |= null_fill_for_raw_and_text(meta);
     }
@@ -187,6 +189,21 @@ fn single_byte_order(meta: &mut Map<String, Value>) -> bool {
         return true;
     }
     false
+}
+
+/// A chunk length of 0 along an empty dimension (shape 0) → 1.
+fn empty_dimension_chunks(meta: &mut Map<String, Value>) -> bool {
+    let shape: Vec<Option<u64>> =
+        meta.get("shape").and_then(Value::as_array).map(|s| s.iter().map(Value::as_u64).collect()).unwrap_or_default();
+    let Some(Value::Array(chunks)) = meta.get_mut("chunks") else { return false };
+    let mut changed = false;
+    for (chunk, length) in chunks.iter_mut().zip(shape) {
+        if length == Some(0) && chunk.as_u64() == Some(0) {
+            *chunk = Value::from(1);
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// `|S<n>` → `|V<n>`, with the fill value zero-padded to `n` bytes.
@@ -329,5 +346,14 @@ mod tests {
         assert!(rewrite("x/.zarray", doc.as_bytes(), 8_000_000).is_ok());
         let err = rewrite("x/.zarray", doc.as_bytes(), 7_999_999).unwrap_err();
         assert!(matches!(err, Unsupported::ChunkTooLarge { bytes: 8_000_000, .. }), "{err}");
+    }
+
+    #[test]
+    fn empty_dimensions_get_chunk_length_one() {
+        let doc = rewritten(r#"{"shape": [0, 3], "chunks": [0, 3], "dtype": "<f4", "fill_value": 0}"#);
+        assert_eq!(doc["chunks"], serde_json::json!([1, 3]));
+        // A chunk length of 0 along a non-empty dimension stays, for zarrs to refuse.
+        let raw = r#"{"shape": [2], "chunks": [0], "dtype": "<f4", "fill_value": 0}"#;
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX).unwrap(), None);
     }
 }
