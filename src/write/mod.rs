@@ -10,13 +10,15 @@
 mod json;
 #[cfg(feature = "parquet")]
 mod parquet;
-mod run;
+mod to_json;
+#[cfg(feature = "parquet")]
+mod to_parquet;
 
 use std::sync::Arc;
 
-pub use run::{write_json, write_json_async};
+pub use to_json::{write_json, write_json_async};
 #[cfg(feature = "parquet")]
-pub use run::{write_parquet, write_parquet_async};
+pub use to_parquet::{write_parquet, write_parquet_async};
 
 /// Called with the number of references written so far, after each record
 /// or batch, so that long conversions can show progress.

@@ -1,0 +1,179 @@
+//! Writing a parquet reference root from any [`ReferenceSource`]: the output
+//! layout from the source's metadata, then each record file in grid order.
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use serde_json::Value as Json;
+
+use super::parquet::RecordEncoder;
+use super::{ParquetWriteOptions, Progress};
+use crate::error::{SourceError, WriteError};
+use crate::model::{Lookup, OwnedReference, ReferenceSource, Walk};
+use crate::parse::parquet::{ParquetLayout, RecordId};
+use crate::store::IoRuntime;
+use crate::zarr::{lenient, metadata};
+
+/// Write the references of `source` as a parquet reference root at
+/// `root` in `store`, in fsspec's `LazyReferenceMapper` layout:
+/// `.zmetadata` (written last, so a partial root does not open) and
+/// `<array>/refs.<n>.parq`. Records whose chunks are all missing get no
+/// file, as fsspec does. Returns the number of chunk references written.
+/// Blocks until done, reading and writing on the process's shared I/O runtime.
+///
+/// A parquet source is read through its record cache, so the cache's
+/// bound ([`RecordCacheOptions`](crate::RecordCacheOptions)) is the
+/// memory a conversion holds; the source's keys are then walked once more
+/// to check that each one has a place in the output.
+///
+/// ```
+/// use zarrs_kerchunk::{ParquetWriteOptions, ReferenceStore, object_store, write_parquet};
+/// # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nc4_deflate_shuffle/refs.json");
+/// let source = ReferenceStore::open(location)?;
+/// let out = object_store::memory::InMemory::new();
+/// let options = ParquetWriteOptions::default().with_record_size(1000);
+/// let written = write_parquet(source.source().as_ref(), &out, &"refs.parq".into(), &options)?;
+/// assert!(written > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`WriteError`] if a key fits no array's chunk grid, a reference has a
+/// `null` URL, metadata is not inline JSON, the source cannot be read, or
+/// the output cannot be written.
+pub fn write_parquet(
+    source: &dyn ReferenceSource,
+    store: &dyn ObjectStore,
+    root: &ObjectPath,
+    options: &ParquetWriteOptions,
+) -> Result<u64, WriteError> {
+    let runtime = IoRuntime::default();
+    let written = runtime.block_on_here(write(source, store, root, options, &runtime, false));
+    written.map_err(|e| WriteError::Read(SourceError::Runtime(e)))?
+}
+
+/// [`write_parquet`] for async code: record files are encoded on tokio's
+/// blocking pool, never on the executor.
+///
+/// # Errors
+/// As [`write_parquet`].
+pub async fn write_parquet_async(
+    source: &dyn ReferenceSource,
+    store: &dyn ObjectStore,
+    root: &ObjectPath,
+    options: &ParquetWriteOptions,
+) -> Result<u64, WriteError> {
+    write(source, store, root, options, &IoRuntime::default(), true).await
+}
+
+async fn write(
+    source: &dyn ReferenceSource,
+    store: &dyn ObjectStore,
+    root: &ObjectPath,
+    options: &ParquetWriteOptions,
+    runtime: &IoRuntime,
+    off_the_executor: bool,
+) -> Result<u64, WriteError> {
+    let encoding = options.encoding;
+    let layout = output_layout(source, encoding.record_size).await?;
+    check_every_key_has_a_place(source, &layout).await?;
+    let put = |file: String, bytes: bytes::Bytes| async move {
+        let path = ObjectPath::from(format!("{root}/{file}"));
+        store
+            .put(&path, PutPayload::from(bytes))
+            .await
+            .map_err(|source| WriteError::ObjectStore { location: path.to_string(), source })
+    };
+    let mut encoder = RecordEncoder::new(encoding);
+    let mut written = 0;
+    for (field, grid) in layout.arrays() {
+        let total: u64 = grid.iter().product();
+        for n in 0..layout.record_count(field) {
+            let id = RecordId { field: std::sync::Arc::clone(field), index: n };
+            let rows = n * encoding.record_size..((n + 1) * encoding.record_size).min(total);
+            for row in 0..rows.end - rows.start {
+                let key = || layout.chunk_key(&id, row).unwrap_or_default();
+                let found = lookup(source, &key(), runtime).await?;
+                written += u64::from(found.is_some());
+                encoder.push(key, found.as_ref().map(OwnedReference::as_reference))?;
+            }
+            let file = id.file();
+            let finished = if off_the_executor && tokio::runtime::Handle::try_current().is_ok() {
+                let mut moved = std::mem::replace(&mut encoder, RecordEncoder::new(encoding));
+                let (emptied, result) = tokio::task::spawn_blocking(move || {
+                    let result = moved.finish();
+                    (moved, result)
+                })
+                .await
+                .map_err(WriteError::Task)?;
+                encoder = emptied;
+                result
+            } else {
+                encoder.finish()
+            };
+            let file_bytes = finished.map_err(|source| WriteError::Encode { location: file.clone(), source })?;
+            if let Some(bytes) = file_bytes {
+                put(file, bytes).await?;
+            }
+            Progress::report(options.progress.as_ref(), written);
+        }
+    }
+    put(".zmetadata".into(), layout.zmetadata().into()).await?;
+    Ok(written)
+}
+
+/// What `key` holds, after the source's read if it needs one.
+async fn lookup(
+    source: &dyn ReferenceSource,
+    key: &str,
+    runtime: &IoRuntime,
+) -> Result<Option<OwnedReference>, WriteError> {
+    match source.lookup(key)? {
+        Lookup::Ready(found) => Ok(found),
+        // Pending reads are spawned, so that they run on the runtime's threads
+        // whatever executor drives the writer.
+        Lookup::Pending(pending) => {
+            let done = match tokio::runtime::Handle::try_current() {
+                Ok(handle) => handle.spawn(pending).await.map_err(WriteError::Task)?,
+                Err(_) => runtime.block_on(pending).map_err(SourceError::Runtime)?,
+            };
+            Ok(done?)
+        }
+    }
+}
+
+/// The parquet layout of the output: the source's arrays at `record_size` rows per file.
+async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result<ParquetLayout, WriteError> {
+    let mut objects = serde_json::Map::new();
+    let mut metadata = source.walk(Walk::Metadata);
+    while let Some(item) = metadata.next().await {
+        let (key, reference) = item?;
+        if key == ".zmetadata" {
+            continue;
+        }
+        let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key.clone(), reason };
+        let OwnedReference::Inline(text) = reference else {
+            return Err(unrepresentable("metadata that is a reference to a file cannot go into .zmetadata".into()));
+        };
+        let object = lenient::parse_json_lenient(&text).map_err(|e| unrepresentable(format!("not JSON: {e}")))?;
+        objects.insert(key, object);
+    }
+    let sorted: BTreeMap<String, Json> = objects.into_iter().collect();
+    ParquetLayout::from_metadata(&sorted.into_iter().collect(), record_size, ".zmetadata")
+        .map_err(|e| WriteError::Unrepresentable { key: ".zmetadata".into(), reason: e.to_string() })
+}
+
+/// Every key must be metadata or a chunk of some array, or the parquet root would silently lose it.
+async fn check_every_key_has_a_place(source: &dyn ReferenceSource, layout: &ParquetLayout) -> Result<(), WriteError> {
+    let mut references = source.walk(Walk::All);
+    while let Some(item) = references.next().await {
+        let (key, _) = item?;
+        if key != ".zmetadata" && !metadata::is_metadata_key(&key) && layout.locate(&key).is_none() {
+            let reason = "it is not a chunk inside any array's grid, and the parquet layout holds only those";
+            return Err(WriteError::Unrepresentable { key, reason: reason.into() });
+        }
+    }
+    Ok(())
+}
