@@ -196,7 +196,8 @@ impl ReferenceSource for ParquetRoot {
         let ids = self.layout.arrays().flat_map(|(field, _)| {
             (0..self.layout.record_count(field)).map(|index| RecordId { field: Arc::clone(field), index })
         });
-        let chunks = stream::iter(ids.collect::<Vec<_>>())
+        // Lazily: a grid may name more record files than fit in memory as ids.
+        let chunks = stream::iter(ids)
             .then(move |id| async move {
                 let record = self.files.fetch(id.clone(), false)?.load().await?;
                 let references = (0..record.len()).filter_map(|row| {
