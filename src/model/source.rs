@@ -107,6 +107,14 @@ pub trait ReferenceSource: std::fmt::Debug + Send + Sync {
     fn in_memory(&self) -> Option<&ReferenceSet> {
         None
     }
+
+    /// Whether every key but metadata is a chunk of an array, named as
+    /// `.zmetadata` would place it (indices joined by `.`). A parquet root
+    /// holds nothing else; a JSON set may. Writers of fsspec's parquet layout
+    /// skip their check of every key when this is `true`.
+    fn holds_only_dotted_chunk_keys(&self) -> bool {
+        false
+    }
 }
 
 impl ReferenceSource for ReferenceSet {

@@ -1,9 +1,12 @@
 //! Writing a parquet reference root from any [`ReferenceSource`]: the output
 //! layout from the source's metadata, then each record file in grid order.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::Value as Json;
@@ -78,7 +81,9 @@ async fn write(
 ) -> Result<u64, WriteError> {
     let encoding = options.encoding;
     let layout = output_layout(source, encoding.record_size).await?;
-    check_every_key_has_a_place(source, &layout).await?;
+    if !source.holds_only_dotted_chunk_keys() {
+        check_every_key_has_a_place(source, &layout).await?;
+    }
     let put = |file: String, bytes: bytes::Bytes| async move {
         let path = ObjectPath::from(format!("{root}/{file}"));
         store
@@ -86,16 +91,22 @@ async fn write(
             .await
             .map_err(|source| WriteError::ObjectStore { location: path.to_string(), source })
     };
+    let mut rows = if source.holds_only_dotted_chunk_keys() {
+        let order = layout.arrays().enumerate().map(|(i, (field, _))| (Arc::clone(field), i)).collect();
+        Rows::Walk { references: source.walk(Walk::All), next: None, order }
+    } else {
+        Rows::Lookup { source, runtime }
+    };
     let mut encoder = RecordEncoder::new(encoding);
     let mut written = 0;
     for (field, grid) in layout.arrays() {
         let total: u64 = grid.iter().product();
         for n in 0..layout.record_count(field) {
-            let id = RecordId { field: std::sync::Arc::clone(field), index: n };
-            let rows = n * encoding.record_size..((n + 1) * encoding.record_size).min(total);
-            for row in 0..rows.end - rows.start {
+            let id = RecordId { field: Arc::clone(field), index: n };
+            let span = n * encoding.record_size..((n + 1) * encoding.record_size).min(total);
+            for row in 0..span.end - span.start {
                 let key = || layout.chunk_key(&id, row).unwrap_or_default();
-                let found = lookup(source, &key(), runtime).await?;
+                let found = rows.at(&layout, &id, row, key).await?;
                 written += u64::from(found.is_some());
                 encoder.push(key, found.as_ref().map(OwnedReference::as_reference))?;
             }
@@ -122,6 +133,66 @@ async fn write(
     }
     put(".zmetadata".into(), layout.zmetadata().into()).await?;
     Ok(written)
+}
+
+/// Where the writer finds the reference of each position of the output grid.
+enum Rows<'a> {
+    /// Asked of the source, key by key (a JSON set answers from memory).
+    Lookup { source: &'a dyn ReferenceSource, runtime: &'a IoRuntime },
+    /// Taken from the source's walk, which visits chunks in the output's
+    /// order (a parquet root: arrays sorted, each in grid order), one record
+    /// file at a time.
+    Walk {
+        references: BoxStream<'a, Result<(String, OwnedReference), SourceError>>,
+        /// The next chunk of the walk: its record, row and reference.
+        next: Option<(RecordId, u64, OwnedReference)>,
+        /// Each array's place in the output's order.
+        order: HashMap<Arc<str>, usize>,
+    },
+}
+
+impl Rows<'_> {
+    /// The reference at row `row` of record `id`, whose key `key` gives.
+    async fn at(
+        &mut self,
+        layout: &ParquetLayout,
+        id: &RecordId,
+        row: u64,
+        key: impl Fn() -> String,
+    ) -> Result<Option<OwnedReference>, WriteError> {
+        let (references, next, order) = match self {
+            Self::Lookup { source, runtime } => return lookup(*source, &key(), runtime).await,
+            Self::Walk { references, next, order } => (references, next, order),
+        };
+        if next.is_none() {
+            while let Some(item) = references.next().await {
+                let (chunk_key, reference) = item?;
+                if chunk_key == ".zmetadata" || metadata::is_metadata_key(&chunk_key) {
+                    continue;
+                }
+                let Some((chunk_id, chunk_row)) = layout.locate(&chunk_key) else {
+                    let reason = "it is not a chunk inside any array's grid".into();
+                    return Err(WriteError::Unrepresentable { key: chunk_key, reason });
+                };
+                *next = Some((chunk_id, chunk_row as u64, reference));
+                break;
+            }
+        }
+        let place = |id: &RecordId, row: u64| (order.get(&id.field).copied(), id.index, row);
+        let Some((chunk_id, chunk_row, _)) = next.as_ref() else { return Ok(None) };
+        match place(chunk_id, *chunk_row).cmp(&place(id, row)) {
+            Ordering::Equal => Ok(next.take().map(|(_, _, reference)| reference)),
+            Ordering::Greater => Ok(None),
+            Ordering::Less => {
+                let reason =
+                    "the source walked its chunks out of grid order, so it cannot be written in one pass".into();
+                Err(WriteError::Unrepresentable {
+                    key: layout.chunk_key(chunk_id, *chunk_row).unwrap_or_default(),
+                    reason,
+                })
+            }
+        }
+    }
 }
 
 /// What `key` holds, after the source's read if it needs one.

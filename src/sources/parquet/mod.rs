@@ -182,6 +182,10 @@ impl ReferenceSource for ParquetRoot {
         self.pending_chunk_keys(prefix, array.into_iter(), listing)
     }
 
+    fn holds_only_dotted_chunk_keys(&self) -> bool {
+        true
+    }
+
     /// The metadata as written in `.zmetadata`, then each array's chunks in
     /// grid order, one record file at a time, outside the record cache.
     fn walk(&self, walk: Walk) -> BoxStream<'_, Result<(String, OwnedReference), SourceError>> {
@@ -200,11 +204,12 @@ impl ReferenceSource for ParquetRoot {
         let chunks = stream::iter(ids)
             .then(move |id| async move {
                 let record = self.files.fetch(id.clone(), false)?.load().await?;
-                let references = (0..record.len()).filter_map(|row| {
+                // The rows are visited as the stream is read: the record is held, not copied.
+                let references = (0..record.len()).filter_map(move |row| {
                     let reference = row_reference(&record, row)?;
                     Some(Ok((self.layout.chunk_key(&id, row as u64)?, reference)))
                 });
-                Ok::<_, SourceError>(stream::iter(references.collect::<Vec<_>>()))
+                Ok::<_, SourceError>(stream::iter(references))
             })
             .try_flatten();
         Box::pin(metadata.chain(chunks))
