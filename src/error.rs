@@ -214,6 +214,12 @@ pub enum ReadError {
         /// How many bytes came back.
         got: u64,
     },
+    /// The file is larger than the reader may hold.
+    #[error("the file is larger than the limit of {limit} bytes (Limits::with_max_document_bytes)")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The store answered fewer ranges than were asked of it.
     #[error("the store returned fewer ranges than requested")]
     MissingRanges,

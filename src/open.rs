@@ -285,7 +285,8 @@ impl ReferenceStoreBuilder {
                 Some(Err(error)) => return Err(error),
             }
         }
-        match fetch::read_if_exists(&source).await.map_err(|source| read_error(&location, source))? {
+        let limit = self.parse.limits().max_document_bytes();
+        match fetch::read_if_exists(&source, limit).await.map_err(|source| read_error(&location, source))? {
             Some(bytes) => {
                 let references = ReferenceSet::from_json_at(&bytes, &self.parse, &location.to_string())?;
                 Ok(self.core(Arc::new(references), location, resolver))
@@ -308,15 +309,16 @@ impl ReferenceStoreBuilder {
     async fn open_parquet(&self, root: Location, resolver: Arc<Resolver>) -> Result<Core, ReferenceError> {
         let file = root.child(".zmetadata").map_err(|source| resolve_error(&root, source))?;
         let source = resolver.source(&file, &root).map_err(|source| resolve_error(&file, source))?;
-        let bytes =
-            fetch::read_if_exists(&source).await.map_err(|source| read_error(&file, source))?.ok_or_else(|| {
-                ReferenceError::NotFound {
-                    location: file.to_string(),
-                    reason: "not found: a parquet reference root holds a .zmetadata file".into(),
-                }
+        let bytes = fetch::read_if_exists(&source, self.parse.limits().max_document_bytes())
+            .await
+            .map_err(|source| read_error(&file, source))?
+            .ok_or_else(|| ReferenceError::NotFound {
+                location: file.to_string(),
+                reason: "not found: a parquet reference root holds a .zmetadata file".into(),
             })?;
         let layout = ParquetLayout::parse(&bytes, &file.to_string())?;
-        let index = ParquetRoot::new(layout, self.record_cache, root.clone(), Arc::clone(&resolver));
+        let max_file_bytes = self.parse.limits().max_document_bytes();
+        let index = ParquetRoot::new(layout, self.record_cache, root.clone(), Arc::clone(&resolver), max_file_bytes);
         Ok(self.core(Arc::new(index), root, resolver))
     }
 

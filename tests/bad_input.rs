@@ -276,3 +276,27 @@ fn empty_dimensions_with_zero_chunks_read_as_empty_arrays() {
     let values: Vec<f32> = array.retrieve_array_subset(&array.subset_all()).unwrap();
     assert!(values.is_empty());
 }
+
+/// A remote reference file, or a parquet record file, larger than the limit is
+/// refused from its size, before its bytes are held; one at the limit opens.
+#[test]
+fn remote_files_larger_than_the_limit_are_refused() {
+    use zarrs_kerchunk::object_store::{ObjectStoreExt, memory::InMemory};
+    let doc = r#"{".zgroup": "{\"zarr_format\": 2}", "padding": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#;
+    let n = doc.len() as u64;
+    let memory = Arc::new(InMemory::new());
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(memory.put(&"refs.json".into(), doc.as_bytes().to_vec().into()))
+        .unwrap();
+    let open = |limit: u64| {
+        ReferenceStoreBuilder::new()
+            .with_store("s3://bucket/", memory.clone())
+            .with_limits(zarrs_kerchunk::Limits::default().with_max_document_bytes(limit))
+            .open("s3://bucket/refs.json")
+    };
+    assert!(open(n).is_ok(), "the limit itself");
+    let err = open(n - 1).unwrap_err();
+    assert!(matches!(&err, ReferenceError::Read { source: zarrs_kerchunk::ReadError::TooLarge { .. }, .. }), "{err}");
+    assert!(err.to_string().contains("s3://bucket/refs.json"), "{err}");
+}

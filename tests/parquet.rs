@@ -302,3 +302,18 @@ fn listing_an_astronomical_grid_is_bounded() {
         assert!(err.contains("115292150460684698 record files") && err.contains("limit"), "{err}");
     }
 }
+
+/// A record file larger than the document limit is an error naming it, not a read of it.
+#[test]
+fn record_files_larger_than_the_limit_are_refused() {
+    let scratch = Scratch::new();
+    let record = scratch.path().join("refs.parq/field/refs.0.parq");
+    let size = std::fs::metadata(&record).unwrap().len();
+    let zmetadata = std::fs::metadata(scratch.path().join("refs.parq/.zmetadata")).unwrap().len();
+    let limits = zarrs_kerchunk::Limits::default().with_max_document_bytes(size.max(zmetadata) - 1);
+    assert!(zmetadata < size, "the case's record file is the larger file");
+    let store = ReferenceStoreBuilder::new().with_limits(limits).open(&scratch.root()).unwrap();
+    let key = zarrs_storage::StoreKey::new("field/0.0").unwrap();
+    let err = zarrs_storage::ReadableStorageTraits::get(&store, &key).unwrap_err().to_string();
+    assert!(err.contains("refs.0.parq") && err.contains("larger than the limit"), "{err}");
+}

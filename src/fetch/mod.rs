@@ -53,18 +53,40 @@ pub(crate) async fn read_async(source: &Source, requests: Vec<Request>) -> Resul
     }
 }
 
-/// The whole of `source`, or `None` if it does not exist.
-pub(crate) async fn read_if_exists(source: &Source) -> Result<Option<Bytes>, ReadError> {
+/// The whole of `source`, or `None` if it does not exist; a file of more
+/// than `limit` bytes is an error, found before its bytes are held: from the
+/// file's or the object's size, and while the body streams in (a server may
+/// not say, or lie).
+pub(crate) async fn read_if_exists(source: &Source, limit: u64) -> Result<Option<Bytes>, ReadError> {
     match source {
         Source::Local(path) => {
-            let read = with_local_file(path.clone(), |mut file| {
+            let read = with_local_file(path.clone(), move |file| {
+                if file.metadata()?.len() > limit {
+                    return Ok(None);
+                }
                 let mut bytes = Vec::new();
-                io::Read::read_to_end(&mut file, &mut bytes).map(|_| Bytes::from(bytes))
+                io::Read::read_to_end(&mut io::Read::take(file, limit.saturating_add(1)), &mut bytes)?;
+                Ok(Some(Bytes::from(bytes)).filter(|bytes| bytes.len() as u64 <= limit))
             });
-            read.await?.transpose().map_err(|source| ReadError::Io { path: path.clone(), source })
+            match read.await?.transpose().map_err(|source| ReadError::Io { path: path.clone(), source })? {
+                None => Ok(None),
+                Some(None) => Err(ReadError::TooLarge { limit }),
+                Some(Some(bytes)) => Ok(Some(bytes)),
+            }
         }
         Source::Object { store, path } => match store.get(path).await {
-            Ok(got) => Ok(Some(got.bytes().await?)),
+            Ok(got) if got.meta.size > limit => Err(ReadError::TooLarge { limit }),
+            Ok(got) => {
+                let mut body = got.into_stream();
+                let mut bytes = Vec::new();
+                while let Some(part) = futures::StreamExt::next(&mut body).await {
+                    bytes.extend_from_slice(&part?);
+                    if bytes.len() as u64 > limit {
+                        return Err(ReadError::TooLarge { limit });
+                    }
+                }
+                Ok(Some(Bytes::from(bytes)))
+            }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
         },

@@ -48,8 +48,10 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The largest reference document, in bytes after decompression. A
-    /// compressed document is decompressed only that far.
+    /// The largest reference document, in bytes, as stored and after
+    /// decompression; also the largest parquet `.zmetadata` or record file. A
+    /// remote document is refused from its size, or once that many bytes have
+    /// arrived; a compressed one is decompressed only that far.
     #[must_use]
     pub fn with_max_document_bytes(mut self, bytes: u64) -> Self {
         self.document_bytes = bytes;
@@ -91,6 +93,11 @@ impl Limits {
     /// The largest chunk an array may declare, in bytes.
     pub(crate) fn max_chunk_bytes(&self) -> u64 {
         self.chunk_bytes
+    }
+
+    /// The largest document (or parquet metadata or record file), in bytes.
+    pub(crate) fn max_document_bytes(&self) -> u64 {
+        self.document_bytes
     }
 }
 

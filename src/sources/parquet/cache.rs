@@ -142,6 +142,8 @@ pub(crate) struct RecordFetch {
     pub(crate) source: Source,
     /// Where the record file is, for messages.
     pub(crate) location: String,
+    /// The largest record file to read, in bytes.
+    pub(crate) max_file_bytes: u64,
 }
 
 impl RecordFetch {
@@ -152,10 +154,8 @@ impl RecordFetch {
         let record =
             self.slot
                 .get_or_try_init(|| async {
-                    let bytes = fetch::read_if_exists(&self.source).await.map_err(|source| SourceError::Read {
-                        what: "parquet record file",
-                        location: location(),
-                        source,
+                    let bytes = fetch::read_if_exists(&self.source, self.max_file_bytes).await.map_err(|source| {
+                        SourceError::Read { what: "parquet record file", location: location(), source }
                     })?;
                     let record = match bytes {
                         None => Record::absent(),

@@ -39,6 +39,8 @@ struct RecordFiles {
     /// The root folder; record files are found below it.
     root: Location,
     resolver: Arc<Resolver>,
+    /// The largest record file to read, in bytes.
+    max_file_bytes: u64,
 }
 
 impl RecordFiles {
@@ -51,7 +53,8 @@ impl RecordFiles {
         let location = self.root.child(&file).map_err(unresolvable)?;
         let source = self.resolver.source(&location, &self.root).map_err(unresolvable)?;
         let slot = if cached { self.records.slot(&id) } else { cache::Slot::default() };
-        Ok(RecordFetch { id, slot, cache: Arc::clone(&self.records), source, location: location.to_string() })
+        let (cache, location, max_file_bytes) = (Arc::clone(&self.records), location.to_string(), self.max_file_bytes);
+        Ok(RecordFetch { id, slot, cache, source, location, max_file_bytes })
     }
 }
 
@@ -61,8 +64,9 @@ impl ParquetRoot {
         cache: RecordCacheOptions,
         root: Location,
         resolver: Arc<Resolver>,
+        max_file_bytes: u64,
     ) -> Self {
-        let files = RecordFiles { records: Arc::new(RecordCache::new(cache)), root, resolver };
+        let files = RecordFiles { records: Arc::new(RecordCache::new(cache)), root, resolver, max_file_bytes };
         Self { layout: Arc::new(layout), files }
     }
 
