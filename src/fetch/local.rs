@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io;
-use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -20,6 +19,7 @@ pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>
     // One `fstat` per call: a reference's length is the document's word, the
     // file's length is real, and nothing is allocated before they agree.
     let len = file.metadata().map_err(io_error)?.len();
+    let past_end = |range| ReadError::PastEnd { range, file_len: Some(len) };
     requests
         .iter()
         .map(|request| {
@@ -27,36 +27,21 @@ pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>
                 Request::Whole => 0..len,
                 Request::Part(GetRange::Bounded(range)) => range.clone(),
                 Request::Part(GetRange::Offset(start)) => *start..len.max(*start),
-                Request::Part(GetRange::Suffix(n)) => {
-                    len.checked_sub(*n).ok_or(ReadError::PastEnd { range: 0..*n, file_len: Some(len) })?..len
-                }
+                Request::Part(GetRange::Suffix(n)) => len.checked_sub(*n).ok_or_else(|| past_end(0..*n))?..len,
             };
             if range.end > len {
-                return Err(ReadError::PastEnd { range, file_len: Some(len) });
+                return Err(past_end(range));
             }
-            read_range(&file, range, len).map_err(|e| match e {
-                Shortfall::Io(source) => io_error(source),
-                Shortfall::PastEnd(range) => ReadError::PastEnd { range, file_len: Some(len) },
-            })
+            // Bounded by the file's real length; a length past usize cannot be held, so it is refused too.
+            let mut buf = vec![0; usize::try_from(range.end - range.start).map_err(|_| past_end(range.clone()))?];
+            file.read_exact_at(&mut buf, range.start).map_err(|e| match e.kind() {
+                // The file shrank between the length check and the read.
+                io::ErrorKind::UnexpectedEof => past_end(range),
+                _ => io_error(e),
+            })?;
+            Ok(Bytes::from(buf))
         })
         .collect()
-}
-
-enum Shortfall {
-    Io(io::Error),
-    /// The file shrank between the length check and the read.
-    PastEnd(Range<u64>),
-}
-
-fn read_range(file: &File, range: Range<u64>, len: u64) -> Result<Bytes, Shortfall> {
-    debug_assert!(range.end <= len);
-    let size = usize::try_from(range.end - range.start).map_err(|_| Shortfall::PastEnd(range.clone()))?;
-    let mut buf = vec![0; size];
-    file.read_exact_at(&mut buf, range.start).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => Shortfall::PastEnd(range),
-        _ => Shortfall::Io(e),
-    })?;
-    Ok(Bytes::from(buf))
 }
 
 /// The size of a local file.
