@@ -78,7 +78,7 @@ async fn to_json(store: &AsyncReferenceStore, options: JsonWriteOptions) -> Refe
     back
 }
 
-/// The same with the sync writer, from a plain thread.
+/// The same with the sync writer, called from inside async code, as a user may.
 fn to_json_sync(store: &AsyncReferenceStore, options: &JsonWriteOptions) -> ReferenceSet {
     let mut out = Vec::new();
     write_json(store.source().as_ref(), &mut out, options).unwrap();
