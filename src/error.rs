@@ -220,6 +220,26 @@ pub enum ReadError {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// The target changed while the reference set was being read: its
+    /// offsets describe the version first read, and no bytes of another are
+    /// returned.
+    #[error(
+        "the target changed while being read: its version (ETag) was {was}{}; the references describe the version first read",
+        .now.as_ref().map_or_else(|| ", and the store refused to serve that version".to_owned(), |now| format!(", now {now}"))
+    )]
+    Changed {
+        /// The ETag of the version first read.
+        was: String,
+        /// The ETag the store answered with, if it said.
+        now: Option<String>,
+    },
+    /// One read of a target took longer than the deadline
+    /// ([`ReferenceStoreBuilder::with_read_deadline`](crate::ReferenceStoreBuilder::with_read_deadline)).
+    #[error("the read did not finish within {after:?} (ReferenceStoreBuilder::with_read_deadline)")]
+    Deadline {
+        /// The deadline.
+        after: std::time::Duration,
+    },
     /// The store answered fewer ranges than were asked of it.
     #[error("the store returned fewer ranges than requested")]
     MissingRanges,
@@ -275,6 +295,10 @@ pub enum RecordError {
     /// The parquet crate cannot encode the record.
     #[error("{0}")]
     Encode(#[source] parquet::errors::ParquetError),
+    /// The parquet crate panicked while decoding the file (a bug in it, met
+    /// on a corrupt file); the panic's message.
+    #[error("the parquet decoder failed on corrupt data: {0}")]
+    Panicked(String),
 }
 
 /// Why a source of references could not answer.

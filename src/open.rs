@@ -14,7 +14,7 @@ use crate::model::{ReferenceSet, ReferenceSource};
 #[cfg(feature = "parquet")]
 use crate::parse::parquet::ParquetLayout;
 use crate::parse::{Limits, ParseOptions};
-use crate::resolve::{ANONYMOUS, Location, Resolver, Source, StoreRegistry};
+use crate::resolve::{ANONYMOUS, DEFAULT_READ_DEADLINE, Location, Resolver, Source, StoreRegistry};
 #[cfg(feature = "parquet")]
 use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
 use crate::store::{AsyncReferenceStore, Core, IoRuntime, ReferenceStore};
@@ -54,6 +54,7 @@ pub struct ReferenceStoreBuilder {
     target: Option<String>,
     allow_local_from_remote: bool,
     allowed_prefixes: Option<Vec<String>>,
+    read_deadline: Option<std::time::Duration>,
     #[cfg(feature = "parquet")]
     record_cache: RecordCacheOptions,
     batch: BatchOptions,
@@ -115,6 +116,19 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn with_retry(mut self, retry: object_store::RetryConfig) -> Self {
         self.retry = Some(retry);
+        self
+    }
+
+    /// Give up on any one read of a target in an object store (all its
+    /// ranges, retries included) after `deadline`; default 2 minutes, above
+    /// the created stores' own request timeout and retry window. Unlike
+    /// [`with_timeout`](Self::with_timeout), it also bounds stores given to
+    /// [`with_store`](Self::with_store) or [`with_registry`](Self::with_registry),
+    /// which may have no timeouts of their own. Needs a tokio runtime with
+    /// timers enabled, as `object_store`'s HTTP clients do.
+    #[must_use]
+    pub fn with_read_deadline(mut self, deadline: std::time::Duration) -> Self {
+        self.read_deadline = Some(deadline);
         self
     }
 
@@ -351,7 +365,8 @@ impl ReferenceStoreBuilder {
             }
             registry.register(url, Arc::clone(store));
         }
-        let mut resolver = Resolver::new(registry, local_overrides, self.allow_local_from_remote);
+        let mut resolver = Resolver::new(registry, local_overrides, self.allow_local_from_remote)
+            .with_read_deadline(self.read_deadline.unwrap_or(DEFAULT_READ_DEADLINE));
         if let Some(prefixes) = &self.allowed_prefixes {
             let folder = |prefix: &String| -> Result<Url, ReferenceError> {
                 let url = Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;

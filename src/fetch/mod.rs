@@ -11,16 +11,17 @@
 mod batch;
 mod coalesce;
 mod local;
+mod object;
 
 use std::io;
-use std::ops::Range;
 use std::path::PathBuf;
 
 pub(crate) use batch::{BatchOptions, FileRequests, read_batch};
 use bytes::Bytes;
 pub(crate) use coalesce::Coalescing;
 pub(crate) use local::{read_local, size_local};
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object::Object;
+use object_store::GetRange;
 
 use crate::error::ReadError;
 use crate::resolve::Source;
@@ -49,7 +50,7 @@ pub(crate) async fn read_async(source: &Source, requests: Vec<Request>) -> Resul
             let path = path.clone();
             off_the_runtime(move || read_local(&path, &requests)).await
         }
-        Source::Object { store, path } => read_object(store.as_ref(), path, &requests).await,
+        Source::Object { store, path, policy } => Object { store, path, policy }.read(&requests).await,
     }
 }
 
@@ -74,22 +75,7 @@ pub(crate) async fn read_if_exists(source: &Source, limit: u64) -> Result<Option
                 Some(Some(bytes)) => Ok(Some(bytes)),
             }
         }
-        Source::Object { store, path } => match store.get(path).await {
-            Ok(got) if got.meta.size > limit => Err(ReadError::TooLarge { limit }),
-            Ok(got) => {
-                let mut body = got.into_stream();
-                let mut bytes = Vec::new();
-                while let Some(part) = futures::StreamExt::next(&mut body).await {
-                    bytes.extend_from_slice(&part?);
-                    if bytes.len() as u64 > limit {
-                        return Err(ReadError::TooLarge { limit });
-                    }
-                }
-                Ok(Some(Bytes::from(bytes)))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        },
+        Source::Object { store, path, policy } => Object { store, path, policy }.read_if_exists(limit).await,
     }
 }
 
@@ -117,47 +103,6 @@ async fn off_the_runtime<T: Send + 'static>(
     }
 }
 
-async fn read_object(
-    store: &dyn ObjectStore,
-    path: &object_store::path::Path,
-    requests: &[Request],
-) -> Result<Vec<Bytes>, ReadError> {
-    // Bounded ranges go in one `get_ranges` call, which coalesces neighbours and fetches in parallel.
-    let bounded: Vec<Range<u64>> = requests
-        .iter()
-        .filter_map(|r| match r {
-            Request::Part(GetRange::Bounded(range)) if !range.is_empty() => Some(range.clone()),
-            _ => None,
-        })
-        .collect();
-    let mut fetched = match bounded.len() {
-        0 => Vec::new(),
-        1 => vec![store.get_range(path, bounded[0].clone()).await?],
-        _ => store.get_ranges(path, &bounded).await?,
-    }
-    .into_iter();
-    let mut out = Vec::with_capacity(requests.len());
-    for request in requests {
-        let bytes = match request {
-            Request::Part(GetRange::Bounded(range)) if range.is_empty() => Bytes::new(),
-            Request::Part(GetRange::Bounded(range)) => {
-                let bytes = fetched.next().ok_or(ReadError::MissingRanges)?;
-                if bytes.len() as u64 != range.end - range.start {
-                    return Err(ReadError::WrongLength { range: range.clone(), got: bytes.len() as u64 });
-                }
-                bytes
-            }
-            // The whole object, or an open-ended range of it (from an offset, or a suffix).
-            Request::Whole | Request::Part(_) => {
-                let options = GetOptions { range: request.get_range(), ..GetOptions::default() };
-                store.get_opts(path, options).await?.bytes().await?
-            }
-        };
-        out.push(bytes);
-    }
-    Ok(out)
-}
-
 /// The size of a target, asynchronously.
 pub(crate) async fn size_async(source: &Source) -> Result<u64, ReadError> {
     match source {
@@ -165,6 +110,6 @@ pub(crate) async fn size_async(source: &Source) -> Result<u64, ReadError> {
             let path = path.clone();
             off_the_runtime(move || size_local(&path)).await
         }
-        Source::Object { store, path } => Ok(store.head(path).await?.size),
+        Source::Object { store, path, policy } => Object { store, path, policy }.size().await,
     }
 }

@@ -8,6 +8,7 @@
 //! access policy is applied, on the final URL.
 
 mod location;
+mod policy;
 mod registry;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use object_store::registry::ObjectStoreRegistry;
 use url::Url;
 
 pub(crate) use location::Location;
+pub(crate) use policy::{DEFAULT_READ_DEADLINE, ReadPolicy};
 pub(crate) use registry::ANONYMOUS;
 pub use registry::StoreRegistry;
 use registry::is_prefix;
@@ -29,8 +31,8 @@ use crate::error::ResolveError;
 pub(crate) enum Source {
     /// A local file, read with positioned reads (no async machinery).
     Local(PathBuf),
-    /// An object in an object store.
-    Object { store: Arc<dyn ObjectStore>, path: object_store::path::Path },
+    /// An object in an object store, read under the resolver's policy.
+    Object { store: Arc<dyn ObjectStore>, path: object_store::path::Path, policy: Arc<ReadPolicy> },
 }
 
 /// Maps locations to [`Source`]s, applying the access policy.
@@ -43,6 +45,8 @@ pub(crate) struct Resolver {
     allow_local_from_remote: bool,
     /// The prefixes targets must lie under; `None`: any.
     allowed: Option<Vec<Url>>,
+    /// The rules every object read obeys.
+    policy: Arc<ReadPolicy>,
 }
 
 impl Resolver {
@@ -51,7 +55,13 @@ impl Resolver {
         local_overrides: Vec<Url>,
         allow_local_from_remote: bool,
     ) -> Self {
-        Self { registry, local_overrides, allow_local_from_remote, allowed: None }
+        Self { registry, local_overrides, allow_local_from_remote, allowed: None, policy: Arc::default() }
+    }
+
+    /// Give up on any one read of an object after `deadline`.
+    pub(crate) fn with_read_deadline(mut self, deadline: std::time::Duration) -> Self {
+        self.policy = Arc::new(ReadPolicy::new(deadline));
+        self
     }
 
     /// Let references read only targets under `prefixes` (each a folder: it ends in `/`).
@@ -106,7 +116,7 @@ impl Resolver {
             .registry
             .resolve(&url)
             .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source: Box::new(source) })?;
-        Ok(Source::Object { store, path })
+        Ok(Source::Object { store, path, policy: Arc::clone(&self.policy) })
     }
 }
 
@@ -136,7 +146,7 @@ mod tests {
         let resolver = resolver("s3://bucket/sub/", Arc::clone(&memory));
         let referrer = Location::parse("s3://bucket/refs.json").unwrap();
         let target = Location::parse("s3://bucket/sub/a/b.nc").unwrap();
-        let Source::Object { store, path } = resolver.source(&target, &referrer).unwrap() else { panic!() };
+        let Source::Object { store, path, .. } = resolver.source(&target, &referrer).unwrap() else { panic!() };
         assert!(Arc::ptr_eq(&store, &memory));
         assert_eq!(path.as_ref(), "a/b.nc");
         let local = Location::parse("/etc/passwd").unwrap();

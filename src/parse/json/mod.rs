@@ -88,6 +88,28 @@ impl ReferenceSet {
         Self::from_json_at(bytes, options, "(in memory)")
     }
 
+    /// Parse a kerchunk JSON document from `reader` a block at a time, so
+    /// that a large version 0 document is never held whole: the same
+    /// references as [`from_json`](Self::from_json) on the same bytes.
+    /// zstd and gzip are detected as in [`from_json`](Self::from_json).
+    ///
+    /// ```
+    /// use zarrs_kerchunk::{ParseOptions, Reference, ReferenceSet};
+    /// let text = br#"{"x/0": ["s3://bucket/file.nc", 100, 8]}"#;
+    /// let set = ReferenceSet::from_reader(&text[..], &ParseOptions::default())?;
+    /// assert_eq!(set.get("x/0"), Some(Reference::Range { url: Some("s3://bucket/file.nc"), offset: 100, length: 8 }));
+    /// # Ok::<(), zarrs_kerchunk::ReferenceError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_json`](Self::from_json), and [`ReferenceError::Read`] if
+    /// `reader` fails. Unlike [`from_json`](Self::from_json), bare `NaN` and
+    /// `Infinity` tokens outside strings are a JSON error, reported with a byte
+    /// offset rather than a line and column.
+    pub fn from_reader(reader: impl Read, options: &ParseOptions) -> Result<Self, ReferenceError> {
+        Self::from_json_reader(reader, options, "(reader)")
+    }
+
     /// [`from_json`](Self::from_json) for a document read from `location`, which errors name.
     pub(crate) fn from_json_at(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<Self, ReferenceError> {
         fn utf8<'b>(bytes: &'b [u8], location: &str) -> Result<&'b str, ReferenceError> {

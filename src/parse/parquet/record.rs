@@ -58,6 +58,15 @@ impl Record {
     /// # Errors
     /// [`RecordError`] saying what is wrong with the file.
     pub(crate) fn decode(file: Bytes) -> Result<Self, RecordError> {
+        // The parquet crate's decoders can panic on corrupt files (seen in
+        // its dictionary decoder). A record file is untrusted input, so a
+        // panic there is this file's error, not the caller's crash. (With
+        // `panic = "abort"` it still aborts: nothing can be caught then.)
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::decode_unguarded(file)))
+            .unwrap_or_else(|panic| Err(RecordError::Panicked(panic_message(&*panic))))
+    }
+
+    fn decode_unguarded(file: Bytes) -> Result<Self, RecordError> {
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
             .and_then(ParquetRecordBatchReaderBuilder::build)
             .map_err(RecordError::Parquet)?;
@@ -240,6 +249,15 @@ fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &'st
         .downcast_ref::<T>()
         .cloned()
         .ok_or_else(|| RecordError::Layout(format!("column \"{name}\" could not be normalised")))
+}
+
+/// The message of a caught panic, if it carried one.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 #[cfg(test)]

@@ -1,0 +1,212 @@
+//! The bodies of the fuzz targets.
+//!
+//! Each target takes arbitrary bytes and must return without panicking,
+//! whatever they hold; `cargo fuzz run <target>` drives them on nightly.
+//! Each returns how many references it parsed or arrays it read whole, so
+//! that the replay can tell a live harness from one that only meets errors.
+//! `tests/fuzz_corpora.rs` includes this file and replays the saved corpora
+//! and every crash found so far on stable, so they stay fixed.
+//!
+//! Everything a target opens lives in memory under `s3://fuzz/`, the only
+//! prefix it may read: a document can name any URL, and none is fetched.
+
+use std::sync::{Arc, OnceLock};
+
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use zarrs::array::{Array, ArrayBytes};
+use zarrs_kerchunk::{Limits, ParseOptions, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_storage::{ReadableStorageTraits, StoreKey};
+
+/// Arrays holding more than this are opened but not read: the reader's own
+/// limits are tested elsewhere, and a fuzzer needs fast executions.
+const MAX_ARRAY_BYTES: u64 = 1 << 20;
+
+/// The prefix every fuzzed document may read.
+const PREFIX: &str = "s3://fuzz/";
+
+/// Limits small enough that each execution takes milliseconds, not seconds.
+fn limits() -> Limits {
+    Limits::default()
+        .with_max_document_bytes(4 << 20)
+        .with_max_generated_references(20_000)
+        .with_max_generated_bytes(4 << 20)
+        .with_max_template_fuel(200_000)
+        .with_max_chunk_bytes(4 << 20)
+}
+
+fn options() -> ParseOptions {
+    ParseOptions::default().with_limits(limits())
+}
+
+/// A kerchunk JSON document, parsed whole and streamed. Where both accept
+/// it, they must hold the same references. Returns how many it holds.
+pub fn json_document(data: &[u8]) -> usize {
+    let whole = ReferenceSet::from_json(data, &options());
+    let streamed = ReferenceSet::from_reader(data, &options());
+    if let (Ok(whole), Ok(streamed)) = (&whole, &streamed) {
+        assert_same(whole, streamed);
+    }
+    whole.map_or(0, |set| set.len())
+}
+
+/// `gen` and templates: the input's lines become a version 1 document's
+/// templates, template-using URLs, and a `gen` entry's fields and ranges, so
+/// that the fuzzer works on the template engine rather than on JSON syntax.
+pub fn templates(data: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let mut next = || lines.next().unwrap_or_default().to_owned();
+    let (template_a, template_b, url, gen_key, gen_url) = (next(), next(), next(), next(), next());
+    let mut number = || next().trim().parse::<i64>().unwrap_or(0);
+    let (first, end, stride, length) = (number(), number(), number(), number());
+    let document = serde_json::json!({
+        "version": 1,
+        "templates": {"a": template_a, "b": template_b},
+        "refs": {
+            ".zgroup": "{\"zarr_format\": 2}",
+            "x/0": [url, 0, 8],
+            "x/1": [url],
+        },
+        "gen": [{
+            "key": gen_key,
+            "url": gen_url,
+            "offset": "{{ i * 8 }}",
+            "length": length.to_string(),
+            "dimensions": {"i": {"start": first, "stop": end, "step": stride}, "j": [0, 1]},
+        }],
+    });
+    json_document(document.to_string().as_bytes())
+}
+
+/// A parquet reference root: the input is a `.zmetadata` document (its
+/// length in the first two bytes, little-endian) and one record file, which
+/// stands for the first record of every array the metadata names.
+pub fn parquet_root(data: &[u8]) -> usize {
+    let Some((length, rest)) = data.split_first_chunk::<2>() else { return 0 };
+    let split = usize::from(u16::from_le_bytes(*length)).min(rest.len());
+    let (zmetadata, record) = rest.split_at(split);
+    let memory = targets();
+    put(&memory, "root.parq/.zmetadata", zmetadata);
+    let arrays = serde_json::from_slice::<serde_json::Value>(zmetadata)
+        .ok()
+        .and_then(|v| v.get("metadata").and_then(|m| m.as_object()).cloned())
+        .map(|metadata| array_paths(metadata.keys().map(String::as_str)))
+        .unwrap_or_default();
+    for array in arrays.iter().take(4) {
+        put(&memory, &format!("root.parq/{array}/refs.0.parq"), record);
+    }
+    builder(&memory).open(&format!("{PREFIX}root.parq")).map_or(0, |store| read_everything(&Arc::new(store), &arrays))
+}
+
+/// The metadata rewrites: the input is an array's `.zarray`, whose chunks
+/// are inline bytes; the array is opened through zarrs and read.
+pub fn metadata(data: &[u8]) -> usize {
+    let zarray = String::from_utf8_lossy(data);
+    let chunk = "base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let document = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": zarray,
+        "a/.zattrs": "{}",
+        "a/0": chunk, "a/0.0": chunk, "a/0.0.0": chunk, "a/1": chunk, "a/0.1": chunk,
+    });
+    let Ok(set) = ReferenceSet::from_json(document.to_string().as_bytes(), &options()) else { return 0 };
+    builder(&targets())
+        .build(set, &format!("{PREFIX}refs.json"))
+        .map_or(0, |store| read_everything(&Arc::new(store), &["a".to_owned()]))
+}
+
+/// End to end: the input is a reference document, opened as if it were
+/// `s3://fuzz/refs.json` beside the conformance cases' target files, and
+/// every array it holds is opened through zarrs and read.
+pub fn end_to_end(data: &[u8]) -> usize {
+    let Ok(set) = ReferenceSet::from_json(data, &options()) else { return 0 };
+    let arrays =
+        array_paths(set.iter().map(|(key, _)| key.into_owned()).collect::<Vec<_>>().iter().map(String::as_str));
+    builder(&targets())
+        .build(set, &format!("{PREFIX}refs.json"))
+        .map_or(0, |store| read_everything(&Arc::new(store), &arrays))
+}
+
+/// A builder reading only `s3://fuzz/`, from `memory`.
+fn builder(memory: &Arc<InMemory>) -> ReferenceStoreBuilder {
+    let store: Arc<dyn ObjectStore> = Arc::clone(memory) as Arc<dyn ObjectStore>;
+    ReferenceStoreBuilder::new().with_store(PREFIX, store).with_allowed_prefixes([PREFIX]).with_limits(limits())
+}
+
+/// A store holding the target files of the conformance cases, by file name,
+/// so that seeds from `tests/data` read real bytes.
+fn targets() -> Arc<InMemory> {
+    static FILES: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
+    let files = FILES.get_or_init(|| {
+        let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let data = [here.join("tests/data"), here.join("../tests/data")].into_iter().find(|d| d.is_dir());
+        let mut files = Vec::new();
+        for case in data.iter().flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten()) {
+            for file in std::fs::read_dir(case.path()).into_iter().flatten().flatten() {
+                let name = file.file_name().to_string_lossy().into_owned();
+                let is_target = !name.starts_with("refs") && name != "case.json" && name != "expected";
+                if is_target && file.path().is_file() && !files.iter().any(|(n, _)| *n == name) {
+                    files.push((name, std::fs::read(file.path()).unwrap_or_default()));
+                }
+            }
+        }
+        files
+    });
+    let memory = Arc::new(InMemory::new());
+    for (name, bytes) in files {
+        put(&memory, name, bytes);
+    }
+    memory
+}
+
+fn put(memory: &InMemory, path: &str, bytes: &[u8]) {
+    let path = Path::from(path);
+    // InMemory's futures complete at once; no runtime is needed.
+    futures::executor::block_on(memory.put(&path, bytes::Bytes::copy_from_slice(bytes).into()))
+        .expect("an in-memory put cannot fail");
+}
+
+/// The arrays (folders holding a `.zarray`) among `keys`.
+fn array_paths<'k>(keys: impl Iterator<Item = &'k str>) -> Vec<String> {
+    keys.filter_map(|key| key.strip_suffix(".zarray"))
+        .map(|folder| folder.trim_end_matches('/').to_owned())
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
+/// Every metadata key, then every small array, read; errors are expected,
+/// panics are not. Returns how many arrays were read whole.
+fn read_everything(store: &Arc<ReferenceStore>, arrays: &[String]) -> usize {
+    let mut read = 0;
+    for key in [".zgroup", ".zattrs", ".zmetadata"] {
+        let _ = store.get(&StoreKey::new(key).expect("a valid key"));
+    }
+    for path in arrays.iter().take(8) {
+        for name in [".zarray", ".zattrs"] {
+            if let Ok(key) = StoreKey::new(format!("{path}/{name}")) {
+                let _ = store.get(&key);
+            }
+        }
+        let Ok(array) = Array::open(Arc::clone(store), &format!("/{path}")) else { continue };
+        let elements: u64 = array.shape().iter().try_fold(1u64, |n, &d| n.checked_mul(d)).unwrap_or(u64::MAX);
+        let size = array.data_type().fixed_size().map_or(u64::MAX, |s| s as u64);
+        if elements.saturating_mul(size) <= MAX_ARRAY_BYTES
+            && array.retrieve_array_subset::<ArrayBytes>(&array.subset_all()).is_ok()
+        {
+            read += 1;
+        }
+    }
+    read
+}
+
+/// Two parses of one document hold the same references.
+fn assert_same(a: &ReferenceSet, b: &ReferenceSet) {
+    let entries = |set: &ReferenceSet| {
+        let mut entries: Vec<String> = set.iter().map(|(key, reference)| format!("{key} {reference:?}")).collect();
+        entries.sort();
+        entries
+    };
+    assert_eq!(entries(a), entries(b), "whole and streamed parses differ");
+}

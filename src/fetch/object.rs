@@ -1,0 +1,155 @@
+//! Reads from object stores, under the resolver's [`ReadPolicy`]: each read
+//! of an object finishes within the deadline, and every response must come
+//! from the version of the object that the first response came from.
+//!
+//! Nothing a store returns is trusted: a range must come back with exactly
+//! its length, and a response with another ETag than the pinned one is an
+//! error, whatever bytes it holds.
+
+use std::future::Future;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, GetResult, ObjectStore, ObjectStoreExt};
+
+use super::Request;
+use crate::error::ReadError;
+use crate::resolve::ReadPolicy;
+
+/// Ranges closer than this are fetched as one request, as `object_store`'s
+/// own `get_ranges` does.
+const COALESCE_GAP: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
+
+/// One object, and the rules its reads obey.
+pub(crate) struct Object<'a> {
+    pub(crate) store: &'a Arc<dyn ObjectStore>,
+    pub(crate) path: &'a Path,
+    pub(crate) policy: &'a ReadPolicy,
+}
+
+impl Object<'_> {
+    /// The bytes of each request, in order.
+    pub(crate) async fn read(&self, requests: &[Request]) -> Result<Vec<Bytes>, ReadError> {
+        self.within_deadline(async {
+            let bounded: Vec<Range<u64>> = requests
+                .iter()
+                .filter_map(|r| match r {
+                    Request::Part(GetRange::Bounded(range)) if !range.is_empty() => Some(range.clone()),
+                    _ => None,
+                })
+                .collect();
+            // Neighbours are merged and fetched in parallel; each merged
+            // range is checked for length before it is sliced.
+            let fetch = |range: Range<u64>| self.get_exact(range);
+            let mut fetched = object_store::coalesce_ranges(&bounded, fetch, COALESCE_GAP).await?.into_iter();
+            let mut out = Vec::with_capacity(requests.len());
+            for request in requests {
+                let bytes = match request {
+                    Request::Part(GetRange::Bounded(range)) if range.is_empty() => Bytes::new(),
+                    Request::Part(GetRange::Bounded(range)) => {
+                        let bytes = fetched.next().ok_or(ReadError::MissingRanges)?;
+                        check_length(range, &bytes)?;
+                        bytes
+                    }
+                    // The whole object, or an open-ended range of it (from an offset, or a suffix).
+                    Request::Whole | Request::Part(_) => self.get(request.get_range()).await?.bytes().await?,
+                };
+                out.push(bytes);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// The whole object, or `None` if it does not exist; an object of more
+    /// than `limit` bytes is an error, found from its size and again while
+    /// its body streams in (a server may not say, or lie).
+    pub(crate) async fn read_if_exists(&self, limit: u64) -> Result<Option<Bytes>, ReadError> {
+        self.within_deadline(async {
+            let got = match self.get(None).await {
+                Ok(got) => got,
+                Err(ReadError::ObjectStore(e)) if matches!(*e, object_store::Error::NotFound { .. }) => {
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            if got.meta.size > limit {
+                return Err(ReadError::TooLarge { limit });
+            }
+            let mut body = got.into_stream();
+            let mut bytes = Vec::new();
+            while let Some(part) = body.next().await {
+                bytes.extend_from_slice(&part?);
+                if bytes.len() as u64 > limit {
+                    return Err(ReadError::TooLarge { limit });
+                }
+            }
+            Ok(Some(Bytes::from(bytes)))
+        })
+        .await
+    }
+
+    /// The object's size, from the version pinned for it.
+    pub(crate) async fn size(&self) -> Result<u64, ReadError> {
+        self.within_deadline(async {
+            let meta = self.store.head(self.path).await?;
+            self.check_version(meta.e_tag.as_deref())?;
+            Ok(meta.size)
+        })
+        .await
+    }
+
+    /// Exactly the bytes of `range`.
+    async fn get_exact(&self, range: Range<u64>) -> Result<Bytes, ReadError> {
+        let bytes = self.get(Some(GetRange::Bounded(range.clone()))).await?.bytes().await?;
+        check_length(&range, &bytes)?;
+        Ok(bytes)
+    }
+
+    /// A get of the pinned version of the object: asked for with `If-Match`
+    /// (a store that honours it refuses a changed object) and checked on
+    /// arrival (for stores that do not).
+    async fn get(&self, range: Option<GetRange>) -> Result<GetResult, ReadError> {
+        let pinned = self.policy.pinned(&self.key());
+        let options = GetOptions { range, if_match: pinned.clone(), ..GetOptions::default() };
+        match self.store.get_opts(self.path, options).await {
+            Ok(got) => {
+                self.check_version(got.meta.e_tag.as_deref())?;
+                Ok(got)
+            }
+            Err(object_store::Error::Precondition { .. }) => {
+                Err(ReadError::Changed { was: pinned.unwrap_or_default(), now: None })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn check_version(&self, seen: Option<&str>) -> Result<(), ReadError> {
+        self.policy.check(&self.key(), seen).map_err(|(was, now)| ReadError::Changed { was, now: Some(now) })
+    }
+
+    /// The object, told apart from a same-named one in another store.
+    fn key(&self) -> String {
+        format!("{:p}/{}", Arc::as_ptr(self.store).cast::<()>(), self.path)
+    }
+
+    async fn within_deadline<T>(&self, read: impl Future<Output = Result<T, ReadError>>) -> Result<T, ReadError> {
+        // Outside a tokio runtime there is no timer; the caller's executor then bounds the read.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return read.await;
+        }
+        let deadline = self.policy.deadline;
+        tokio::time::timeout(deadline, read).await.map_err(|_| ReadError::Deadline { after: deadline })?
+    }
+}
+
+fn check_length(range: &Range<u64>, bytes: &Bytes) -> Result<(), ReadError> {
+    if bytes.len() as u64 == range.end - range.start {
+        Ok(())
+    } else {
+        Err(ReadError::WrongLength { range: range.clone(), got: bytes.len() as u64 })
+    }
+}
