@@ -205,8 +205,10 @@ pub enum ReadError {
     },
     /// The target answered with another number of bytes than requested.
     #[error(
-        "asked for bytes {}..{} ({} bytes) but the target returned {got} bytes: the reference does not match the target",
-        .range.start, .range.end, .range.end - .range.start
+        "asked for bytes {}..{} ({} bytes) but the target returned {got} bytes: {}",
+        .range.start, .range.end, .range.end - .range.start,
+        if *.got > .range.end - .range.start { "the server ignored the range asked for" }
+        else { "the transfer broke off, or the reference does not match the target" }
     )]
     WrongLength {
         /// The requested range.

@@ -2,6 +2,7 @@
 //! a `.npy` reader, and exact (NaN-aware) comparison of what zarrs decodes.
 #![allow(dead_code)]
 
+pub(crate) mod faults;
 pub(crate) mod server;
 
 use std::collections::BTreeMap;
