@@ -10,14 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::Case;
-use common::faults::{Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall};
+use common::faults::{
+    Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall, deadline_for,
+};
 use object_store::memory::InMemory;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStoreBuilder;
-
-/// Short, so that stalls fail fast.
-const DEADLINE: Duration = Duration::from_secs(1);
 
 /// How the arrays of one fault's run came out.
 #[derive(Debug, Default)]
@@ -61,8 +60,8 @@ async fn upload(memory: &InMemory, dir: &Path, prefix: &str) {
     }
 }
 
-fn builder(store: Arc<dyn ObjectStore>) -> ReferenceStoreBuilder {
-    ReferenceStoreBuilder::new().with_store("s3://faults/", store).with_read_deadline(DEADLINE)
+fn builder(store: Arc<dyn ObjectStore>, deadline: Duration) -> ReferenceStoreBuilder {
+    ReferenceStoreBuilder::new().with_store("s3://faults/", store).with_read_deadline(deadline)
 }
 
 /// Every array of every case, through a fresh store wrapped in `fault()`.
@@ -71,11 +70,13 @@ async fn read_all<F: Fault>(fault: impl Fn() -> F, sync: bool) -> Outcome {
     for case in Case::all() {
         let parquet = if cfg!(feature = "parquet") { case.references(false) } else { Vec::new() };
         for file in case.references(true).into_iter().chain(parquet) {
-            let store: Arc<dyn ObjectStore> = Arc::new(Faulty::new(store_of(&case).await, fault()));
+            let fault = fault();
+            let deadline = deadline_for(&fault);
+            let store: Arc<dyn ObjectStore> = Arc::new(Faulty::new(store_of(&case).await, fault));
             let location = format!("s3://faults/{}/{file}", case.name);
             let what = |path: &str| format!("{}/{file}:{path}", case.name);
             if sync {
-                let builder = builder(store);
+                let builder = builder(store, deadline);
                 let opened = tokio::task::spawn_blocking(move || builder.open(&location)).await.unwrap();
                 let store = match opened {
                     Ok(store) => Arc::new(store),
@@ -97,7 +98,7 @@ async fn read_all<F: Fault>(fault: impl Fn() -> F, sync: bool) -> Outcome {
                     outcome.record(&what(path), read.map(|bytes| common::compare(&case, &entry_owned, bytes)));
                 }
             } else {
-                let store = match builder(store).open_async(&location).await {
+                let store = match builder(store, deadline).open_async(&location).await {
                     Ok(store) => Arc::new(store),
                     Err(e) => {
                         outcome.record(&what("(open)"), Err(e.to_string()));

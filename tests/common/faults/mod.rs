@@ -46,6 +46,18 @@ pub(crate) trait Fault: fmt::Debug + Send + Sync + 'static {
         location: &Path,
         options: GetOptions,
     ) -> Result<GetResult>;
+
+    /// Whether this fault leaves reads hanging, so that only a deadline ends
+    /// them: tests then set a short one (and a long one otherwise, so that a
+    /// loaded machine does not turn slowness into errors).
+    fn stalls(&self) -> bool {
+        false
+    }
+}
+
+/// The read deadline a test should use with `fault`.
+pub(crate) fn deadline_for(fault: &impl Fault) -> std::time::Duration {
+    std::time::Duration::from_secs(if fault.stalls() { 1 } else { 30 })
 }
 
 /// A store whose gets go through `fault`.

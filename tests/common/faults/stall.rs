@@ -35,4 +35,8 @@ impl Fault for Stall {
         })
         .await
     }
+
+    fn stalls(&self) -> bool {
+        true
+    }
 }

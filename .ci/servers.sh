@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The real servers the tests in tests/object_stores.rs read from, installed
+# from the package registries when missing and started on 127.0.0.1:
+#   nginx (Debian)                  http://127.0.0.1:8781  /data/ and /norange/ (Range ignored)
+#   moto's S3 server (PyPI)         http://127.0.0.1:8782  IAM-checked keys: two users, two buckets
+#   azurite's blob service (npm)    http://127.0.0.1:8784  two accounts, two keys
+#
+# No GCS server: object_store cannot talk to gcp-storage-emulator (PyPI), the
+# only GCS emulator in these registries. object_store percent-encodes every
+# character of the object path but unreserved ones (GET /zk%2Drefs/a%2Fb%2Ejson)
+# and uploads with the XML API's PUT; the emulator answers both with 501.
+#
+#   eval "$(bash .ci/servers.sh start)"   # starts them; prints the ZK_* variables the tests read
+#   bash .ci/servers.sh stop
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+state=$root/target/servers
+# Two Azure accounts, name:base64-key, for per-prefix credentials.
+azure_keys="zkone:$(printf 'zarrs-kerchunk-key-one' | base64),zktwo:$(printf 'zarrs-kerchunk-key-two' | base64)"
+venv=$root/target/servers-venv
+node=$root/target/servers-node
+mkdir -p "$state"
+
+log() { echo "servers: $*" >&2; }
+
+wait_for() { # port, name
+    for _ in $(seq 1 150); do
+        if (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; then return 0; fi
+        sleep 0.2
+    done
+    log "$2 did not start; its log:"; tail -20 "$state/$2.log" >&2; exit 1
+}
+
+install() {
+    if ! command -v nginx > /dev/null; then
+        log "installing nginx-light"
+        apt-get install -y -q nginx-light > "$state/apt.log" 2>&1 \
+            || { apt-get update -q > /dev/null && apt-get install -y -q nginx-light > "$state/apt.log" 2>&1; }
+    fi
+    if ! "$venv/bin/python" -c "import moto, azure.storage.blob" 2> /dev/null; then
+        log "installing moto and the Azure SDK"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q -r .ci/servers-requirements.txt > "$state/pip.log" 2>&1
+    fi
+    if [ ! -x "$node/node_modules/.bin/azurite-blob" ]; then
+        log "installing azurite"
+        mkdir -p "$node"
+        (cd "$node" && npm install --no-audit --no-fund --silent "azurite@$(cat "$root/.ci/azurite-version")" > "$state/npm.log" 2>&1)
+    fi
+}
+
+start() {
+    install
+    stop 2> /dev/null || true
+    # nginx: the conformance files, with and without Range.
+    cat > "$state/nginx.conf" <<CONF
+worker_processes 1;
+pid $state/nginx.pid;
+error_log $state/nginx.log;
+events { worker_connections 256; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:8781;
+        location /data/ { alias $root/tests/data/; }
+        location /norange/ { alias $root/tests/data/; max_ranges 0; }
+    }
+}
+CONF
+    nginx -c "$state/nginx.conf" -e "$state/nginx.log"
+    wait_for 8781 nginx
+
+    # moto: requests are checked against IAM once the setup's own have been made.
+    INITIAL_NO_AUTH_ACTION_COUNT=8 nohup "$venv/bin/moto_server" -H 127.0.0.1 -p 8782 > "$state/moto.log" 2>&1 &
+    echo $! > "$state/moto.pid"
+    wait_for 8782 moto
+
+    AZURITE_ACCOUNTS="${azure_keys//,/;}" \
+        nohup "$node/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort 8784 --inMemoryPersistence \
+        --skipApiVersionCheck --loose > "$state/azurite.log" 2>&1 &
+    echo $! > "$state/azurite.pid"
+    wait_for 8784 azurite
+
+    "$venv/bin/python" .ci/server_setup.py http://127.0.0.1:8782 http://127.0.0.1:8784 "$azure_keys" \
+        > "$state/s3-keys" 2> "$state/setup.log" || { log "setup failed:"; cat "$state/setup.log" >&2; exit 1; }
+    cat "$state/s3-keys"
+    echo "export ZK_NGINX=http://127.0.0.1:8781 ZK_S3=http://127.0.0.1:8782 ZK_AZURE=http://127.0.0.1:8784"
+    echo "export ZK_AZURE_KEYS=$azure_keys"
+    echo "export ZK_REQUIRE_SERVERS=1"
+    log "nginx, moto (S3) and azurite (Azure) are up"
+}
+
+stop() {
+    [ -f "$state/nginx.pid" ] && nginx -c "$state/nginx.conf" -s stop 2> /dev/null || true
+    for name in moto azurite; do
+        [ -f "$state/$name.pid" ] && kill "$(cat "$state/$name.pid")" 2> /dev/null || true
+        rm -f "$state/$name.pid"
+    done
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac
