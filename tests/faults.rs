@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +12,7 @@ use common::Case;
 use common::faults::{
     Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall, deadline_for,
 };
-use object_store::memory::InMemory;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::ObjectStore;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStoreBuilder;
 
@@ -40,26 +38,6 @@ impl Outcome {
     }
 }
 
-/// A store holding the files of `case` under `<case>/`.
-async fn store_of(case: &Case) -> Arc<dyn ObjectStore> {
-    let memory = InMemory::new();
-    upload(&memory, &case.dir, &case.name).await;
-    Arc::new(memory)
-}
-
-async fn upload(memory: &InMemory, dir: &Path, prefix: &str) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = format!("{prefix}/{}", path.file_name().unwrap().to_string_lossy());
-        if path.is_dir() {
-            Box::pin(upload(memory, &path, &name)).await;
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            memory.put(&name.as_str().into(), PutPayload::from(bytes)).await.unwrap();
-        }
-    }
-}
-
 fn builder(store: Arc<dyn ObjectStore>, deadline: Duration) -> ReferenceStoreBuilder {
     ReferenceStoreBuilder::new().with_store("s3://faults/", store).with_read_deadline(deadline)
 }
@@ -72,7 +50,7 @@ async fn read_all<F: Fault>(fault: impl Fn() -> F, sync: bool) -> Outcome {
         for file in case.references(true).into_iter().chain(parquet) {
             let fault = fault();
             let deadline = deadline_for(&fault);
-            let store: Arc<dyn ObjectStore> = Arc::new(Faulty::new(store_of(&case).await, fault));
+            let store: Arc<dyn ObjectStore> = Arc::new(Faulty::new(case.in_memory().await, fault));
             let location = format!("s3://faults/{}/{file}", case.name);
             let what = |path: &str| format!("{}/{file}:{path}", case.name);
             if sync {

@@ -104,24 +104,6 @@ fn azure() -> Option<Buckets> {
     })
 }
 
-/// Put every file of `case` under `<case>/` in `store`.
-async fn upload(store: &dyn ObjectStore, case: &Case) {
-    for path in walk(&case.dir) {
-        let name = format!("{}/{}", case.name, path.strip_prefix(&case.dir).unwrap().display());
-        store.put(&name.as_str().into(), PutPayload::from(std::fs::read(&path).unwrap())).await.unwrap();
-    }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flat_map(|e| {
-            let path = e.unwrap().path();
-            if path.is_dir() { walk(&path) } else { vec![path] }
-        })
-        .collect()
-}
-
 /// A version 0 document's relative URLs made absolute, under `base`.
 fn absolute(document: &[u8], base: &str) -> Option<Vec<u8>> {
     let mut value: Value = serde_json::from_slice(document).ok()?;
@@ -176,8 +158,8 @@ async fn conformance_on(buckets: Buckets) {
     let mut failures = Vec::new();
     let mut read = 0;
     for case in Case::all() {
-        upload(buckets.refs.1.as_ref(), &case).await;
-        upload(buckets.data.1.as_ref(), &case).await;
+        case.upload_to(buckets.refs.1.as_ref()).await;
+        case.upload_to(buckets.data.1.as_ref()).await;
         // Everything in one bucket, relative URLs.
         for file in case.references(true).into_iter().chain(case.references(false)) {
             let location = format!("{}{}/{file}", buckets.refs.0, case.name);
@@ -229,7 +211,7 @@ async fn through<F: Fault>(
         for file in case.references(true).into_iter().chain(case.references(false)) {
             for sync in [true, false] {
                 if writable {
-                    upload(store.as_ref(), &case).await;
+                    case.upload_to(store.as_ref()).await;
                 }
                 let fault = fault();
                 let deadline = deadline_for(&fault);

@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use common::Case;
 use common::faults::{Faulty, Latency, Reset, ServerErrors, ShortBody};
-use object_store::memory::InMemory;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::ObjectStore;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::{AsyncReferenceStore, ReferenceStore, ReferenceStoreBuilder};
 
@@ -26,25 +25,6 @@ struct Tally {
     reads: AtomicUsize,
     errors: AtomicUsize,
     mismatches: AtomicUsize,
-}
-
-async fn memory_of(case: &Case) -> Arc<dyn ObjectStore> {
-    let memory = InMemory::new();
-    for entry in walk(&case.dir) {
-        let name = format!("{}/{}", case.name, entry.strip_prefix(&case.dir).unwrap().display());
-        memory.put(&name.as_str().into(), PutPayload::from(std::fs::read(&entry).unwrap())).await.unwrap();
-    }
-    Arc::new(memory)
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flat_map(|e| {
-            let path = e.unwrap().path();
-            if path.is_dir() { walk(&path) } else { vec![path] }
-        })
-        .collect()
 }
 
 /// The faulty store for the `i`th case: the fault classes in turn.
@@ -115,7 +95,7 @@ fn peak_memory_kib() -> u64 {
 async fn sixty_four_threads_on_one_sync_store() {
     let tally = Arc::new(Tally::default());
     for (i, (case, file)) in json_cases().into_iter().enumerate() {
-        let memory = memory_of(&case).await;
+        let memory = case.in_memory().await;
         let location = format!("s3://stress/{}/{file}", case.name);
         let (clean, noisy) = (builder(Arc::clone(&memory)), builder(faulty(i, memory)));
         let truth = Arc::new(
@@ -171,7 +151,7 @@ async fn sixty_four_threads_on_one_sync_store() {
 async fn two_hundred_fifty_six_tasks_on_one_async_store() {
     let tally = Arc::new(Tally::default());
     for (i, (case, file)) in json_cases().into_iter().enumerate() {
-        let memory = memory_of(&case).await;
+        let memory = case.in_memory().await;
         let location = format!("s3://stress/{}/{file}", case.name);
         let clean = builder(Arc::clone(&memory));
         let truth = Arc::new(

@@ -58,6 +58,34 @@ impl Case {
     pub(crate) fn arrays(&self) -> &Vec<Value> {
         self.manifest["arrays"].as_array().unwrap()
     }
+
+    /// Put every file of this case under `<case>/` in `store`.
+    pub(crate) async fn upload_to(&self, store: &dyn object_store::ObjectStore) {
+        use object_store::ObjectStoreExt;
+        for path in files_under(&self.dir) {
+            let name = format!("{}/{}", self.name, path.strip_prefix(&self.dir).unwrap().display());
+            let bytes = object_store::PutPayload::from(std::fs::read(&path).unwrap());
+            store.put(&name.as_str().into(), bytes).await.unwrap();
+        }
+    }
+
+    /// A new in-memory store holding this case's files under `<case>/`.
+    pub(crate) async fn in_memory(&self) -> Arc<dyn object_store::ObjectStore> {
+        let memory = object_store::memory::InMemory::new();
+        self.upload_to(&memory).await;
+        Arc::new(memory)
+    }
+}
+
+/// Every file below `dir`, recursively.
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flat_map(|e| {
+            let path = e.unwrap().path();
+            if path.is_dir() { files_under(&path) } else { vec![path] }
+        })
+        .collect()
 }
 
 /// A `.npy` file: dtype descr, shape, raw data.
