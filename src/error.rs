@@ -342,14 +342,18 @@ pub enum SourceError {
     /// The run time for the source's reads failed.
     #[error(transparent)]
     Runtime(ReadError),
-    /// Listing would read more record files than a listing may.
-    #[error("listing {prefix:?} would read {records} record files, more than the limit of {limit}")]
+    /// Listing a prefix, or walking the whole root, would read more record
+    /// files than one listing or walk may.
+    #[error(
+        "{} would read {records} record files, more than the limit of {limit}",
+        if .prefix.is_empty() { "walking every reference of the root".to_owned() } else { format!("listing {:?}", .prefix) }
+    )]
     TooManyRecords {
-        /// The prefix listed.
+        /// The prefix listed; empty for a walk of the whole root.
         prefix: String,
         /// How many record files the arrays under it have.
         records: u64,
-        /// The most one listing reads.
+        /// The most one listing or walk reads.
         limit: u64,
     },
 }

@@ -199,3 +199,34 @@ async fn what_parquet_cannot_hold_is_an_error_naming_the_key() {
         assert!(err.to_string().contains(&format!("{key:?}")), "{err}");
     }
 }
+
+/// An array with far more grid positions than could be looped over, holding
+/// one chunk at its far end: the parquet writer visits only the records that
+/// hold a reference. (Reading it back by key works; walking every record of
+/// such a root is refused, as listing it is.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn astronomical_grids_write_only_their_occupied_records() {
+    let last = (1u64 << 62) - 1;
+    let document = serde_json::json!({
+        ".zgroup": "{\"zarr_format\":2}",
+        "x/.zarray": "{\"zarr_format\":2,\"shape\":[4611686018427387904],\"chunks\":[1],\"dtype\":\"|u1\",\"compressor\":null,\"filters\":null,\"fill_value\":0,\"order\":\"C\"}",
+        "x/0": "base64:AQ==",
+        format!("x/{last}"): "base64:Ag==",
+    });
+    let set = ReferenceSet::from_json(document.to_string().as_bytes(), &ParseOptions::default()).unwrap();
+    let options = ParquetWriteOptions::default().with_record_size(1000);
+    let first = tempfile::tempdir().unwrap();
+    let out = LocalFileSystem::new_with_prefix(first.path()).unwrap();
+    assert_eq!(write_parquet_async(&set, &out, &"refs.parq".into(), &options).await.unwrap(), 2);
+    let files = |dir: &Path| std::fs::read_dir(dir.join("refs.parq/x")).unwrap().count();
+    assert_eq!(files(first.path()), 2, "one record file per occupied record");
+    let written = AsyncReferenceStore::open(first.path().join("refs.parq").to_str().unwrap()).await.unwrap();
+    let array = zarrs::array::Array::async_open(Arc::new(written.clone()), "/x").await.unwrap();
+    assert_eq!(array.async_retrieve_chunk::<Vec<u8>>(&[last]).await.unwrap(), [2]);
+    assert_eq!(array.async_retrieve_chunk::<Vec<u8>>(&[0]).await.unwrap(), [1]);
+    assert_eq!(array.async_retrieve_chunk::<Vec<u8>>(&[last / 2]).await.unwrap(), [0], "the fill value");
+    // Walking that root would probe 4.6e12 record files: refused, naming the bound.
+    let error = write_json_async(written.source().as_ref(), Vec::new(), &JsonWriteOptions::default()).await;
+    let error = error.map(|(n, _)| n).unwrap_err().to_string();
+    assert!(error.contains("record files"), "{error}");
+}

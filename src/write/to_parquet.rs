@@ -2,7 +2,7 @@
 //! layout from the source's metadata, then each record file in grid order.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -81,9 +81,8 @@ async fn write(
 ) -> Result<u64, WriteError> {
     let encoding = options.encoding;
     let layout = output_layout(source, encoding.record_size).await?;
-    if !source.holds_only_dotted_chunk_keys() {
-        check_every_key_has_a_place(source, &layout).await?;
-    }
+    let occupied =
+        if source.holds_only_dotted_chunk_keys() { None } else { Some(occupied_records(source, &layout).await?) };
     let put = |file: String, bytes: bytes::Bytes| async move {
         let path = ObjectPath::from(format!("{root}/{file}"));
         store
@@ -95,13 +94,17 @@ async fn write(
         let order = layout.arrays().enumerate().map(|(i, (field, _))| (Arc::clone(field), i)).collect();
         Rows::Walk { references: source.walk(Walk::All), next: None, order }
     } else {
-        Rows::Lookup { source, runtime }
+        Rows::Lookup { source, runtime, occupied: occupied.unwrap_or_default() }
     };
     let mut encoder = RecordEncoder::new(encoding);
     let mut written = 0;
     for (field, grid) in layout.arrays() {
         let total: u64 = grid.iter().product();
-        for n in 0..layout.record_count(field) {
+        // Only records holding a reference are visited: a grid may have
+        // more positions than could ever be looped over.
+        let mut next_record = 0;
+        while let Some(n) = rows.first_record_from(&layout, field, next_record).await? {
+            next_record = n + 1;
             let id = RecordId { field: Arc::clone(field), index: n };
             let span = n * encoding.record_size..((n + 1) * encoding.record_size).min(total);
             for row in 0..span.end - span.start {
@@ -137,8 +140,9 @@ async fn write(
 
 /// Where the writer finds the reference of each position of the output grid.
 enum Rows<'a> {
-    /// Asked of the source, key by key (a JSON set answers from memory).
-    Lookup { source: &'a dyn ReferenceSource, runtime: &'a IoRuntime },
+    /// Asked of the source, key by key (a JSON set answers from memory),
+    /// in the records known to hold a reference.
+    Lookup { source: &'a dyn ReferenceSource, runtime: &'a IoRuntime, occupied: Occupied },
     /// Taken from the source's walk, which visits chunks in the output's
     /// order (a parquet root: arrays sorted, each in grid order), one record
     /// file at a time.
@@ -152,18 +156,40 @@ enum Rows<'a> {
 }
 
 impl Rows<'_> {
-    /// The reference at row `row` of record `id`, whose key `key` gives.
-    async fn at(
+    /// The first record of `field`'s, from record `from` on, that may hold
+    /// a reference; `None` once none can.
+    async fn first_record_from(
         &mut self,
         layout: &ParquetLayout,
-        id: &RecordId,
-        row: u64,
-        key: impl Fn() -> String,
-    ) -> Result<Option<OwnedReference>, WriteError> {
-        let (references, next, order) = match self {
-            Self::Lookup { source, runtime } => return lookup(*source, &key(), runtime).await,
-            Self::Walk { references, next, order } => (references, next, order),
-        };
+        field: &Arc<str>,
+        from: u64,
+    ) -> Result<Option<u64>, WriteError> {
+        if from >= layout.record_count(field) {
+            return Ok(None);
+        }
+        match self {
+            Self::Lookup { occupied, .. } => {
+                Ok(occupied.get(field).and_then(|records| records.range(from..).next().copied()))
+            }
+            Self::Walk { order, .. } => {
+                let here = order.get(field).copied();
+                let next = self.peek(layout).await?.map(|(id, _)| id.clone());
+                let Self::Walk { order, .. } = self else { return Ok(None) };
+                Ok(match next {
+                    None => None,
+                    Some(next) if order_of(order, &next) == here => Some(next.index.max(from)),
+                    // A later array's chunk: this one has no more.
+                    Some(next) if order_of(order, &next) > here => None,
+                    // Out of order: `at` reports it.
+                    Some(_) => Some(from),
+                })
+            }
+        }
+    }
+
+    /// The walk's next chunk (record and row), read from the source if need be.
+    async fn peek(&mut self, layout: &ParquetLayout) -> Result<Option<(&RecordId, u64)>, WriteError> {
+        let Self::Walk { references, next, .. } = self else { return Ok(None) };
         if next.is_none() {
             while let Some(item) = references.next().await {
                 let (chunk_key, reference) = item?;
@@ -178,7 +204,23 @@ impl Rows<'_> {
                 break;
             }
         }
-        let place = |id: &RecordId, row: u64| (order.get(&id.field).copied(), id.index, row);
+        Ok(next.as_ref().map(|(id, row, _)| (id, *row)))
+    }
+
+    /// The reference at row `row` of record `id`, whose key `key` gives.
+    async fn at(
+        &mut self,
+        layout: &ParquetLayout,
+        id: &RecordId,
+        row: u64,
+        key: impl Fn() -> String,
+    ) -> Result<Option<OwnedReference>, WriteError> {
+        if let Self::Lookup { source, runtime, .. } = self {
+            return lookup(*source, &key(), runtime).await;
+        }
+        self.peek(layout).await?;
+        let Self::Walk { next, order, .. } = self else { return Ok(None) };
+        let place = |id: &RecordId, row: u64| (order_of(order, id), id.index, row);
         let Some((chunk_id, chunk_row, _)) = next.as_ref() else { return Ok(None) };
         match place(chunk_id, *chunk_row).cmp(&place(id, row)) {
             Ordering::Equal => Ok(next.take().map(|(_, _, reference)| reference)),
@@ -236,15 +278,29 @@ async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result
         .map_err(|e| WriteError::Unrepresentable { key: ".zmetadata".into(), reason: e.to_string() })
 }
 
-/// Every key must be metadata or a chunk of some array, or the parquet root would silently lose it.
-async fn check_every_key_has_a_place(source: &dyn ReferenceSource, layout: &ParquetLayout) -> Result<(), WriteError> {
+/// The records of each array that hold at least one reference.
+type Occupied = HashMap<Arc<str>, BTreeSet<u64>>;
+
+fn order_of(order: &HashMap<Arc<str>, usize>, id: &RecordId) -> Option<usize> {
+    order.get(&id.field).copied()
+}
+
+/// The records that hold a reference, found by walking the source's keys;
+/// every key must be metadata or a chunk of some array, or the parquet root
+/// would silently lose it. Bounded by the source's references, not its grids.
+async fn occupied_records(source: &dyn ReferenceSource, layout: &ParquetLayout) -> Result<Occupied, WriteError> {
+    let mut occupied = Occupied::new();
     let mut references = source.walk(Walk::All);
     while let Some(item) = references.next().await {
         let (key, _) = item?;
-        if key != ".zmetadata" && !metadata::is_metadata_key(&key) && layout.locate(&key).is_none() {
+        if key == ".zmetadata" || metadata::is_metadata_key(&key) {
+            continue;
+        }
+        let Some((id, _)) = layout.locate(&key) else {
             let reason = "it is not a chunk inside any array's grid, and the parquet layout holds only those";
             return Err(WriteError::Unrepresentable { key, reason: reason.into() });
-        }
+        };
+        occupied.entry(id.field).or_default().insert(id.index);
     }
-    Ok(())
+    Ok(occupied)
 }

@@ -20,9 +20,9 @@ use crate::resolve::{Location, Resolver};
 /// The key of the consolidated metadata document synthesised from `.zmetadata`.
 const CONSOLIDATED_KEY: &str = ".zmetadata";
 
-/// The most record files one listing reads: a listing holds the keys it
-/// finds, and reads the records one at a time (a few in flight), but an
-/// astronomical grid must not turn into that many requests.
+/// The most record files one listing or walk reads: both read the records
+/// one at a time (a few in flight), but an astronomical grid must not turn
+/// into that many requests.
 const MAX_LISTED_RECORD_FILES: u64 = 1 << 20;
 
 /// A parquet reference root: its layout and the records loaded so far.
@@ -200,6 +200,12 @@ impl ReferenceSource for ParquetRoot {
         let metadata = stream::iter(metadata.collect::<Vec<_>>());
         if walk == Walk::Metadata {
             return Box::pin(metadata);
+        }
+        let records =
+            self.layout.arrays().fold(0u64, |n, (field, _)| n.saturating_add(self.layout.record_count(field)));
+        if records > MAX_LISTED_RECORD_FILES {
+            let error = SourceError::TooManyRecords { prefix: String::new(), records, limit: MAX_LISTED_RECORD_FILES };
+            return Box::pin(metadata.chain(stream::once(async move { Err(error) })));
         }
         let ids = self.layout.arrays().flat_map(|(field, _)| {
             (0..self.layout.record_count(field)).map(|index| RecordId { field: Arc::clone(field), index })
