@@ -10,7 +10,7 @@
 # character of the object path but unreserved ones (GET /zk%2Drefs/a%2Fb%2Ejson)
 # and uploads with the XML API's PUT; the emulator answers both with 501.
 #
-#   eval "$(bash .ci/servers.sh start)"   # starts them; prints the ZK_* variables the tests read
+#   env=$(bash .ci/servers.sh start) && eval "$env"   # starts them; prints the ZK_* variables the tests read
 #   bash .ci/servers.sh stop
 set -euo pipefail
 cd "$(dirname "$0")/.."
