@@ -56,8 +56,13 @@
 //! - Remote reads give up in tens of seconds: 5 s to connect, 10 s without a
 //!   byte, 60 s per request, at most 3 retries within 30 s, unless configured
 //!   otherwise ([`ReferenceStoreBuilder::with_timeout`], `with_retry`).
+//! - Every read from an object store, whichever store serves it, ends within
+//!   a deadline (2 minutes; [`ReferenceStoreBuilder::with_read_deadline`]).
+//! - The first ETag seen for a target is pinned: a target rewritten while it
+//!   is being read is [`ReadError::Changed`], never bytes of two versions.
 //! - Created object stores read only the `AWS_*`, `GOOGLE_*` and `AZURE_*`
 //!   environment variables.
+//! - Sync calls may be made from async code (a tokio runtime's thread).
 //!
 //! # Features
 //!
