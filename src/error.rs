@@ -346,11 +346,11 @@ pub enum SourceError {
     /// files than one listing or walk may.
     #[error(
         "{} would read {records} record files, more than the limit of {limit}",
-        if .prefix.is_empty() { "walking every reference of the root".to_owned() } else { format!("listing {:?}", .prefix) }
+        .prefix.as_ref().map_or_else(|| "walking every reference of the root".to_owned(), |p| format!("listing {p:?}"))
     )]
     TooManyRecords {
-        /// The prefix listed; empty for a walk of the whole root.
-        prefix: String,
+        /// The prefix listed; `None` for a walk of the whole root.
+        prefix: Option<String>,
         /// How many record files the arrays under it have.
         records: u64,
         /// The most one listing or walk reads.

@@ -25,6 +25,17 @@ const CONSOLIDATED_KEY: &str = ".zmetadata";
 /// into that many requests.
 const MAX_LISTED_RECORD_FILES: u64 = 1 << 20;
 
+/// The record files of arrays with `counts` record files each, if one
+/// listing of `prefix` (`None`: a walk of the whole root) may read them all.
+fn within_record_bound(prefix: Option<&str>, counts: impl Iterator<Item = u64>) -> Result<u64, SourceError> {
+    let records = counts.fold(0u64, u64::saturating_add);
+    if records > MAX_LISTED_RECORD_FILES {
+        let (prefix, limit) = (prefix.map(str::to_owned), MAX_LISTED_RECORD_FILES);
+        return Err(SourceError::TooManyRecords { prefix, records, limit });
+    }
+    Ok(records)
+}
+
 /// A parquet reference root: its layout and the records loaded so far.
 #[derive(Debug)]
 pub(crate) struct ParquetRoot {
@@ -86,11 +97,7 @@ impl ParquetRoot {
     ) -> Result<Listing, SourceError> {
         let arrays: Vec<(Arc<str>, u64)> =
             fields.map(|field| (Arc::clone(field), self.layout.record_count(field))).collect();
-        let records = arrays.iter().fold(0u64, |n, (_, count)| n.saturating_add(*count));
-        if records > MAX_LISTED_RECORD_FILES {
-            let (prefix, limit) = (prefix.to_owned(), MAX_LISTED_RECORD_FILES);
-            return Err(SourceError::TooManyRecords { prefix, records, limit });
-        }
+        let records = within_record_bound(Some(prefix), arrays.iter().map(|(_, count)| *count))?;
         if records == 0 {
             return Ok(listing);
         }
@@ -201,10 +208,8 @@ impl ReferenceSource for ParquetRoot {
         if walk == Walk::Metadata {
             return Box::pin(metadata);
         }
-        let records =
-            self.layout.arrays().fold(0u64, |n, (field, _)| n.saturating_add(self.layout.record_count(field)));
-        if records > MAX_LISTED_RECORD_FILES {
-            let error = SourceError::TooManyRecords { prefix: String::new(), records, limit: MAX_LISTED_RECORD_FILES };
+        let counts = self.layout.arrays().map(|(field, _)| self.layout.record_count(field));
+        if let Err(error) = within_record_bound(None, counts) {
             return Box::pin(metadata.chain(stream::once(async move { Err(error) })));
         }
         let ids = self.layout.arrays().flat_map(|(field, _)| {
