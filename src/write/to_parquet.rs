@@ -81,8 +81,6 @@ async fn write(
 ) -> Result<u64, WriteError> {
     let encoding = options.encoding;
     let layout = output_layout(source, encoding.record_size).await?;
-    let occupied =
-        if source.holds_only_dotted_chunk_keys() { None } else { Some(occupied_records(source, &layout).await?) };
     let put = |file: String, bytes: bytes::Bytes| async move {
         let path = ObjectPath::from(format!("{root}/{file}"));
         store
@@ -92,9 +90,9 @@ async fn write(
     };
     let mut rows = if source.holds_only_dotted_chunk_keys() {
         let order = layout.arrays().enumerate().map(|(i, (field, _))| (Arc::clone(field), i)).collect();
-        Rows::Walk { references: source.walk(Walk::All), next: None, order }
+        Rows::Walk(Walked { references: source.walk(Walk::All), next: None, order })
     } else {
-        Rows::Lookup { source, runtime, occupied: occupied.unwrap_or_default() }
+        Rows::Lookup { source, runtime, occupied: occupied_records(source, &layout).await? }
     };
     let mut encoder = RecordEncoder::new(encoding);
     let mut written = 0;
@@ -143,16 +141,8 @@ enum Rows<'a> {
     /// Asked of the source, key by key (a JSON set answers from memory),
     /// in the records known to hold a reference.
     Lookup { source: &'a dyn ReferenceSource, runtime: &'a IoRuntime, occupied: Occupied },
-    /// Taken from the source's walk, which visits chunks in the output's
-    /// order (a parquet root: arrays sorted, each in grid order), one record
-    /// file at a time.
-    Walk {
-        references: BoxStream<'a, Result<(String, OwnedReference), SourceError>>,
-        /// The next chunk of the walk: its record, row and reference.
-        next: Option<(RecordId, u64, OwnedReference)>,
-        /// Each array's place in the output's order.
-        order: HashMap<Arc<str>, usize>,
-    },
+    /// Taken from the source's walk.
+    Walk(Walked<'a>),
 }
 
 impl Rows<'_> {
@@ -171,40 +161,8 @@ impl Rows<'_> {
             Self::Lookup { occupied, .. } => {
                 Ok(occupied.get(field).and_then(|records| records.range(from..).next().copied()))
             }
-            Self::Walk { order, .. } => {
-                let here = order.get(field).copied();
-                let next = self.peek(layout).await?.map(|(id, _)| id.clone());
-                let Self::Walk { order, .. } = self else { return Ok(None) };
-                Ok(match next {
-                    None => None,
-                    Some(next) if order_of(order, &next) == here => Some(next.index.max(from)),
-                    // A later array's chunk: this one has no more.
-                    Some(next) if order_of(order, &next) > here => None,
-                    // Out of order: `at` reports it.
-                    Some(_) => Some(from),
-                })
-            }
+            Self::Walk(walked) => walked.first_record_from(layout, field, from).await,
         }
-    }
-
-    /// The walk's next chunk (record and row), read from the source if need be.
-    async fn peek(&mut self, layout: &ParquetLayout) -> Result<Option<(&RecordId, u64)>, WriteError> {
-        let Self::Walk { references, next, .. } = self else { return Ok(None) };
-        if next.is_none() {
-            while let Some(item) = references.next().await {
-                let (chunk_key, reference) = item?;
-                if chunk_key == ".zmetadata" || metadata::is_metadata_key(&chunk_key) {
-                    continue;
-                }
-                let Some((chunk_id, chunk_row)) = layout.locate(&chunk_key) else {
-                    let reason = "it is not a chunk inside any array's grid".into();
-                    return Err(WriteError::Unrepresentable { key: chunk_key, reason });
-                };
-                *next = Some((chunk_id, chunk_row as u64, reference));
-                break;
-            }
-        }
-        Ok(next.as_ref().map(|(id, row, _)| (id, *row)))
     }
 
     /// The reference at row `row` of record `id`, whose key `key` gives.
@@ -215,23 +173,85 @@ impl Rows<'_> {
         row: u64,
         key: impl Fn() -> String,
     ) -> Result<Option<OwnedReference>, WriteError> {
-        if let Self::Lookup { source, runtime, .. } = self {
-            return lookup(*source, &key(), runtime).await;
+        match self {
+            Self::Lookup { source, runtime, .. } => lookup(*source, &key(), runtime).await,
+            Self::Walk(walked) => walked.at(layout, id, row).await,
         }
-        self.peek(layout).await?;
-        let Self::Walk { next, order, .. } = self else { return Ok(None) };
-        let place = |id: &RecordId, row: u64| (order_of(order, id), id.index, row);
-        let Some((chunk_id, chunk_row, _)) = next.as_ref() else { return Ok(None) };
-        match place(chunk_id, *chunk_row).cmp(&place(id, row)) {
-            Ordering::Equal => Ok(next.take().map(|(_, _, reference)| reference)),
+    }
+}
+
+/// Where a chunk comes in the output: its array's place, its record, its row.
+type Place = (Option<usize>, u64, u64);
+
+/// A source's walk, which visits chunks in the output's order (a parquet
+/// root: arrays sorted, each in grid order), merged position by position.
+struct Walked<'a> {
+    references: BoxStream<'a, Result<(String, OwnedReference), SourceError>>,
+    /// The next chunk of the walk: its record, row and reference.
+    next: Option<(RecordId, u64, OwnedReference)>,
+    /// Each array's place in the output's order.
+    order: HashMap<Arc<str>, usize>,
+}
+
+impl Walked<'_> {
+    fn place(&self, id: &RecordId, row: u64) -> Place {
+        (self.order.get(&id.field).copied(), id.index, row)
+    }
+
+    /// The place of the walk's next chunk, read from the source if need be.
+    async fn next_place(&mut self, layout: &ParquetLayout) -> Result<Option<Place>, WriteError> {
+        if self.next.is_none() {
+            while let Some(item) = self.references.next().await {
+                let (chunk_key, reference) = item?;
+                if chunk_key == ".zmetadata" || metadata::is_metadata_key(&chunk_key) {
+                    continue;
+                }
+                let Some((chunk_id, chunk_row)) = layout.locate(&chunk_key) else {
+                    let reason = "it is not a chunk inside any array's grid".into();
+                    return Err(WriteError::Unrepresentable { key: chunk_key, reason });
+                };
+                self.next = Some((chunk_id, chunk_row as u64, reference));
+                break;
+            }
+        }
+        Ok(self.next.as_ref().map(|(id, row, _)| self.place(id, *row)))
+    }
+
+    /// See [`Rows::first_record_from`].
+    async fn first_record_from(
+        &mut self,
+        layout: &ParquetLayout,
+        field: &Arc<str>,
+        from: u64,
+    ) -> Result<Option<u64>, WriteError> {
+        let here = self.order.get(field).copied();
+        Ok(match self.next_place(layout).await? {
+            None => None,
+            Some((array, record, _)) if array == here => Some(record.max(from)),
+            // A later array's chunk: this one has no more.
+            Some((array, ..)) if array > here => None,
+            // Out of order: `at` reports it.
+            Some(_) => Some(from),
+        })
+    }
+
+    /// See [`Rows::at`].
+    async fn at(
+        &mut self,
+        layout: &ParquetLayout,
+        id: &RecordId,
+        row: u64,
+    ) -> Result<Option<OwnedReference>, WriteError> {
+        let Some(next) = self.next_place(layout).await? else { return Ok(None) };
+        match next.cmp(&self.place(id, row)) {
+            Ordering::Equal => Ok(self.next.take().map(|(_, _, reference)| reference)),
             Ordering::Greater => Ok(None),
             Ordering::Less => {
                 let reason =
                     "the source walked its chunks out of grid order, so it cannot be written in one pass".into();
-                Err(WriteError::Unrepresentable {
-                    key: layout.chunk_key(chunk_id, *chunk_row).unwrap_or_default(),
-                    reason,
-                })
+                let key =
+                    self.next.as_ref().and_then(|(chunk_id, chunk_row, _)| layout.chunk_key(chunk_id, *chunk_row));
+                Err(WriteError::Unrepresentable { key: key.unwrap_or_default(), reason })
             }
         }
     }
@@ -280,10 +300,6 @@ async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result
 
 /// The records of each array that hold at least one reference.
 type Occupied = HashMap<Arc<str>, BTreeSet<u64>>;
-
-fn order_of(order: &HashMap<Arc<str>, usize>, id: &RecordId) -> Option<usize> {
-    order.get(&id.field).copied()
-}
 
 /// The records that hold a reference, found by walking the source's keys;
 /// every key must be metadata or a chunk of some array, or the parquet root
