@@ -96,7 +96,7 @@ impl Object<'_> {
     pub(crate) async fn size(&self) -> Result<u64, ReadError> {
         self.within_deadline(async {
             let meta = self.store.head(self.path).await?;
-            self.check_version(meta.e_tag.as_deref())?;
+            self.check_version(&self.key(), meta.e_tag.as_deref())?;
             Ok(meta.size)
         })
         .await
@@ -113,11 +113,12 @@ impl Object<'_> {
     /// (a store that honours it refuses a changed object) and checked on
     /// arrival (for stores that do not).
     async fn get(&self, range: Option<GetRange>) -> Result<GetResult, ReadError> {
-        let pinned = self.policy.pinned(&self.key());
+        let key = self.key();
+        let pinned = self.policy.pinned(&key);
         let options = GetOptions { range, if_match: pinned.clone(), ..GetOptions::default() };
         match self.store.get_opts(self.path, options).await {
             Ok(got) => {
-                self.check_version(got.meta.e_tag.as_deref())?;
+                self.check_version(&key, got.meta.e_tag.as_deref())?;
                 Ok(got)
             }
             Err(object_store::Error::Precondition { .. }) => {
@@ -127,8 +128,8 @@ impl Object<'_> {
         }
     }
 
-    fn check_version(&self, seen: Option<&str>) -> Result<(), ReadError> {
-        self.policy.check(&self.key(), seen).map_err(|(was, now)| ReadError::Changed { was, now: Some(now) })
+    fn check_version(&self, key: &str, seen: Option<&str>) -> Result<(), ReadError> {
+        self.policy.check(key, seen).map_err(|(was, now)| ReadError::Changed { was, now: Some(now) })
     }
 
     /// The object, told apart from a same-named one in another store.
