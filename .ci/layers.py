@@ -23,6 +23,7 @@ LAYERS = [
     ("fetch",),
     ("sources",),
     ("store", "write"),
+    ("inspect",),
     ("open",),
     ("lib",),
 ]

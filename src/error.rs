@@ -235,6 +235,16 @@ pub enum ReadError {
         /// The ETag the store answered with, if it said.
         now: Option<String>,
     },
+    /// The target is not what it was when it was pinned
+    /// ([`ReferenceStoreBuilder::with_pins`](crate::ReferenceStoreBuilder::with_pins)):
+    /// its references may no longer describe it, and none of its bytes are returned.
+    #[error("the target changed since it was pinned: pinned {pinned}; found {found}")]
+    Stale {
+        /// What the pin recorded.
+        pinned: String,
+        /// What the read found.
+        found: String,
+    },
     /// One read of a target took longer than the deadline
     /// ([`ReferenceStoreBuilder::with_read_deadline`](crate::ReferenceStoreBuilder::with_read_deadline)).
     #[error("the read did not finish within {after:?} (ReferenceStoreBuilder::with_read_deadline)")]
@@ -301,6 +311,23 @@ pub enum RecordError {
     /// on a corrupt file); the panic's message.
     #[error("the parquet decoder failed on corrupt data: {0}")]
     Panicked(String),
+}
+
+/// Why [`stats`](crate::inspect::stats), [`audit`](crate::inspect::audit) or
+/// [`pin`](crate::inspect::pin) could not finish. A target that is missing,
+/// short or changed is not an error: the audit reports it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InspectError {
+    /// The references could not be walked.
+    #[error("cannot walk the references: {0}")]
+    Source(#[from] SourceError),
+    /// A metadata document could not be read.
+    #[error("{0}")]
+    Storage(#[from] zarrs_storage::StorageError),
+    /// The I/O runtime failed.
+    #[error("{0}")]
+    Runtime(#[from] ReadError),
 }
 
 /// Why a source of references could not answer.

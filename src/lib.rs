@@ -82,6 +82,7 @@
 
 mod error;
 mod fetch;
+pub mod inspect;
 mod model;
 mod open;
 mod parse;
@@ -93,14 +94,14 @@ mod zarr;
 
 #[cfg(feature = "parquet")]
 pub use error::RecordError;
-pub use error::{ReadError, ReferenceError, ResolveError, SourceError, WriteError};
+pub use error::{InspectError, ReadError, ReferenceError, ResolveError, SourceError, WriteError};
 pub use model::{
     Listing, Lookup, OwnedReference, PendingKeys, PendingReference, Reference, ReferenceSet, ReferenceSetBuilder,
     ReferenceSource, Walk,
 };
 pub use open::ReferenceStoreBuilder;
 pub use parse::{Limits, ParseOptions};
-pub use resolve::StoreRegistry;
+pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;
 pub use store::{AsyncReferenceStore, ReferenceStore};

@@ -14,7 +14,7 @@ use crate::model::{ReferenceSet, ReferenceSource};
 #[cfg(feature = "parquet")]
 use crate::parse::parquet::ParquetLayout;
 use crate::parse::{Limits, ParseOptions};
-use crate::resolve::{ANONYMOUS, DEFAULT_READ_DEADLINE, Location, Resolver, Source, StoreRegistry};
+use crate::resolve::{ANONYMOUS, DEFAULT_READ_DEADLINE, Location, Pins, Resolver, Source, StoreRegistry, UrlRewrite};
 #[cfg(feature = "parquet")]
 use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
 use crate::store::{AsyncReferenceStore, Core, IoRuntime, ReferenceStore};
@@ -54,6 +54,8 @@ pub struct ReferenceStoreBuilder {
     target: Option<String>,
     allow_local_from_remote: bool,
     allowed_prefixes: Option<Vec<String>>,
+    rewrites: Vec<(String, String)>,
+    pins: Option<Arc<Pins>>,
     read_deadline: Option<std::time::Duration>,
     #[cfg(feature = "parquet")]
     record_cache: RecordCacheOptions,
@@ -198,6 +200,43 @@ impl ReferenceStoreBuilder {
         self
     }
 
+    /// Read targets under `from_prefix` from `to_prefix` instead: data that
+    /// moved (to another bucket, a mirror, a local copy) is read without
+    /// regenerating the references. A prefix ending in `/` is a folder and
+    /// maps to a folder; one without names a single file. The rewrite applies
+    /// to the final URL, after templates, `gen` and relative resolution, and
+    /// before the access policy, which then judges the rewritten URL (a
+    /// remote reference set rewritten onto local files also needs
+    /// [`allow_local_files_from_remote_references`](Self::allow_local_files_from_remote_references)).
+    /// When several prefixes match, the longest wins; a target is rewritten once.
+    ///
+    /// ```
+    /// use zarrs_kerchunk::ReferenceStoreBuilder;
+    /// let builder = ReferenceStoreBuilder::new()
+    ///     .with_url_rewrite("s3://old-bucket/netcdf/", "https://mirror.example.org/netcdf/")
+    ///     .with_url_rewrite("s3://old-bucket/netcdf/2020/", "/data/copy/2020/");
+    /// # let _ = builder;
+    /// ```
+    #[must_use]
+    pub fn with_url_rewrite(mut self, from_prefix: impl Into<String>, to_prefix: impl Into<String>) -> Self {
+        self.rewrites.push((from_prefix.into(), to_prefix.into()));
+        self
+    }
+
+    /// Check every read of a pinned target against its pin (see
+    /// [`inspect::pin`](crate::inspect::pin)): a target whose ETag, or
+    /// last-modified time where it has no ETag, or size differs from the pin
+    /// is [`ReadError::Stale`], an error naming the key, the URL, the pinned
+    /// and the found values, never other bytes. Object stores are asked with
+    /// `If-Match` or `If-Unmodified-Since`, so there is no extra request.
+    /// Targets without a pin, or under a prefix given to
+    /// [`Pins::relax_under`], are read unchecked.
+    #[must_use]
+    pub fn with_pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(Arc::new(pins));
+        self
+    }
+
     /// Read at most `reads` blocks at once in a batch ([`ReferenceStore::prefetch`]); default 16.
     #[must_use]
     pub fn with_fetch_concurrency(mut self, reads: usize) -> Self {
@@ -284,7 +323,7 @@ impl ReferenceStoreBuilder {
             return self.open_parquet(root, resolver).await;
         }
         let source = resolver.source(&location, &location).map_err(|source| resolve_error(&location, source))?;
-        if let Source::Local(path) = &source {
+        if let Source::Local { path, .. } = &source {
             // A local file is streamed a block at a time and never held whole. What the stream
             // does not take (bare NaN tokens; a syntax error, to report with its line) is read
             // whole below.
@@ -365,8 +404,17 @@ impl ReferenceStoreBuilder {
             }
             registry.register(url, Arc::clone(store));
         }
+        let rewrites = self
+            .rewrites
+            .iter()
+            .map(|(from, to)| UrlRewrite::new(from, to).map_err(|source| invalid(from, source)))
+            .collect::<Result<_, _>>()?;
         let mut resolver = Resolver::new(registry, local_overrides, self.allow_local_from_remote)
-            .with_read_deadline(self.read_deadline.unwrap_or(DEFAULT_READ_DEADLINE));
+            .with_read_deadline(self.read_deadline.unwrap_or(DEFAULT_READ_DEADLINE))
+            .with_rewrites(rewrites);
+        if let Some(pins) = &self.pins {
+            resolver = resolver.with_pins(Arc::clone(pins));
+        }
         if let Some(prefixes) = &self.allowed_prefixes {
             let folder = |prefix: &String| -> Result<Url, ReferenceError> {
                 let url = Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;

@@ -97,10 +97,10 @@ mod tests {
         std::fs::write(&a, b"0123456789").unwrap();
         std::fs::write(&b, b"abcdef").unwrap();
         let files = vec![
-            (Source::Local(a.clone()), vec![Some(6..9), Some(0..2), Some(1..4)]),
-            (Source::Local(b.clone()), vec![Some(2..4), None]),
-            (Source::Local(a), vec![Some(8..12)]),
-            (Source::Local(dir.path().join("missing")), vec![Some(0..1)]),
+            (Source::local(a.clone()), vec![Some(6..9), Some(0..2), Some(1..4)]),
+            (Source::local(b.clone()), vec![Some(2..4), None]),
+            (Source::local(a), vec![Some(8..12)]),
+            (Source::local(dir.path().join("missing")), vec![Some(0..1)]),
         ];
         let got = futures::executor::block_on(read_batch(files, BatchOptions::default()));
         assert_eq!(got[0].as_ref().unwrap(), &[&b"678"[..], b"01", b"123"]);

@@ -1,5 +1,6 @@
 //! Local files: positioned reads on the calling thread, each checked against
-//! the file's real length before anything is allocated for it.
+//! the file's real length before anything is allocated for it, and against
+//! its pin, if it has one.
 
 use std::fs::File;
 use std::io;
@@ -11,14 +12,17 @@ use object_store::GetRange;
 
 use super::Request;
 use crate::error::ReadError;
+use crate::resolve::Pin;
 
 /// Read `requests` from the local file at `path` on the calling thread.
-pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>, ReadError> {
+pub(crate) fn read_local(path: &Path, pin: Option<&Pin>, requests: &[Request]) -> Result<Vec<Bytes>, ReadError> {
     let io_error = |source| ReadError::Io { path: path.to_owned(), source };
     let file = File::open(path).map_err(io_error)?;
     // One `fstat` per call: a reference's length is the document's word, the
     // file's length is real, and nothing is allocated before they agree.
-    let len = file.metadata().map_err(io_error)?.len();
+    let metadata = file.metadata().map_err(io_error)?;
+    check_pin(pin, &metadata)?;
+    let len = metadata.len();
     let past_end = |range| ReadError::PastEnd { range, file_len: Some(len) };
     requests
         .iter()
@@ -45,8 +49,19 @@ pub(crate) fn read_local(path: &Path, requests: &[Request]) -> Result<Vec<Bytes>
 }
 
 /// The size of a local file.
-pub(crate) fn size_local(path: &Path) -> Result<u64, ReadError> {
-    std::fs::metadata(path).map(|m| m.len()).map_err(|source| ReadError::Io { path: path.to_owned(), source })
+pub(crate) fn size_local(path: &Path, pin: Option<&Pin>) -> Result<u64, ReadError> {
+    let metadata = std::fs::metadata(path).map_err(|source| ReadError::Io { path: path.to_owned(), source })?;
+    check_pin(pin, &metadata)?;
+    Ok(metadata.len())
+}
+
+/// What a local file is now, in the terms of a pin: its size and modification time.
+pub(crate) fn observe_local(metadata: &std::fs::Metadata) -> Pin {
+    Pin::new(metadata.len(), None, metadata.modified().ok().map(chrono::DateTime::<chrono::Utc>::from))
+}
+
+fn check_pin(pin: Option<&Pin>, metadata: &std::fs::Metadata) -> Result<(), ReadError> {
+    pin.map_or(Ok(()), |pin| pin.check(&observe_local(metadata)))
 }
 
 #[cfg(test)]
@@ -60,6 +75,7 @@ mod tests {
         std::fs::write(&path, b"0123456789").unwrap();
         let got = read_local(
             &path,
+            None,
             &[
                 Request::Whole,
                 Request::Part(GetRange::Bounded(2..5)),
@@ -70,13 +86,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got, [&b"0123456789"[..], b"234", b"89", b"789", b""]);
-        let err = read_local(&path, &[Request::Part(GetRange::Bounded(8..12))]).unwrap_err();
+        let err = read_local(&path, None, &[Request::Part(GetRange::Bounded(8..12))]).unwrap_err();
         assert!(matches!(err, ReadError::PastEnd { file_len: Some(10), .. }), "{err}");
         assert!(err.to_string().contains("past the end") && err.to_string().contains("10 bytes"), "{err}");
         // A length no file has: an error, not an allocation of it.
-        let err = read_local(&path, &[Request::Part(GetRange::Bounded(0..u64::MAX))]).unwrap_err();
+        let err = read_local(&path, None, &[Request::Part(GetRange::Bounded(0..u64::MAX))]).unwrap_err();
         assert!(matches!(err, ReadError::PastEnd { .. }), "{err}");
-        let err = read_local(&dir.path().join("missing"), &[Request::Whole]).unwrap_err();
+        let err = read_local(&dir.path().join("missing"), None, &[Request::Whole]).unwrap_err();
         assert!(err.to_string().contains("not found"), "{err}");
     }
 }

@@ -19,12 +19,13 @@ use std::path::PathBuf;
 pub(crate) use batch::{BatchOptions, FileRequests, read_batch};
 use bytes::Bytes;
 pub(crate) use coalesce::Coalescing;
+use local::observe_local;
 pub(crate) use local::{read_local, size_local};
 use object::Object;
 use object_store::GetRange;
 
 use crate::error::ReadError;
-use crate::resolve::Source;
+use crate::resolve::{Pin, Source};
 
 /// What to read from a target: the whole of it, or part of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,11 +47,13 @@ impl Request {
 /// Read `requests` from `source`, asynchronously.
 pub(crate) async fn read_async(source: &Source, requests: Vec<Request>) -> Result<Vec<Bytes>, ReadError> {
     match source {
-        Source::Local(path) => {
-            let path = path.clone();
-            off_the_runtime(move || read_local(&path, &requests)).await
+        Source::Local { path, pin } => {
+            let (path, pin) = (path.clone(), pin.clone());
+            off_the_runtime(move || read_local(&path, pin.as_deref(), &requests)).await
         }
-        Source::Object { store, path, policy } => Object { store, path, policy }.read(&requests).await,
+        Source::Object { store, path, policy, pin } => {
+            Object { store, path, policy, pin: pin.as_deref() }.read(&requests).await
+        }
     }
 }
 
@@ -60,7 +63,7 @@ pub(crate) async fn read_async(source: &Source, requests: Vec<Request>) -> Resul
 /// not say, or lie).
 pub(crate) async fn read_if_exists(source: &Source, limit: u64) -> Result<Option<Bytes>, ReadError> {
     match source {
-        Source::Local(path) => {
+        Source::Local { path, .. } => {
             let read = with_local_file(path.clone(), move |file| {
                 if file.metadata()?.len() > limit {
                     return Ok(None);
@@ -75,7 +78,9 @@ pub(crate) async fn read_if_exists(source: &Source, limit: u64) -> Result<Option
                 Some(Some(bytes)) => Ok(Some(bytes)),
             }
         }
-        Source::Object { store, path, policy } => Object { store, path, policy }.read_if_exists(limit).await,
+        Source::Object { store, path, policy, pin } => {
+            Object { store, path, policy, pin: pin.as_deref() }.read_if_exists(limit).await
+        }
     }
 }
 
@@ -103,13 +108,28 @@ async fn off_the_runtime<T: Send + 'static>(
     }
 }
 
+/// What `source` is now (its size, and the ETag and last-modified time a
+/// store gives), with one metadata request and no check against any pin.
+pub(crate) async fn observe(source: &Source) -> Result<Pin, ReadError> {
+    match source {
+        Source::Local { path, .. } => {
+            let path = path.clone();
+            off_the_runtime(move || {
+                std::fs::metadata(&path).map(|m| observe_local(&m)).map_err(|source| ReadError::Io { path, source })
+            })
+            .await
+        }
+        Source::Object { store, path, policy, .. } => Object { store, path, policy, pin: None }.observe().await,
+    }
+}
+
 /// The size of a target, asynchronously.
 pub(crate) async fn size_async(source: &Source) -> Result<u64, ReadError> {
     match source {
-        Source::Local(path) => {
-            let path = path.clone();
-            off_the_runtime(move || size_local(&path)).await
+        Source::Local { path, pin } => {
+            let (path, pin) = (path.clone(), pin.clone());
+            off_the_runtime(move || size_local(&path, pin.as_deref())).await
         }
-        Source::Object { store, path, policy } => Object { store, path, policy }.size().await,
+        Source::Object { store, path, policy, pin } => Object { store, path, policy, pin: pin.as_deref() }.size().await,
     }
 }

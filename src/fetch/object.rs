@@ -1,6 +1,7 @@
 //! Reads from object stores, under the resolver's [`ReadPolicy`]: each read
 //! of an object finishes within the deadline, and every response must come
-//! from the version of the object that the first response came from.
+//! from the version of the object that the first response came from, and
+//! from the pinned version if the object has a [`Pin`].
 //!
 //! Nothing a store returns is trusted: a range must come back with exactly
 //! its length, and a response with another ETag than the pinned one is an
@@ -17,7 +18,7 @@ use object_store::{GetOptions, GetRange, GetResult, ObjectStore, ObjectStoreExt}
 
 use super::Request;
 use crate::error::ReadError;
-use crate::resolve::ReadPolicy;
+use crate::resolve::{Pin, ReadPolicy};
 
 /// Ranges closer than this are fetched as one request, as `object_store`'s
 /// own `get_ranges` does.
@@ -28,6 +29,7 @@ pub(crate) struct Object<'a> {
     pub(crate) store: &'a Arc<dyn ObjectStore>,
     pub(crate) path: &'a Path,
     pub(crate) policy: &'a ReadPolicy,
+    pub(crate) pin: Option<&'a Pin>,
 }
 
 impl Object<'_> {
@@ -96,8 +98,17 @@ impl Object<'_> {
     pub(crate) async fn size(&self) -> Result<u64, ReadError> {
         self.within_deadline(async {
             let meta = self.store.head(self.path).await?;
-            self.check_version(&self.key(), meta.e_tag.as_deref())?;
+            self.check_version(&self.key(), &meta)?;
             Ok(meta.size)
+        })
+        .await
+    }
+
+    /// What the object is now (one `HEAD`), unchecked.
+    pub(crate) async fn observe(&self) -> Result<Pin, ReadError> {
+        self.within_deadline(async {
+            let meta = self.store.head(self.path).await?;
+            Ok(Pin::new(meta.size, meta.e_tag, Some(meta.last_modified)))
         })
         .await
     }
@@ -110,25 +121,37 @@ impl Object<'_> {
     }
 
     /// A get of the pinned version of the object: asked for with `If-Match`
-    /// (a store that honours it refuses a changed object) and checked on
-    /// arrival (for stores that do not).
+    /// (or `If-Unmodified-Since`, for a pin without an ETag), so that a
+    /// store that honours it refuses a changed object, and checked on arrival
+    /// (for stores that do not).
     async fn get(&self, range: Option<GetRange>) -> Result<GetResult, ReadError> {
         let key = self.key();
-        let pinned = self.policy.pinned(&key);
-        let options = GetOptions { range, if_match: pinned.clone(), ..GetOptions::default() };
+        let first_seen = self.policy.pinned(&key);
+        let if_match = self.pin.and_then(|pin| pin.etag.clone()).or_else(|| first_seen.clone());
+        let if_unmodified_since = self.pin.filter(|pin| pin.etag.is_none()).and_then(|pin| pin.last_modified);
+        let options = GetOptions { range, if_match, if_unmodified_since, ..GetOptions::default() };
         match self.store.get_opts(self.path, options).await {
             Ok(got) => {
-                self.check_version(&key, got.meta.e_tag.as_deref())?;
+                self.check_version(&key, &got.meta)?;
                 Ok(got)
             }
-            Err(object_store::Error::Precondition { .. }) => {
-                Err(ReadError::Changed { was: pinned.unwrap_or_default(), now: None })
-            }
+            Err(object_store::Error::Precondition { .. }) => Err(match self.pin {
+                Some(pin) => ReadError::Stale {
+                    pinned: pin.to_string(),
+                    found: "another version (the store refused to serve the pinned one)".into(),
+                },
+                None => ReadError::Changed { was: first_seen.unwrap_or_default(), now: None },
+            }),
             Err(e) => Err(e.into()),
         }
     }
 
-    fn check_version(&self, key: &str, seen: Option<&str>) -> Result<(), ReadError> {
+    /// Check a response's metadata against the pin, if any, and the version first seen.
+    fn check_version(&self, key: &str, meta: &object_store::ObjectMeta) -> Result<(), ReadError> {
+        if let Some(pin) = self.pin {
+            pin.check(&Pin::new(meta.size, meta.e_tag.clone(), Some(meta.last_modified)))?;
+        }
+        let seen = meta.e_tag.as_deref();
         self.policy.check(key, seen).map_err(|(was, now)| ReadError::Changed { was, now: Some(now) })
     }
 

@@ -2,7 +2,7 @@
 //! Relative reference URLs resolve against the folder (or URL prefix) of the
 //! reference file, never the process working directory.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use url::Url;
 
@@ -79,6 +79,28 @@ impl Location {
         }
     }
 
+    /// The same location with a local path made absolute and its `.` and
+    /// `..` components resolved by their names, so that a path is compared
+    /// with a folder as it will be opened: `/data/../etc` is `/etc`, and so
+    /// is `file:///data/a%2F..%2F..%2Fetc`, whose `%2F` decode into `/`.
+    /// Symbolic links are not followed (a link inside a folder is the
+    /// folder owner's choice). URLs are already normalised by `url`.
+    pub(crate) fn normalized(self) -> Result<Self, ResolveError> {
+        let Self::Local(path) = self else { return Ok(self) };
+        let absolute = std::path::absolute(&path).map_err(|_| ResolveError::NotAUrl(path.display().to_string()))?;
+        let mut normal = PathBuf::new();
+        for component in absolute.components() {
+            match component {
+                Component::ParentDir => {
+                    normal.pop();
+                }
+                Component::CurDir => {}
+                other => normal.push(other),
+            }
+        }
+        Ok(Self::Local(normal))
+    }
+
     /// The location as a URL (`file://` for local paths, made absolute).
     pub(crate) fn to_url(&self) -> Result<Url, ResolveError> {
         match self {
@@ -134,6 +156,18 @@ mod tests {
         assert_eq!(remote.join("s3://b/k").unwrap().to_string(), "s3://b/k");
         let bucket = Location::parse("s3://bucket/refs/r.json").unwrap();
         assert_eq!(bucket.join("part 1.nc").unwrap().to_string(), "s3://bucket/refs/part%201.nc");
+    }
+
+    #[test]
+    fn local_paths_are_normalised_by_name() {
+        let normal = |text: &str| Location::parse(text).unwrap().normalized().unwrap().to_string();
+        assert_eq!(normal("/data/../etc/passwd"), "/etc/passwd");
+        assert_eq!(normal("file:///data/a%2F..%2F..%2Fetc/passwd"), "/etc/passwd");
+        assert_eq!(normal("/data/./x/../y.nc"), "/data/y.nc");
+        assert_eq!(normal("/../../x"), "/x");
+        let relative = Location::parse("/data/refs.json").unwrap().join("../etc/passwd").unwrap();
+        assert_eq!(relative.normalized().unwrap().to_string(), "/etc/passwd");
+        assert_eq!(normal("s3://b/a/../k"), "s3://b/k");
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! access policy is applied, on the final URL.
 
 mod location;
+mod pins;
 mod policy;
 mod registry;
+mod rewrite;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,10 +21,12 @@ use object_store::registry::ObjectStoreRegistry;
 use url::Url;
 
 pub(crate) use location::Location;
+pub use pins::{Pin, Pins, PinsError};
 pub(crate) use policy::{DEFAULT_READ_DEADLINE, ReadPolicy};
 pub(crate) use registry::ANONYMOUS;
 pub use registry::StoreRegistry;
 use registry::is_prefix;
+pub(crate) use rewrite::UrlRewrite;
 
 use crate::error::ResolveError;
 
@@ -30,9 +34,38 @@ use crate::error::ResolveError;
 #[derive(Clone, Debug)]
 pub(crate) enum Source {
     /// A local file, read with positioned reads (no async machinery).
-    Local(PathBuf),
+    Local {
+        path: PathBuf,
+        /// What the file must still be, if it was pinned.
+        pin: Option<Arc<Pin>>,
+    },
     /// An object in an object store, read under the resolver's policy.
-    Object { store: Arc<dyn ObjectStore>, path: object_store::path::Path, policy: Arc<ReadPolicy> },
+    Object {
+        store: Arc<dyn ObjectStore>,
+        path: object_store::path::Path,
+        policy: Arc<ReadPolicy>,
+        /// What the object must still be, if it was pinned.
+        pin: Option<Arc<Pin>>,
+    },
+}
+
+impl Source {
+    /// The local file at `path`, unpinned.
+    pub(crate) fn local(path: PathBuf) -> Self {
+        Self::Local { path, pin: None }
+    }
+
+    /// What the target must still be, if it was pinned.
+    pub(crate) fn pin(&self) -> Option<&Pin> {
+        let (Self::Local { pin, .. } | Self::Object { pin, .. }) = self;
+        pin.as_deref()
+    }
+
+    fn with_pin(mut self, pinned: Option<&Pin>) -> Self {
+        let (Self::Local { pin, .. } | Self::Object { pin, .. }) = &mut self;
+        *pin = pinned.cloned().map(Arc::new);
+        self
+    }
 }
 
 /// Maps locations to [`Source`]s, applying the access policy.
@@ -43,8 +76,12 @@ pub(crate) struct Resolver {
     /// them are read through that store rather than directly.
     local_overrides: Vec<Url>,
     allow_local_from_remote: bool,
+    /// What each pinned target must still be.
+    pins: Option<Arc<Pins>>,
     /// The prefixes targets must lie under; `None`: any.
     allowed: Option<Vec<Url>>,
+    /// Where targets moved.
+    rewrites: Vec<UrlRewrite>,
     /// The rules every object read obeys.
     policy: Arc<ReadPolicy>,
 }
@@ -55,7 +92,15 @@ impl Resolver {
         local_overrides: Vec<Url>,
         allow_local_from_remote: bool,
     ) -> Self {
-        Self { registry, local_overrides, allow_local_from_remote, allowed: None, policy: Arc::default() }
+        Self {
+            registry,
+            local_overrides,
+            allow_local_from_remote,
+            pins: None,
+            allowed: None,
+            rewrites: Vec::new(),
+            policy: Arc::default(),
+        }
     }
 
     /// Give up on any one read of an object after `deadline`.
@@ -70,19 +115,32 @@ impl Resolver {
         self
     }
 
+    /// Check every read of a pinned target against its pin.
+    pub(crate) fn with_pins(mut self, pins: Arc<Pins>) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// Read targets under each rewrite's `from` prefix from its `to` prefix instead.
+    pub(crate) fn with_rewrites(mut self, rewrites: Vec<UrlRewrite>) -> Self {
+        self.rewrites = rewrites;
+        self
+    }
+
     /// The source of the target a reference names as `text`, written in the
     /// reference file at `referrer`: the one place every target URL, after
     /// templates and `gen`, passes through.
     ///
     /// A remote reference file may not name URLs with whitespace or control
-    /// characters; the resolved URL must lie under an allowed prefix, if any
-    /// are set; and the policy of [`source`](Self::source) applies.
+    /// characters. The URL is resolved, normalised (local paths by name) and
+    /// rewritten; the result must lie under an allowed prefix, if any are
+    /// set; and the policy of [`source`](Self::source) applies to it.
     /// Returns the resolved location with its source.
     pub(crate) fn target(&self, text: &str, referrer: &Location) -> Result<(Location, Source), ResolveError> {
         if matches!(referrer, Location::Remote(_)) && text.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(ResolveError::Ambiguous { url: text.to_owned() });
         }
-        let target = referrer.join(text)?;
+        let target = rewrite::rewrite(&self.rewrites, referrer.join(text)?.normalized()?)?;
         if let Some(allowed) = &self.allowed {
             let url = target.to_url()?;
             if !allowed.iter().any(|prefix| lies_under(prefix, &url)) {
@@ -90,7 +148,10 @@ impl Resolver {
                 return Err(ResolveError::NotAllowed { url: url.to_string(), allowed });
             }
         }
-        let source = self.source(&target, referrer)?;
+        let mut source = self.source(&target, referrer)?;
+        if let Some(pins) = &self.pins {
+            source = source.with_pin(pins.get(target.to_url()?.as_str()));
+        }
         Ok((target, source))
     }
 
@@ -110,13 +171,13 @@ impl Resolver {
                 location: url.to_string(),
                 reason: "not a local file URL".into(),
             })?;
-            return Ok(Source::Local(path));
+            return Ok(Source::local(path));
         }
         let (store, path) = self
             .registry
             .resolve(&url)
             .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source: Box::new(source) })?;
-        Ok(Source::Object { store, path, policy: Arc::clone(&self.policy) })
+        Ok(Source::Object { store, path, policy: Arc::clone(&self.policy), pin: None })
     }
 }
 
@@ -152,7 +213,7 @@ mod tests {
         let local = Location::parse("/etc/passwd").unwrap();
         let err = resolver.source(&local, &referrer).unwrap_err();
         assert!(matches!(err, ResolveError::LocalFromRemote), "{err}");
-        assert!(matches!(resolver.source(&local, &local).unwrap(), Source::Local(_)));
+        assert!(matches!(resolver.source(&local, &local).unwrap(), Source::Local { .. }));
         // A relative reference that is a file URL in disguise is still local.
         let disguised = referrer.join("file:/etc/passwd").unwrap();
         let err = resolver.source(&disguised, &referrer).unwrap_err();
@@ -185,10 +246,30 @@ mod tests {
             let err = resolver.target(ambiguous, &referrer).unwrap_err();
             assert!(matches!(err, ResolveError::Ambiguous { .. }), "{ambiguous:?}: {err}");
         }
+        // Local targets are compared as they will be opened, `..` and `%2F` resolved.
+        let data = Resolver::new(Arc::new(StoreRegistry::new()), Vec::new(), false)
+            .with_allowed_prefixes(vec![Url::parse("file:///data/").unwrap()]);
+        let refs = Location::parse("/data/refs.json").unwrap();
+        assert!(data.target("x/y.nc", &refs).is_ok());
+        for escape in ["../etc/passwd", "file:///data/a%2F..%2F..%2Fetc/passwd", "/data/../etc/passwd", "x/../../etc"] {
+            let err = data.target(escape, &refs).unwrap_err();
+            assert!(matches!(err, ResolveError::NotAllowed { .. }), "{escape}: {err}");
+        }
+        // An object path with an encoded `/..` is one object's name, never a climb above the prefix.
+        for url in ["s3://data/a%2F..%2F..%2Fsecret", "https://h/pub/a%2F..%2F..%2Fsecret"] {
+            match resolver.target(url, &referrer) {
+                Ok((_, Source::Object { path, .. })) => {
+                    assert!(path.parts().all(|part| part.as_ref() != ".."), "{url}: {path:?}");
+                    assert_eq!(path.parts().count(), 1, "{url}: {path:?}");
+                }
+                Ok((_, source)) => panic!("{url}: {source:?}"),
+                Err(err) => assert!(matches!(err, ResolveError::ObjectStore { .. }), "{url}: {err}"),
+            }
+        }
         // A local reference file may name local paths with spaces.
         let local = Location::parse("/data/refs.json").unwrap();
         let open = Resolver::new(Arc::new(StoreRegistry::new()), Vec::new(), false);
-        assert!(matches!(open.target("part 1.nc", &local).unwrap().1, Source::Local(_)));
+        assert!(matches!(open.target("part 1.nc", &local).unwrap().1, Source::Local { .. }));
     }
 
     #[test]

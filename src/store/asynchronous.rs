@@ -57,6 +57,10 @@ impl AsyncReferenceStore {
         self.core.source()
     }
 
+    pub(crate) fn core(&self) -> &Core {
+        &self.core
+    }
+
     /// The reference of `key`, without reading its target: inline bytes, or
     /// the URL (as written) and range it points to. `None` if the key has none.
     ///

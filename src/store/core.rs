@@ -20,7 +20,7 @@ use crate::zarr::metadata;
 const MAX_REMEMBERED_TARGETS: usize = 65_536;
 
 /// A resolution, as remembered: resolution is deterministic, so failures are kept too.
-type Resolution = Result<Resolved, Arc<ResolveError>>;
+pub(crate) type Resolution = Result<Resolved, Arc<ResolveError>>;
 
 /// What every store shares: the references and how to reach their targets.
 #[derive(Debug)]
@@ -51,6 +51,11 @@ pub(crate) struct Resolved {
 }
 
 impl Resolved {
+    /// The absolute location, as messages and reports show it.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
     /// The error for a failed read of `key` from this target.
     pub(crate) fn error(&self, key: &str, cause: &ReadError) -> StorageError {
         StorageError::Other(format!("cannot read key {key:?}: reference target {}: {}", self.shown, error_chain(cause)))
@@ -237,7 +242,7 @@ impl Core {
     }
 
     /// The source of a target URL (`None`: the default target), resolved once.
-    fn resolve(&self, url: Option<&Arc<str>>) -> Resolution {
+    pub(crate) fn resolve(&self, url: Option<&Arc<str>>) -> Resolution {
         let Some(url) = url else {
             let resolve_default = || match &self.default_target {
                 None => Err(Arc::new(ResolveError::NoDefaultTarget)),

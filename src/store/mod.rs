@@ -15,6 +15,6 @@ mod runtime;
 mod sync;
 
 pub use asynchronous::AsyncReferenceStore;
-pub(crate) use core::Core;
+pub(crate) use core::{Core, Resolution};
 pub(crate) use runtime::IoRuntime;
 pub use sync::ReferenceStore;

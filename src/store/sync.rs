@@ -53,6 +53,17 @@ impl ReferenceStore {
         self.core.source().in_memory()
     }
 
+    /// An async store over the same references, sharing everything this one holds.
+    #[must_use]
+    pub fn to_async(&self) -> crate::AsyncReferenceStore {
+        crate::AsyncReferenceStore::from_core(Arc::clone(&self.core))
+    }
+
+    /// The runtime that drives this store's remote reads.
+    pub(crate) fn runtime(&self) -> &IoRuntime {
+        &self.runtime
+    }
+
     /// The source of the references this store serves: what the writers and the tools read.
     #[must_use]
     pub fn source(&self) -> &Arc<dyn ReferenceSource> {
@@ -170,7 +181,7 @@ impl ReferenceStore {
 /// Read from a source on this thread (local files) or on the runtime (everything else).
 fn read_blocking(runtime: &IoRuntime, source: &Source, requests: Vec<Request>) -> Result<Vec<Bytes>, ReadError> {
     match source {
-        Source::Local(path) => fetch::read_local(path, &requests),
+        Source::Local { path, pin } => fetch::read_local(path, pin.as_deref(), &requests),
         Source::Object { .. } => {
             let source = source.clone();
             runtime.block_on(async move { fetch::read_async(&source, requests).await })?
@@ -199,7 +210,7 @@ impl ReadableStorageTraits for ReferenceStore {
             SizePlan::Document => Ok(self.get(key)?.map(|v| v.len() as u64)),
             SizePlan::Stat(resolved) => {
                 let size = match &resolved.source {
-                    Source::Local(path) => fetch::size_local(path),
+                    Source::Local { path, pin } => fetch::size_local(path, pin.as_deref()),
                     source @ Source::Object { .. } => {
                         let source = source.clone();
                         self.runtime.block_on(async move { fetch::size_async(&source).await }).and_then(|r| r)

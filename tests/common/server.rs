@@ -113,3 +113,16 @@ pub(crate) fn stalling() -> String {
     });
     format!("http://{addr}")
 }
+
+/// A file server for `dir` (with `Range`, `HEAD`, `Last-Modified` and
+/// conditional requests, as tower-http's `ServeDir` answers them); returns
+/// `http://127.0.0.1:port`.
+pub(crate) fn serve_dir(dir: std::path::PathBuf) -> String {
+    let addr = spawn(|listener| async move {
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await.unwrap();
+    });
+    format!("http://{addr}")
+}
