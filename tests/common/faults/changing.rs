@@ -42,16 +42,13 @@ impl Fault for Changing {
     ) -> Result<GetResult> {
         let (nth, first_read, sender) = {
             let mut objects = self.objects.lock().unwrap();
-            match objects.get_mut(location) {
-                Some(object) => {
-                    object.gets += 1;
-                    (object.gets, Some(object.first_read.clone()), None)
-                }
-                None => {
-                    let (sender, receiver) = watch::channel(());
-                    objects.insert(location.clone(), Object { gets: 1, first_read: receiver });
-                    (1, None, Some(sender))
-                }
+            if let Some(object) = objects.get_mut(location) {
+                object.gets += 1;
+                (object.gets, Some(object.first_read.clone()), None)
+            } else {
+                let (sender, receiver) = watch::channel(());
+                objects.insert(location.clone(), Object { gets: 1, first_read: receiver });
+                (1, None, Some(sender))
             }
         };
         if let Some(mut first_read) = first_read {
