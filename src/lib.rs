@@ -63,6 +63,8 @@
 //! - Created object stores read only the `AWS_*`, `GOOGLE_*` and `AZURE_*`
 //!   environment variables.
 //! - Sync calls may be made from async code (a tokio runtime's thread).
+//! - With [`ReferenceStoreBuilder::with_pins`], a target that changed since
+//!   it was pinned is [`ReadError::Stale`], never other bytes; see [`inspect`].
 //!
 //! # Features
 //!
@@ -73,6 +75,7 @@
 //! | `aws` | yes | `s3://` targets |
 //! | `gcp` | yes | `gs://` targets |
 //! | `azure` | yes | `az://`, `abfs://` targets |
+//! | `cli` | no | the `zarrs-kerchunk` command line (`info`, `stats`, `cat`, `audit`, `pin`, `convert`) |
 //!
 //! # Compatibility
 //!

@@ -16,9 +16,9 @@ fi
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-cargo build --quiet --example convert
+cargo build --quiet --features cli --bin zarrs-kerchunk
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-convert="$target_dir/debug/examples/convert"
+convert=("$target_dir/debug/zarrs-kerchunk" convert)
 for case in "$root"/tests/data/*/; do
     name="$(basename "$case")"
     dest="$out/$name"
@@ -29,10 +29,10 @@ for case in "$root"/tests/data/*/; do
     for input in "$case"refs.json "$case"refs.parq; do
         [ -e "$input" ] || continue
         kind="$(basename "$input" | tr . _)"
-        "$convert" "$input" "$dest/written_${kind}.v1.json" 2>/dev/null
-        "$convert" "$input" "$dest/written_${kind}.v0.json.zst" --v0 2>/dev/null
-        "$convert" "$input" "$dest/written_${kind}_plain.parq" --record-size 7 --paths plain 2>/dev/null
-        "$convert" "$input" "$dest/written_${kind}_dict.parq" --paths dictionary 2>/dev/null
+        "${convert[@]}" "$input" "$dest/written_${kind}.v1.json" 2>/dev/null
+        "${convert[@]}" "$input" "$dest/written_${kind}.v0.json.zst" --v0 2>/dev/null
+        "${convert[@]}" "$input" "$dest/written_${kind}_plain.parq" --record-size 7 --paths plain 2>/dev/null
+        "${convert[@]}" "$input" "$dest/written_${kind}_dict.parq" --paths dictionary 2>/dev/null
     done
 done
 "$venv/bin/python" "$here/check_written.py" "$out"

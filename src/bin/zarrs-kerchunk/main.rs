@@ -1,0 +1,195 @@
+//! `zarrs-kerchunk`: inspect, audit, pin, print and convert kerchunk
+//! reference sets from the command line, over the `zarrs_kerchunk` library.
+//!
+//! Exit codes: 0 on success, 1 when an audit or a pin found a problem with a
+//! target, 2 on any error (one line on stderr naming what failed and why).
+
+mod cat;
+mod convert;
+mod info;
+mod options;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use zarrs_kerchunk::inspect::{self, AuditOptions};
+
+use options::Opening;
+
+/// What a command's run ended with, when it did not fail.
+enum Outcome {
+    /// All well.
+    Done,
+    /// Targets have problems (audit, pin): exit code 1.
+    Problems,
+}
+
+type Result<T = Outcome> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Parser)]
+#[command(name = "zarrs-kerchunk", version, about = "Inspect, audit, pin, print and convert kerchunk reference sets")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The hierarchy: groups and arrays with shapes, dtypes, chunks, codecs and attributes.
+    Info {
+        #[command(flatten)]
+        open: Opening,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// References per array (by kind, chunks missing, bytes) and per target.
+    Stats {
+        #[command(flatten)]
+        open: Opening,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+        /// List every target with its references and bytes.
+        #[arg(long)]
+        targets: bool,
+    },
+    /// The values of an array, or of a slice of it, as text or as a .npy file.
+    Cat {
+        #[command(flatten)]
+        open: Opening,
+        /// The array's path, such as `temp` or `/group/temp`.
+        array: String,
+        /// One entry per dimension, as Python slices: `0`, `2:5`, `:`, `-1`; omitted dimensions are whole.
+        slice: Option<String>,
+        /// Write the values to this .npy file instead of printing them.
+        #[arg(long, value_name = "FILE")]
+        npy: Option<std::path::PathBuf>,
+    },
+    /// Check every target with one metadata request: missing, short, unreachable or (with --pins) changed.
+    Audit {
+        #[command(flatten)]
+        open: Opening,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+        /// Metadata requests at once.
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+    },
+    /// Record each target's size, ETag and last-modified time in a pin file next to the references.
+    Pin {
+        #[command(flatten)]
+        open: Opening,
+        /// Where to write the pins (default: `<refs>.pins.json`, for local references).
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Convert between kerchunk JSON (v0, v1, plain or zstd) and fsspec's parquet layout.
+    Convert(convert::Convert),
+}
+
+fn main() -> ExitCode {
+    // A bug must not reach the user as a backtrace: one line, and the exit code of an error.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(ToString::to_string)
+            .or_else(|| info.payload().downcast_ref::<String>().cloned());
+        let location = info.location().map(ToString::to_string).unwrap_or_default();
+        eprintln!("zarrs-kerchunk: internal error (please report it): {} at {location}", message.unwrap_or_default());
+    }));
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
+        Ok(Ok(Outcome::Problems)) => ExitCode::from(1),
+        Ok(Err(error)) => {
+            eprintln!("zarrs-kerchunk: error: {}", chain(error.as_ref()));
+            ExitCode::from(2)
+        }
+        Err(_) => ExitCode::from(2),
+    }
+}
+
+fn run(cli: Cli) -> Result {
+    match cli.command {
+        Command::Info { open, json } => info::run(&open.open()?, json),
+        Command::Stats { open, json, targets } => {
+            let stats = inspect::stats(&open.open()?)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&stats)?);
+            } else {
+                print!("{stats}");
+                if targets {
+                    println!("\n{:>10} {:>14} {:>14}  target", "references", "referenced B", "needed B");
+                    for target in &stats.targets {
+                        println!(
+                            "{:>10} {:>14} {:>14}  {}",
+                            target.references, target.referenced_bytes, target.needed_bytes, target.url
+                        );
+                    }
+                }
+            }
+            Ok(Outcome::Done)
+        }
+        Command::Cat { open, array, slice, npy } => cat::run(&open.open()?, &array, slice.as_deref(), npy.as_deref()),
+        Command::Audit { open, json, concurrency } => {
+            let store = open.open()?;
+            let bar = options::progress_bar("auditing targets");
+            let progress = bar.clone();
+            let options = AuditOptions::default().with_concurrency(concurrency).with_progress(move |done, total| {
+                progress.set_length(total);
+                progress.set_position(done);
+            });
+            let audit = inspect::audit(&store, &options)?;
+            bar.finish_and_clear();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&audit)?);
+            } else {
+                print!("{audit}");
+            }
+            Ok(if audit.is_ok() { Outcome::Done } else { Outcome::Problems })
+        }
+        Command::Pin { open, output } => {
+            let output = match output {
+                Some(output) => output,
+                None if !open.refs.contains("://") => format!("{}.pins.json", open.refs.trim_end_matches('/')).into(),
+                None => return Err("the references are remote: say where to write the pins with --output".into()),
+            };
+            let store = open.open()?;
+            let bar = options::progress_bar("pinning targets");
+            let progress = bar.clone();
+            let options = AuditOptions::default().with_progress(move |done, total| {
+                progress.set_length(total);
+                progress.set_position(done);
+            });
+            let (pins, audit) = inspect::pin(&store, &options)?;
+            bar.finish_and_clear();
+            std::fs::write(&output, pins.to_json()).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+            println!("pinned {} of {} targets in {}", pins.len(), audit.targets.len(), output.display());
+            if audit.is_ok() {
+                Ok(Outcome::Done)
+            } else {
+                print!("not pinned:\n{audit}");
+                Ok(Outcome::Problems)
+            }
+        }
+        Command::Convert(convert) => convert.run(),
+    }
+}
+
+/// An error and its causes, on one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        // Many errors repeat their cause in their own message.
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text.replace('\n', " ")
+}
