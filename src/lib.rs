@@ -75,7 +75,7 @@
 //! | `aws` | yes | `s3://` targets |
 //! | `gcp` | yes | `gs://` targets |
 //! | `azure` | yes | `az://`, `abfs://` targets |
-//! | `cli` | no | the `zarrs-kerchunk` command line (`info`, `stats`, `cat`, `audit`, `pin`, `convert`) |
+//! | `cli` | no | the `zarrs-kerchunk` command line (`info`, `stats`, `cat`, `audit`, `pin`, `convert`, `plot`) |
 //!
 //! # Compatibility
 //!

@@ -264,3 +264,61 @@ fn errors_are_one_line_and_exit_2() {
     let (code, _, stderr) = run(&["stats", "x.json", "--option", "novalue"]);
     assert_eq!(code, 2, "clap's usage errors exit 2 too: {stderr}");
 }
+
+/// The pixels of a PNG: (width, height, transparent pixels, distinct opaque colours).
+fn pixel_statistics(png: &Path) -> (u32, u32, usize, usize) {
+    let image = image::open(png).unwrap().to_rgba8();
+    let transparent = image.pixels().filter(|p| p.0[3] == 0).count();
+    let colours: std::collections::HashSet<[u8; 4]> = image.pixels().filter(|p| p.0[3] == 255).map(|p| p.0).collect();
+    (image.width(), image.height(), transparent, colours.len())
+}
+
+#[test]
+fn plot_draws_a_slice_with_fill_values_transparent() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/sample.json");
+    let air = dir.path().join("air.png");
+    let (code, stdout, stderr) = run(&["plot", sample.to_str().unwrap(), "air", "2,:,:", "-o", air.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("24x18 cells"), "{stdout}");
+    let (width, height, transparent, colours) = pixel_statistics(&air);
+    assert_eq!((width, height, transparent), (900, 600, 0), "no fill value in this slice");
+    assert!(colours > 100, "a colour per value, a colour bar and text: {colours}");
+
+    // 400 of the 600 cells of `sparse` are in chunks with no reference: the fill value.
+    let case = case("nc4_fill_missing");
+    let sparse = dir.path().join("sparse.png");
+    let refs = case.dir.join("refs.json");
+    let (code, _, stderr) = run(&["plot", refs.to_str().unwrap(), "sparse", "-o", sparse.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, _, transparent, colours) = pixel_statistics(&sparse);
+    let entry = case.arrays().iter().find(|e| e["path"] == "sparse").unwrap();
+    let (_, size, data) = native_values(&case.dir.join(entry["expected"].as_str().unwrap()));
+    let fill = entry["fill_value"].as_f64().unwrap();
+    #[expect(clippy::cast_possible_truncation, reason = "a float32 array holds its fill value as float32")]
+    let fill = if size == 4 { f64::from(fill as f32) } else { fill };
+    let values: Vec<f64> = data
+        .chunks(size)
+        .map(|v| match size {
+            4 => f64::from(f32::from_ne_bytes(v.try_into().unwrap())),
+            _ => f64::from_ne_bytes(v.try_into().unwrap()),
+        })
+        .collect();
+    let fills = values.iter().filter(|v| v.to_bits() == fill.to_bits() || v.is_nan()).count();
+    assert!(fills > 0 && fills < values.len(), "{fills}");
+    // The plot area is about 64% of the image; the fill cells' share of it is transparent.
+    #[expect(clippy::cast_precision_loss, reason = "pixel and cell counts are small")]
+    let share = transparent as f64 / (900.0 * 600.0) / (fills as f64 / values.len() as f64);
+    assert!((0.5..0.8).contains(&share), "transparent pixels {transparent}, fill cells {fills}: {share}");
+    assert!(colours > 50, "{colours}");
+
+    // NaN as the fill value of a float32 array is transparent too.
+    let nanfill = dir.path().join("nanfill.png");
+    let (code, _, stderr) = run(&["plot", refs.to_str().unwrap(), "nanfill", "-o", nanfill.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(pixel_statistics(&nanfill).2 > 0);
+
+    let (code, _, stderr) = run(&["plot", sample.to_str().unwrap(), "lat", "-o", air.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("plot draws 2"), "{stderr}");
+}

@@ -13,7 +13,7 @@ use crate::{Outcome, Result};
 
 /// How to read one element of the decoded bytes (native byte order, as zarrs decodes them).
 #[derive(Clone, Copy)]
-enum Element {
+pub(crate) enum Element {
     Bool,
     Int(usize),
     Uint(usize),
@@ -47,7 +47,7 @@ pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, npy: 
 }
 
 /// NumPy-style indices, one per dimension (`3`, `1:4`, `:`, `-1`, `2:`); missing ones are whole.
-fn parse_slice(text: &str, shape: &[u64]) -> Result<Vec<Range<u64>>> {
+pub(crate) fn parse_slice(text: &str, shape: &[u64]) -> Result<Vec<Range<u64>>> {
     let parts: Vec<&str> = if text.trim().is_empty() { Vec::new() } else { text.split(',').map(str::trim).collect() };
     if parts.len() > shape.len() {
         return Err(
@@ -89,7 +89,7 @@ fn parse_slice(text: &str, shape: &[u64]) -> Result<Vec<Range<u64>>> {
 }
 
 /// How to read elements of the `NumPy` type `descr`, `size` bytes each as decoded.
-fn element_of(descr: &str, size: usize) -> Element {
+pub(crate) fn element_of(descr: &str, size: usize) -> Element {
     let declared = descr.get(2..).and_then(|n| n.parse::<usize>().ok());
     match (descr.get(1..2), declared) {
         (Some("b"), Some(1)) if size == 1 => Element::Bool,
@@ -107,10 +107,29 @@ fn element_size(element: Element) -> usize {
     }
 }
 
-fn format_element(element: Element, bytes: &[u8]) -> String {
-    fn array<const N: usize>(bytes: &[u8]) -> [u8; N] {
-        bytes.try_into().expect("one element's bytes")
+fn array<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    bytes.try_into().expect("one element's bytes")
+}
+
+/// One numeric element as a float (`NaN` for anything that is not a number).
+#[expect(clippy::cast_precision_loss, reason = "values are drawn as colours")]
+pub(crate) fn value_of(element: Element, bytes: &[u8]) -> f64 {
+    match element {
+        Element::Bool | Element::Uint(1) => f64::from(bytes[0]),
+        Element::Int(1) => f64::from(i8::from_ne_bytes(array(bytes))),
+        Element::Int(2) => f64::from(i16::from_ne_bytes(array(bytes))),
+        Element::Int(4) => f64::from(i32::from_ne_bytes(array(bytes))),
+        Element::Int(_) => i64::from_ne_bytes(array(bytes)) as f64,
+        Element::Uint(2) => f64::from(u16::from_ne_bytes(array(bytes))),
+        Element::Uint(4) => f64::from(u32::from_ne_bytes(array(bytes))),
+        Element::Uint(_) => u64::from_ne_bytes(array(bytes)) as f64,
+        Element::Float(4) => f64::from(f32::from_ne_bytes(array(bytes))),
+        Element::Float(_) => f64::from_ne_bytes(array(bytes)),
+        Element::Other(_) => f64::NAN,
     }
+}
+
+fn format_element(element: Element, bytes: &[u8]) -> String {
     match element {
         Element::Bool => (bytes[0] != 0).to_string(),
         Element::Int(1) => i8::from_ne_bytes(array(bytes)).to_string(),

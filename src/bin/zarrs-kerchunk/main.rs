@@ -8,6 +8,7 @@ mod cat;
 mod convert;
 mod info;
 mod options;
+mod plot;
 
 use std::process::ExitCode;
 
@@ -65,6 +66,18 @@ enum Command {
         /// Write the values to this .npy file instead of printing them.
         #[arg(long, value_name = "FILE")]
         npy: Option<std::path::PathBuf>,
+    },
+    /// A 2-D slice of an array as a PNG: colour bar, axes from coordinate arrays, fill value transparent.
+    Plot {
+        #[command(flatten)]
+        open: Opening,
+        /// The array's path, such as `temp` or `/group/temp`.
+        array: String,
+        /// As for `cat`; it must leave 2 dimensions longer than 1 (default: index 0 of all but the last two).
+        slice: Option<String>,
+        /// The PNG file to write.
+        #[arg(long, short, value_name = "FILE")]
+        output: std::path::PathBuf,
     },
     /// Check every target with one metadata request: missing, short, unreachable or (with --pins) changed.
     Audit {
@@ -134,6 +147,7 @@ fn run(cli: Cli) -> Result {
             Ok(Outcome::Done)
         }
         Command::Cat { open, array, slice, npy } => cat::run(&open.open()?, &array, slice.as_deref(), npy.as_deref()),
+        Command::Plot { open, array, slice, output } => plot::run(&open.open()?, &array, slice.as_deref(), &output),
         Command::Audit { open, json, concurrency } => {
             let store = open.open()?;
             let bar = options::progress_bar("auditing targets");
