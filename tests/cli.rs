@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use common::{Case, read_npy, server};
+use common::{Case, copy_case, read_npy, server};
 
 fn cli() -> Command {
     Command::cargo_bin("zarrs-kerchunk").unwrap()
@@ -28,19 +28,6 @@ fn any_refs(case: &Case) -> PathBuf {
 
 fn case(name: &str) -> Case {
     Case::all().into_iter().find(|c| c.name == name).unwrap()
-}
-
-/// A copy of a case's folder that a test may change.
-fn copy_case(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let case = case(name);
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(name);
-    for file in common::files_under(&case.dir) {
-        let to = root.join(file.strip_prefix(&case.dir).unwrap());
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(&file, &to).unwrap();
-    }
-    (dir, root)
 }
 
 /// The elements of a `.npy` file in native byte order, with their size.

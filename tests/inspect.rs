@@ -4,26 +4,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use common::{Case, check_sync, server};
+use common::{Case, check_sync, copy_case, server};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::inspect::{AuditOptions, TargetStatus, audit, pin, stats};
 use zarrs_kerchunk::{Pins, ReferenceStore, ReferenceStoreBuilder};
-
-/// A copy of a case's folder that a test may change.
-fn copy_case(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let case = Case::all().into_iter().find(|c| c.name == name).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(name);
-    for file in common::files_under(&case.dir) {
-        let to = root.join(file.strip_prefix(&case.dir).unwrap());
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(&file, &to).unwrap();
-    }
-    (dir, root)
-}
 
 #[test]
 fn stats_match_every_manifest_for_json_and_parquet() {

@@ -77,6 +77,20 @@ impl Case {
     }
 }
 
+/// A copy of the folder of the case `name` in a new temporary folder, for a
+/// test that changes its files; returns the temporary folder and the copy.
+pub(crate) fn copy_case(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let case = Case::all().into_iter().find(|c| c.name == name).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(name);
+    for file in files_under(&case.dir) {
+        let to = root.join(file.strip_prefix(&case.dir).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&file, &to).unwrap();
+    }
+    (dir, root)
+}
+
 /// Every file below `dir`, recursively.
 pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
