@@ -141,16 +141,16 @@ impl Resolver {
             return Err(ResolveError::Ambiguous { url: text.to_owned() });
         }
         let target = rewrite::rewrite(&self.rewrites, referrer.join(text)?.normalized()?)?;
-        if let Some(allowed) = &self.allowed {
-            let url = target.to_url()?;
-            if !allowed.iter().any(|prefix| lies_under(prefix, &url)) {
-                let allowed = allowed.iter().map(Url::as_str).collect::<Vec<_>>().join(", ");
-                return Err(ResolveError::NotAllowed { url: url.to_string(), allowed });
-            }
+        let url = target.to_url()?;
+        if let Some(allowed) = &self.allowed
+            && !allowed.iter().any(|prefix| lies_under(prefix, &url))
+        {
+            let allowed = allowed.iter().map(Url::as_str).collect::<Vec<_>>().join(", ");
+            return Err(ResolveError::NotAllowed { url: url.to_string(), allowed });
         }
-        let mut source = self.source(&target, referrer)?;
+        let mut source = self.source_at(&url, referrer)?;
         if let Some(pins) = &self.pins {
-            source = source.with_pin(pins.get(target.to_url()?.as_str()));
+            source = source.with_pin(pins.get(url.as_str()));
         }
         Ok((target, source))
     }
@@ -161,12 +161,16 @@ impl Resolver {
     /// relative resolution: a remote reference file may not point at local
     /// files unless that was allowed, however the URL was spelled.
     pub(crate) fn source(&self, target: &Location, referrer: &Location) -> Result<Source, ResolveError> {
-        let url = target.to_url()?;
+        self.source_at(&target.to_url()?, referrer)
+    }
+
+    /// [`source`](Self::source), for a target already turned into its URL.
+    fn source_at(&self, url: &Url, referrer: &Location) -> Result<Source, ResolveError> {
         let local = url.scheme() == "file";
         if local && matches!(referrer, Location::Remote(_)) && !self.allow_local_from_remote {
             return Err(ResolveError::LocalFromRemote);
         }
-        if local && !self.local_overrides.iter().any(|prefix| is_prefix(prefix, &url)) {
+        if local && !self.local_overrides.iter().any(|prefix| is_prefix(prefix, url)) {
             let path = url.to_file_path().map_err(|()| ResolveError::InvalidLocation {
                 location: url.to_string(),
                 reason: "not a local file URL".into(),
@@ -175,7 +179,7 @@ impl Resolver {
         }
         let (store, path) = self
             .registry
-            .resolve(&url)
+            .resolve(url)
             .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source: Box::new(source) })?;
         Ok(Source::Object { store, path, policy: Arc::clone(&self.policy), pin: None })
     }
