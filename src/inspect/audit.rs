@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::stats::shown;
+use super::stats::target_url;
 use super::tally::{Tally, TargetUse};
 use crate::error::{InspectError, ReadError, error_chain};
 use crate::fetch;
@@ -157,9 +157,9 @@ pub async fn audit_async(store: &AsyncReferenceStore, options: &AuditOptions) ->
     // Two spellings of one file are one target.
     let mut targets: HashMap<String, (Resolution, TargetUse)> = HashMap::new();
     for (written, usage) in tally.targets {
-        let url = shown(core, written.as_ref());
-        let entry = targets.entry(url).or_insert_with(|| (core.resolve(written.as_ref()), TargetUse::default()));
-        entry.1.merge(&usage);
+        let resolution = core.resolve(written.as_ref());
+        let url = target_url(&resolution, written.as_ref());
+        targets.entry(url).or_insert_with(|| (resolution, TargetUse::default())).1.merge(&usage);
     }
     let total = targets.len() as u64;
     let mut checked = 0;

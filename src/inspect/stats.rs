@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::tally::{ArrayTally, Kinds, Tally, TargetUse, Written};
 use crate::error::InspectError;
-use crate::store::{AsyncReferenceStore, Core, ReferenceStore};
+use crate::store::{AsyncReferenceStore, Core, ReferenceStore, Resolution};
 
 /// References counted by kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -150,7 +150,8 @@ fn array_stats(core: &Core, path: String, array: ArrayTally) -> ArrayStats {
 fn target_stats(core: &Core, targets: std::collections::HashMap<Written, TargetUse>) -> Vec<TargetStats> {
     let mut by_url: std::collections::HashMap<String, TargetUse> = std::collections::HashMap::new();
     for (written, usage) in targets {
-        by_url.entry(shown(core, written.as_ref())).or_default().merge(&usage);
+        let url = target_url(&core.resolve(written.as_ref()), written.as_ref());
+        by_url.entry(url).or_default().merge(&usage);
     }
     let mut stats: Vec<TargetStats> = by_url
         .into_iter()
@@ -168,14 +169,9 @@ fn target_stats(core: &Core, targets: std::collections::HashMap<Written, TargetU
 
 /// A target's URL as reports and pins name it: resolved (`file://` for a
 /// local file) if it can be, else as written.
-pub(super) fn shown(core: &Core, written: Option<&std::sync::Arc<str>>) -> String {
-    match core.resolve(written) {
-        Ok(resolved) => {
-            let shown = resolved.shown();
-            // Local targets are shown as absolute paths; a URL names them in every report alike.
-            let local = std::path::Path::new(shown).is_absolute().then(|| url::Url::from_file_path(shown).ok());
-            local.flatten().map_or_else(|| shown.to_owned(), String::from)
-        }
+pub(super) fn target_url(resolution: &Resolution, written: Option<&std::sync::Arc<str>>) -> String {
+    match resolution {
+        Ok(resolved) => resolved.url().to_owned(),
         Err(_) => written.map_or_else(|| "(the default target)".to_owned(), ToString::to_string),
     }
 }

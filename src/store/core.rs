@@ -48,12 +48,14 @@ pub(crate) struct Resolved {
     pub(crate) source: Source,
     /// The absolute location, for messages.
     shown: String,
+    /// The location as a URL (`file://` for a local file), as reports and pins name it.
+    url: String,
 }
 
 impl Resolved {
-    /// The absolute location, as messages and reports show it.
-    pub(crate) fn shown(&self) -> &str {
-        &self.shown
+    /// The location as a URL (`file://` for a local file), as reports and pins name it.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
     }
 
     /// The error for a failed read of `key` from this target.
@@ -264,7 +266,7 @@ impl Core {
 
     fn resolve_text(&self, text: &str) -> Resolution {
         let (location, source) = self.resolver.target(text, &self.location)?;
-        Ok(Resolved { source, shown: location.to_string() })
+        Ok(Resolved { source, shown: location.to_string(), url: location.to_url()?.into() })
     }
 
     /// [`resolve`](Self::resolve), with a failure reported for `key`.
