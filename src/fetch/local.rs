@@ -50,18 +50,23 @@ pub(crate) fn read_local(path: &Path, pin: Option<&Pin>, requests: &[Request]) -
 
 /// The size of a local file.
 pub(crate) fn size_local(path: &Path, pin: Option<&Pin>) -> Result<u64, ReadError> {
-    let metadata = std::fs::metadata(path).map_err(|source| ReadError::Io { path: path.to_owned(), source })?;
-    check_pin(pin, &metadata)?;
-    Ok(metadata.len())
+    let found = observe_local(path)?;
+    pin.map_or(Ok(()), |pin| pin.check(&found))?;
+    Ok(found.size)
 }
 
-/// What a local file is now, in the terms of a pin: its size and modification time.
-pub(crate) fn observe_local(metadata: &std::fs::Metadata) -> Pin {
+/// What the local file at `path` is now, in the terms of a pin, unchecked.
+pub(crate) fn observe_local(path: &Path) -> Result<Pin, ReadError> {
+    std::fs::metadata(path).map(|m| observed(&m)).map_err(|source| ReadError::Io { path: path.to_owned(), source })
+}
+
+/// A file's size and modification time, as a pin records them.
+fn observed(metadata: &std::fs::Metadata) -> Pin {
     Pin::new(metadata.len(), None, metadata.modified().ok().map(chrono::DateTime::<chrono::Utc>::from))
 }
 
 fn check_pin(pin: Option<&Pin>, metadata: &std::fs::Metadata) -> Result<(), ReadError> {
-    pin.map_or(Ok(()), |pin| pin.check(&observe_local(metadata)))
+    pin.map_or(Ok(()), |pin| pin.check(&observed(metadata)))
 }
 
 #[cfg(test)]

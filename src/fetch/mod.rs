@@ -114,10 +114,7 @@ pub(crate) async fn observe(source: &Source) -> Result<Pin, ReadError> {
     match source {
         Source::Local { path, .. } => {
             let path = path.clone();
-            off_the_runtime(move || {
-                std::fs::metadata(&path).map(|m| observe_local(&m)).map_err(|source| ReadError::Io { path, source })
-            })
-            .await
+            off_the_runtime(move || observe_local(&path)).await
         }
         Source::Object { store, path, policy, .. } => Object { store, path, policy, pin: None }.observe().await,
     }
