@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use common::{Case, copy_case, read_npy, server};
+use common::{Case, copy_case, copy_case_with_a_missing_and_a_short_target, read_npy, server};
 
 fn cli() -> Command {
     Command::cargo_bin("zarrs-kerchunk").unwrap()
@@ -136,10 +136,7 @@ fn cat_prints_a_slice_as_text() {
 
 #[test]
 fn audit_over_http_exits_non_zero_naming_the_missing_and_the_short_target() {
-    let (_dir, root) = copy_case("mzz_time_concat");
-    std::fs::remove_file(root.join("day2.nc")).unwrap();
-    let day3 = std::fs::read(root.join("day3.nc")).unwrap();
-    std::fs::write(root.join("day3.nc"), &day3[..64]).unwrap();
+    let (_dir, root) = copy_case_with_a_missing_and_a_short_target();
     let refs = format!("{}/refs.json", server::serve_dir(root));
     let (code, stdout, stderr) = run(&["audit", &refs]);
     assert_eq!(code, 1, "{stdout}{stderr}");

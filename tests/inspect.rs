@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{Case, check_sync, copy_case, server};
+use common::{Case, check_sync, copy_case, copy_case_with_a_missing_and_a_short_target, server};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::inspect::{AuditOptions, TargetStatus, audit, pin, stats};
 use zarrs_kerchunk::{Pins, ReferenceStore, ReferenceStoreBuilder};
@@ -63,10 +63,7 @@ fn stats_of_a_parquet_root_equal_those_of_its_json() {
 
 #[test]
 fn an_audit_over_http_finds_the_missing_and_the_short_target() {
-    let (_dir, root) = copy_case("mzz_time_concat");
-    std::fs::remove_file(root.join("day2.nc")).unwrap();
-    let day3 = std::fs::read(root.join("day3.nc")).unwrap();
-    std::fs::write(root.join("day3.nc"), &day3[..64]).unwrap();
+    let (_dir, root) = copy_case_with_a_missing_and_a_short_target();
     let base = server::serve_dir(root.clone());
     let store = ReferenceStore::open(&format!("{base}/refs.json")).unwrap();
     let checked = Arc::new(std::sync::atomic::AtomicU64::new(0));

@@ -91,6 +91,16 @@ pub(crate) fn copy_case(name: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// A copy of `mzz_time_concat` whose `day2.nc` is gone and whose `day3.nc`
+/// is cut to its first 64 bytes: what an audit must find.
+pub(crate) fn copy_case_with_a_missing_and_a_short_target() -> (tempfile::TempDir, PathBuf) {
+    let (dir, root) = copy_case("mzz_time_concat");
+    std::fs::remove_file(root.join("day2.nc")).unwrap();
+    let day3 = std::fs::read(root.join("day3.nc")).unwrap();
+    std::fs::write(root.join("day3.nc"), &day3[..64]).unwrap();
+    (dir, root)
+}
+
 /// Every file below `dir`, recursively.
 pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)

@@ -3,42 +3,20 @@
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
 
-use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStore;
-use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
+use crate::array::{Element, NamedArray, fixed};
 use crate::{Outcome, Result};
 
-/// How to read one element of the decoded bytes (native byte order, as zarrs decodes them).
-#[derive(Clone, Copy)]
-pub(crate) enum Element {
-    Bool,
-    Int(usize),
-    Uint(usize),
-    Float(usize),
-    /// Anything else: only written to `.npy`, as it is.
-    Other(usize),
-}
-
 pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, npy: Option<&Path>) -> Result {
-    let path = format!("/{}", path.trim_start_matches('/'));
-    let zarray_key = format!("{}/.zarray", path.trim_start_matches('/'));
-    let zarray: serde_json::Value = match store.get(&StoreKey::new(zarray_key.trim_start_matches('/'))?)? {
-        Some(bytes) => serde_json::from_slice(&bytes)?,
-        None => return Err(format!("no array at {path}").into()),
-    };
-    let descr = zarray["dtype"].as_str().ok_or_else(|| format!("{path}: its dtype is not a NumPy type string"))?;
-    let array = Array::open(Arc::new(store.clone()), &path)?;
+    let array = NamedArray::open(store, path)?;
+    let descr = array.descr().ok_or_else(|| format!("{}: its dtype is not a NumPy type string", array.path))?;
     let ranges = parse_slice(slice.unwrap_or(""), array.shape())?;
     let shape: Vec<u64> = ranges.iter().map(|r| r.end - r.start).collect();
-    let bytes = array.retrieve_array_subset::<ArrayBytes>(&ranges)?;
-    let bytes =
-        bytes.into_fixed().map_err(|_| format!("{path}: elements of variable length ({descr}) cannot be printed"))?;
-    let count: u64 = shape.iter().product();
-    let size = if count == 0 { 1 } else { bytes.len() / usize::try_from(count)? };
-    let element = element_of(descr, size);
+    let (element, bytes) = array
+        .read(&ranges)?
+        .ok_or_else(|| format!("{}: elements of variable length ({descr}) cannot be printed", array.path))?;
     match npy {
         Some(file) => write_npy(file, descr, element, &shape, &bytes)?,
         None => print_values(element, &shape, &bytes, descr)?,
@@ -88,60 +66,19 @@ pub(crate) fn parse_slice(text: &str, shape: &[u64]) -> Result<Vec<Range<u64>>> 
         .collect()
 }
 
-/// How to read elements of the `NumPy` type `descr`, `size` bytes each as decoded.
-pub(crate) fn element_of(descr: &str, size: usize) -> Element {
-    let declared = descr.get(2..).and_then(|n| n.parse::<usize>().ok());
-    match (descr.get(1..2), declared) {
-        (Some("b"), Some(1)) if size == 1 => Element::Bool,
-        (Some("i"), Some(n @ (1 | 2 | 4 | 8))) if n == size => Element::Int(size),
-        (Some("u"), Some(n @ (1 | 2 | 4 | 8))) if n == size => Element::Uint(size),
-        (Some("f"), Some(n @ (4 | 8))) if n == size => Element::Float(size),
-        _ => Element::Other(size.max(1)),
-    }
-}
-
-fn element_size(element: Element) -> usize {
-    match element {
-        Element::Bool => 1,
-        Element::Int(n) | Element::Uint(n) | Element::Float(n) | Element::Other(n) => n,
-    }
-}
-
-fn array<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    bytes.try_into().expect("one element's bytes")
-}
-
-/// One numeric element as a float (`NaN` for anything that is not a number).
-#[expect(clippy::cast_precision_loss, reason = "values are drawn as colours")]
-pub(crate) fn value_of(element: Element, bytes: &[u8]) -> f64 {
-    match element {
-        Element::Bool | Element::Uint(1) => f64::from(bytes[0]),
-        Element::Int(1) => f64::from(i8::from_ne_bytes(array(bytes))),
-        Element::Int(2) => f64::from(i16::from_ne_bytes(array(bytes))),
-        Element::Int(4) => f64::from(i32::from_ne_bytes(array(bytes))),
-        Element::Int(_) => i64::from_ne_bytes(array(bytes)) as f64,
-        Element::Uint(2) => f64::from(u16::from_ne_bytes(array(bytes))),
-        Element::Uint(4) => f64::from(u32::from_ne_bytes(array(bytes))),
-        Element::Uint(_) => u64::from_ne_bytes(array(bytes)) as f64,
-        Element::Float(4) => f64::from(f32::from_ne_bytes(array(bytes))),
-        Element::Float(_) => f64::from_ne_bytes(array(bytes)),
-        Element::Other(_) => f64::NAN,
-    }
-}
-
 fn format_element(element: Element, bytes: &[u8]) -> String {
     match element {
         Element::Bool => (bytes[0] != 0).to_string(),
-        Element::Int(1) => i8::from_ne_bytes(array(bytes)).to_string(),
-        Element::Int(2) => i16::from_ne_bytes(array(bytes)).to_string(),
-        Element::Int(4) => i32::from_ne_bytes(array(bytes)).to_string(),
-        Element::Int(_) => i64::from_ne_bytes(array(bytes)).to_string(),
+        Element::Int(1) => i8::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Int(2) => i16::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Int(4) => i32::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Int(_) => i64::from_ne_bytes(fixed(bytes)).to_string(),
         Element::Uint(1) => bytes[0].to_string(),
-        Element::Uint(2) => u16::from_ne_bytes(array(bytes)).to_string(),
-        Element::Uint(4) => u32::from_ne_bytes(array(bytes)).to_string(),
-        Element::Uint(_) => u64::from_ne_bytes(array(bytes)).to_string(),
-        Element::Float(4) => f32::from_ne_bytes(array(bytes)).to_string(),
-        Element::Float(_) => f64::from_ne_bytes(array(bytes)).to_string(),
+        Element::Uint(2) => u16::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Uint(4) => u32::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Uint(_) => u64::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Float(4) => f32::from_ne_bytes(fixed(bytes)).to_string(),
+        Element::Float(_) => f64::from_ne_bytes(fixed(bytes)).to_string(),
         Element::Other(_) => bytes.iter().fold(String::new(), |mut hex, b| {
             let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
             hex
@@ -151,7 +88,7 @@ fn format_element(element: Element, bytes: &[u8]) -> String {
 
 /// One line per row of the last dimension, each headed by the indices of the others.
 fn print_values(element: Element, shape: &[u64], bytes: &[u8], descr: &str) -> Result<()> {
-    let size = element_size(element);
+    let size = element.size();
     let row = usize::try_from(shape.last().copied().unwrap_or(1))?.max(1);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     writeln!(out, "# shape {shape:?}, dtype {descr}")?;

@@ -2,8 +2,9 @@
 
 use serde_json::{Map, Value, json};
 use zarrs_kerchunk::ReferenceStore;
-use zarrs_storage::{ListableStorageTraits, ReadableStorageTraits, StoreKey};
+use zarrs_storage::ListableStorageTraits;
 
+use crate::array::read_json;
 use crate::{Outcome, Result};
 
 /// A group or an array, as its metadata describes it.
@@ -63,7 +64,7 @@ fn nodes(store: &ReferenceStore) -> Result<Vec<Node>> {
     let mut nodes = Vec::new();
     for key in store.list()? {
         let key = key.as_str();
-        let Some((folder, kind)) = key.rsplit_once('/').or(Some(("", key))) else { continue };
+        let (folder, kind) = key.rsplit_once('/').unwrap_or(("", key));
         if kind != ".zarray" && kind != ".zgroup" {
             continue;
         }
@@ -80,11 +81,6 @@ fn nodes(store: &ReferenceStore) -> Result<Vec<Node>> {
 
 fn join(folder: &str, name: &str) -> String {
     if folder.is_empty() { name.to_owned() } else { format!("{folder}/{name}") }
-}
-
-fn read_json(store: &ReferenceStore, key: &str) -> Result<Option<Value>> {
-    let Some(bytes) = store.get(&StoreKey::new(key)?)? else { return Ok(None) };
-    Ok(Some(serde_json::from_slice(&bytes).map_err(|e| format!("{key} is not JSON: {e}"))?))
 }
 
 /// A codec (`{"id": "zlib", "level": 4}`) or a list of them, as `zlib(level=4)`.

@@ -4,6 +4,7 @@
 //! Exit codes: 0 on success, 1 when an audit or a pin found a problem with a
 //! target, 2 on any error (one line on stderr naming what failed and why).
 
+mod array;
 mod cat;
 mod convert;
 mod info;
@@ -150,12 +151,8 @@ fn run(cli: Cli) -> Result {
         Command::Plot { open, array, slice, output } => plot::run(&open.open()?, &array, slice.as_deref(), &output),
         Command::Audit { open, json, concurrency } => {
             let store = open.open()?;
-            let bar = options::progress_bar("auditing targets");
-            let progress = bar.clone();
-            let options = AuditOptions::default().with_concurrency(concurrency).with_progress(move |done, total| {
-                progress.set_length(total);
-                progress.set_position(done);
-            });
+            let (bar, options) = audit_with_progress("auditing targets");
+            let options = options.with_concurrency(concurrency);
             let audit = inspect::audit(&store, &options)?;
             bar.finish_and_clear();
             if json {
@@ -172,12 +169,7 @@ fn run(cli: Cli) -> Result {
                 None => return Err("the references are remote: say where to write the pins with --output".into()),
             };
             let store = open.open()?;
-            let bar = options::progress_bar("pinning targets");
-            let progress = bar.clone();
-            let options = AuditOptions::default().with_progress(move |done, total| {
-                progress.set_length(total);
-                progress.set_position(done);
-            });
+            let (bar, options) = audit_with_progress("pinning targets");
             let (pins, audit) = inspect::pin(&store, &options)?;
             bar.finish_and_clear();
             std::fs::write(&output, pins.to_json()).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
@@ -191,6 +183,17 @@ fn run(cli: Cli) -> Result {
         }
         Command::Convert(convert) => convert.run(),
     }
+}
+
+/// Audit options that move a progress bar, and the bar.
+fn audit_with_progress(message: &'static str) -> (indicatif::ProgressBar, AuditOptions) {
+    let bar = options::progress_bar(message);
+    let progress = bar.clone();
+    let options = AuditOptions::default().with_progress(move |done, total| {
+        progress.set_length(total);
+        progress.set_position(done);
+    });
+    (bar, options)
 }
 
 /// An error and its causes, on one line.

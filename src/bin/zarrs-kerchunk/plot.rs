@@ -4,16 +4,14 @@
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
 
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 use serde_json::Value;
-use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStore;
-use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
-use crate::cat::{Element, element_of, parse_slice, value_of};
+use crate::array::{Element, NamedArray, read_json, value_of};
+use crate::cat::parse_slice;
 use crate::{Outcome, Result};
 
 const SIZE: (u32, u32) = (900, 600);
@@ -26,10 +24,9 @@ struct Axis {
 }
 
 pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, output: &Path) -> Result {
-    let name = path.trim_start_matches('/').to_owned();
-    let zarray = read_json(store, &format!("{name}/.zarray"))?.ok_or_else(|| format!("no array at /{name}"))?;
+    let array = NamedArray::open(store, path)?;
+    let name = array.path.trim_start_matches('/').to_owned();
     let attributes = read_json(store, &format!("{name}/.zattrs"))?.unwrap_or(Value::Null);
-    let array = Array::open(Arc::new(store.clone()), &format!("/{name}"))?;
     let shape = array.shape().to_vec();
     // By default the first index of every dimension but the last two.
     let default: Vec<&str> = (0..shape.len().saturating_sub(2)).map(|_| "0").collect();
@@ -43,16 +40,14 @@ pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, outpu
         )
         .into());
     };
-    let descr = zarray["dtype"].as_str().unwrap_or("?");
-    let bytes = array.retrieve_array_subset::<ArrayBytes>(&ranges)?;
-    let bytes = bytes.into_fixed().map_err(|_| format!("/{name}: elements of variable length cannot be plotted"))?;
-    let count = (ranges[rows].end - ranges[rows].start) * (ranges[columns].end - ranges[columns].start);
-    let size = bytes.len() / usize::try_from(count.max(1))?;
-    let element = element_of(descr, size);
+    let descr = array.descr().unwrap_or("?");
+    let (element, bytes) =
+        array.read(&ranges)?.ok_or_else(|| format!("/{name}: elements of variable length cannot be plotted"))?;
     if matches!(element, Element::Other(_)) {
         return Err(format!("/{name}: plot draws numbers; {descr} is not a number type").into());
     }
-    let values: Vec<f64> = bytes.chunks(size).map(|v| value_of(element, v)).collect();
+    let values: Vec<f64> = bytes.chunks(element.size()).map(|v| value_of(element, v)).collect();
+    let zarray = &array.zarray;
     let fill = match &zarray["fill_value"] {
         Value::Number(n) => n.as_f64(),
         Value::String(s) if s == "NaN" => Some(f64::NAN),
@@ -110,16 +105,14 @@ fn axis(store: &ReferenceStore, array: &str, dim: Option<&str>, range: &Range<u6
         }
         let units = read_json(store, &format!("{candidate}/.zattrs"))?
             .and_then(|attributes| attributes["units"].as_str().map(ToOwned::to_owned));
-        let coordinate = Array::open(Arc::new(store.clone()), &format!("/{candidate}"))?;
-        let bytes = coordinate.retrieve_array_subset::<ArrayBytes>(&vec![range.clone()])?;
-        let Ok(bytes) = bytes.into_fixed() else { continue };
-        let size = bytes.len() / usize::try_from((range.end - range.start).max(1))?;
-        let element = element_of(zarray["dtype"].as_str().unwrap_or("?"), size);
+        let coordinate = NamedArray::with_metadata(store, &candidate, zarray)?;
+        let Some((element, bytes)) = coordinate.read(std::slice::from_ref(range))? else { continue };
         if matches!(element, Element::Other(_)) {
             continue;
         }
         let label = units.map_or_else(|| dim.to_owned(), |units| format!("{dim} ({units})"));
-        return Ok(Axis { label, coordinates: Some(bytes.chunks(size).map(|v| value_of(element, v)).collect()) });
+        let coordinates = bytes.chunks(element.size()).map(|v| value_of(element, v)).collect();
+        return Ok(Axis { label, coordinates: Some(coordinates) });
     }
     Ok(Axis { label: format!("{dim} (index)"), coordinates: None })
 }
@@ -214,9 +207,4 @@ fn draw(grid: &Grid, title: &str, units: &str, x_axis: &Axis, y_axis: &Axis, out
     }
     rgba.save(output).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     Ok(())
-}
-
-fn read_json(store: &ReferenceStore, key: &str) -> Result<Option<Value>> {
-    let Some(bytes) = store.get(&StoreKey::new(key)?)? else { return Ok(None) };
-    Ok(Some(serde_json::from_slice(&bytes).map_err(|e| format!("{key} is not JSON: {e}"))?))
 }
