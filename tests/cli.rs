@@ -49,6 +49,15 @@ fn assert_one_line_error(code: i32, stderr: &str) {
     assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
 }
 
+/// The chunk shape zarrs opens for a manifest entry: the document's, except
+/// that an empty dimension's chunk length of 0 (kerchunk's HDF4 scanner) is
+/// opened as 1, as `src/zarr/metadata.rs`'s table of rewrites says.
+fn opened_chunks(entry: &serde_json::Value) -> serde_json::Value {
+    let shape = entry["shape"].as_array().unwrap();
+    let chunks = entry["chunks"].as_array().unwrap();
+    shape.iter().zip(chunks).map(|(s, c)| if s == 0 && c == 0 { serde_json::json!(1) } else { c.clone() }).collect()
+}
+
 #[test]
 fn info_shows_every_array_of_every_case() {
     for case in Case::all() {
@@ -62,7 +71,7 @@ fn info_shows_every_array_of_every_case() {
             let node = node.unwrap_or_else(|| panic!("{}: {path} not in {stdout}", case.name));
             assert_eq!(node["kind"], "array");
             assert_eq!(node["shape"], entry["shape"], "{}: {path}", case.name);
-            assert_eq!(node["chunks"], entry["chunks"], "{}: {path}", case.name);
+            assert_eq!(node["chunks"], opened_chunks(entry), "{}: {path}", case.name);
             assert_eq!(node["attributes"], entry["attrs"], "{}: {path}", case.name);
         }
         let (code, text, _) = run(&["info", refs.to_str().unwrap()]);
