@@ -26,6 +26,8 @@ pub struct ReferenceSetBuilder {
     tables: Tables,
     urls: Vec<Arc<str>>,
     url_ids: FastHashMap<Arc<str>, UrlId>,
+    /// The URL interned last: references to one file tend to come together.
+    last_url: Option<(Arc<str>, UrlId)>,
     inline: Vec<u8>,
 }
 
@@ -44,13 +46,20 @@ impl ReferenceSetBuilder {
     /// runs out of memory long before.
     fn intern(&mut self, url: Option<&str>) -> Option<UrlId> {
         let url = url?;
-        if let Some(id) = self.url_ids.get(url) {
+        if let Some((last, id)) = &self.last_url
+            && **last == *url
+        {
             return Some(*id);
+        }
+        if let Some((known, &id)) = self.url_ids.get_key_value(url) {
+            self.last_url = Some((Arc::clone(known), id));
+            return Some(id);
         }
         let id = u32::try_from(self.urls.len()).ok().filter(|&id| id < MAX_URLS).expect("fewer than 2^31 - 2 URLs");
         let id = UrlId(id);
         let url: Arc<str> = Arc::from(url);
         self.urls.push(Arc::clone(&url));
+        self.last_url = Some((Arc::clone(&url), id));
         self.url_ids.insert(url, id);
         Some(id)
     }

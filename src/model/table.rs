@@ -254,7 +254,10 @@ impl Tables {
 
     /// The array path (a slice of `key`) and chunk position `key` names.
     pub(super) fn find<'k>(&self, key: &'k str) -> Option<(&'k str, u64)> {
-        let (dir, chunk) = key.rsplit_once('/').unwrap_or(("", key));
+        let (dir, chunk) = match memchr::memrchr(b'/', key.as_bytes()) {
+            Some(i) => (&key[..i], &key[i + 1..]),
+            None => ("", key),
+        };
         if let Some(table) = self.by_path.get(dir) {
             let grid = table.grid();
             // With fewer than 2 dimensions, a chunk name has no separator to tell apart.

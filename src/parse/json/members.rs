@@ -9,6 +9,8 @@
 
 use std::io::{self, Read};
 
+use super::fast::{self, RangeLayout, RangeMember};
+
 /// Bytes read at a time; a member longer than this grows the block.
 const BLOCK: usize = 4 << 20;
 
@@ -39,12 +41,30 @@ enum Stop {
 
 /// What one scan found.
 enum Scan {
-    Member { key: std::ops::Range<usize>, value: std::ops::Range<usize>, next: usize },
-    End { next: usize },
+    Member {
+        key: std::ops::Range<usize>,
+        value: std::ops::Range<usize>,
+        next: usize,
+    },
+    /// A member of the common shape, read as it was scanned.
+    Range {
+        layout: RangeLayout,
+        start: usize,
+    },
+    End {
+        next: usize,
+    },
 }
 
-/// One member: its key (a JSON string, with its quotes) and its value (JSON text).
-pub(super) type RawMember<'a> = (&'a [u8], &'a [u8]);
+/// One member of the top-level object.
+pub(super) struct Member<'a> {
+    /// The key, a JSON string with its quotes.
+    pub(super) key: &'a [u8],
+    /// The value, JSON text.
+    pub(super) value: &'a [u8],
+    /// The member read already, if it has the common shape of a range reference.
+    pub(super) range: Option<RangeMember<'a>>,
+}
 
 /// The members of the top-level object of a JSON document, in order.
 pub(super) struct MemberScanner<R> {
@@ -64,12 +84,11 @@ impl<R: Read> MemberScanner<R> {
         Self { reader, block: vec![0; BLOCK], pos: 0, end: 0, eof: false, before_block: 0, state: State::BeforeObject }
     }
 
-    /// The next member's key (a JSON string, with its quotes) and value
-    /// (JSON text), or `None` after the closing brace.
+    /// The next member, or `None` after the closing brace.
     ///
     /// # Errors
     /// A read error, or the offset of a byte that cannot start or continue a member.
-    pub(super) fn next_member(&mut self) -> Result<Option<RawMember<'_>>, MemberError> {
+    pub(super) fn next_member(&mut self) -> Result<Option<Member<'_>>, MemberError> {
         loop {
             if self.state == State::Done {
                 return Ok(None);
@@ -78,7 +97,14 @@ impl<R: Read> MemberScanner<R> {
                 Ok(Scan::Member { key, value, next }) => {
                     self.pos = next;
                     self.state = State::NextMember;
-                    return Ok(Some((&self.block[key], &self.block[value])));
+                    return Ok(Some(Member { key: &self.block[key], value: &self.block[value], range: None }));
+                }
+                Ok(Scan::Range { layout, start }) => {
+                    let text = &self.block[start..];
+                    self.pos = start + layout.value.end;
+                    self.state = State::NextMember;
+                    let (key, value) = (&text[layout.key.clone()], &text[layout.value.clone()]);
+                    return Ok(Some(Member { key, value, range: layout.member(text) }));
                 }
                 Ok(Scan::End { next }) => {
                     self.pos = next;
@@ -159,6 +185,9 @@ impl<R: Read> MemberScanner<R> {
         }
         if b[i] != b'"' {
             return Err(Stop::Syntax(i, "a string key"));
+        }
+        if let Some(layout) = fast::range_layout(&b[i..]) {
+            return Ok(Scan::Range { layout, start: i });
         }
         let key = i..string_end(b, i)?;
         i = skip_whitespace(b, key.end)?;
@@ -246,8 +275,8 @@ mod tests {
         let mut reader = MemberScanner::new(Trickle(doc.as_bytes(), step));
         reader.block = vec![0; block];
         let mut out = Vec::new();
-        while let Some((k, v)) = reader.next_member()? {
-            out.push((String::from_utf8(k.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap()));
+        while let Some(Member { key, value, .. }) = reader.next_member()? {
+            out.push((String::from_utf8(key.to_vec()).unwrap(), String::from_utf8(value.to_vec()).unwrap()));
         }
         Ok(out)
     }

@@ -2,6 +2,7 @@
 
 mod compression;
 mod expression;
+mod fast;
 mod generate;
 mod limits;
 mod members;
@@ -163,9 +164,9 @@ impl ReferenceSet {
                     ReferenceError::Syntax { location: location.to_owned(), offset, expected }
                 }
             })?;
-            let Some((key, value)) = member else { break };
-            if let Some(member) = stream::top_level_member(&mut builder, key, value, location)? {
-                kept[member as usize] = Some(value.to_vec());
+            let Some(member) = member else { break };
+            if let Some(reserved) = stream::top_level_member(&mut builder, &member, location)? {
+                kept[reserved as usize] = Some(member.value.to_vec());
             }
         }
         let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ReferenceError> {

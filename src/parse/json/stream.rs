@@ -14,6 +14,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
+use super::members::Member;
 use super::template::Templates;
 use super::{insert_range, insert_value};
 use crate::error::ReferenceError;
@@ -55,16 +56,20 @@ pub(super) enum ReservedMember {
 /// reference goes into `builder`; a version 1 member is named, for the caller to keep.
 pub(super) fn top_level_member(
     builder: &mut ReferenceSetBuilder,
-    key: &[u8],
-    value: &[u8],
+    member: &Member<'_>,
     location: &str,
 ) -> Result<Option<ReservedMember>, ReferenceError> {
-    let Key(key) = finish(serde_json::from_slice(key), None, location)?;
+    if let Some(range) = &member.range
+        && ReservedMember::named(range.key).is_none()
+    {
+        return insert_range(builder, range.key, Some(range.url), range.offset, range.length).map(|()| None);
+    }
+    let Key(key) = finish(serde_json::from_slice(member.key), None, location)?;
     if let Some(member) = ReservedMember::named(&key) {
         return Ok(Some(member));
     }
     let mut failure = None;
-    let value: Result<RawReference<'_>, _> = serde_json::from_slice(value);
+    let value: Result<RawReference<'_>, _> = serde_json::from_slice(member.value);
     let done = value.and_then(|v| insert(builder, &key, v, None, &mut failure).map_err(de::Error::custom));
     finish(done, failure, location).map(|()| None)
 }
@@ -200,7 +205,7 @@ fn insert(
 ) -> Result<(), &'static str> {
     let result = match value {
         RawReference::Text(text) => insert_value(builder, key, &Json::String(text.into_owned()), templates),
-        RawReference::Range(url, offset, length) if !url.contains("{{") || templates.is_none() => {
+        RawReference::Range(url, offset, length) if templates.is_none() || !url.contains("{{") => {
             insert_range(builder, key, Some(&url), offset, length)
         }
         RawReference::Range(url, offset, length) => insert_value(

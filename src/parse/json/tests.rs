@@ -291,3 +291,51 @@ fn streaming_keeps_the_document_semantics() {
     let err = ReferenceSet::from_json(b"{\"a\": [\"f\", 1, 2]", &ParseOptions::default()).unwrap_err().to_string();
     assert!(err.contains("line 1"), "{err}");
 }
+
+/// The streamed reader takes the common member shape without serde
+/// (`fast.rs`); on every near miss it must read what the whole-document
+/// reader (serde throughout) reads, or fail where it fails.
+#[test]
+fn the_fast_path_reads_what_serde_reads() {
+    let zarray = r#""a/.zarray": "{\"shape\": [4, 4], \"chunks\": [2, 2], \"dtype\": \"<f4\", \"compressor\": null, \"filters\": null, \"fill_value\": 0, \"order\": \"C\", \"zarr_format\": 2}""#;
+    let members = [
+        r#""a/0.0": ["s3://b/f.nc", 10, 20]"#,
+        r#""a/0.1" : [ "f" , 0 , 0 ] "#,
+        "\"a/1.0\":\n[\"f\",\t1,\r2]",
+        r#""a/1.1": ["é", 18446744073709551615, 0]"#,
+        r#""a/0.0": ["later, so it replaces", 1, 2]"#,
+        r#""a/00.1": ["f", 1, 2]"#,
+        r#""a/9.9": ["f", 1, 2]"#,
+        r#""b\/0": ["f", 1, 2]"#,
+        r#""\u0061/1.1": ["f", 5, 6]"#,
+        r#""a/1.0": ["f\u0041", 1, 2]"#,
+        r#""x": ["f", 01, 2]"#,
+        r#""x": ["f", -1, 2]"#,
+        r#""x": ["f", 1.0, 2]"#,
+        r#""x": ["f", 1e2, 2]"#,
+        r#""x": ["f", 18446744073709551616, 2]"#,
+        r#""x": ["f", 18446744073709551615, 1]"#,
+        r#""x": ["f", 1]"#,
+        r#""x": ["f"]"#,
+        r#""x": [null, 1, 2]"#,
+        r#""x": ["f", 1, 2, 3]"#,
+        r#""x": "base64:AAE=""#,
+        r#""refs": ["f", 1, 2]"#,
+        r#""gen": ["f", 1, 2]"#,
+        r#""version": ["f", 1, 2]"#,
+        "\"x\": [\"f\t\", 1, 2]",
+        r#""x": ["f", 1 2]"#,
+        r#""x": ["f", 1, 2]]"#,
+    ];
+    for member in members {
+        for doc in [format!("{{{zarray}, {member}}}"), format!("{{{member}, {zarray}}}"), format!("{{{member}}}")] {
+            let whole = ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default());
+            let streamed = ReferenceSet::from_reader(doc.as_bytes(), &ParseOptions::default());
+            match (&whole, &streamed) {
+                (Ok(whole), Ok(streamed)) => assert_same(whole, streamed),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{doc}: whole {whole:?}, streamed {streamed:?}"),
+            }
+        }
+    }
+}
