@@ -341,7 +341,15 @@ impl ReferenceStoreBuilder {
         let limit = self.parse.limits().max_document_bytes();
         match fetch::read_if_exists(&source, limit).await.map_err(|source| read_error(&location, source))? {
             Some(bytes) => {
-                let references = ReferenceSet::from_json_at(&bytes, &self.parse, &location.to_string())?;
+                // Parsing a large document is CPU work: on the blocking pool, not the executor.
+                let (options, name) = (self.parse.clone(), location.to_string());
+                let parse = move || parse_whole(&bytes, &options, &name);
+                let references = match tokio::runtime::Handle::try_current() {
+                    Ok(handle) => {
+                        handle.spawn_blocking(parse).await.map_err(|e| read_error(&location, ReadError::Task(e)))??
+                    }
+                    Err(_) => parse()?,
+                };
                 Ok(self.core(Arc::new(references), location, resolver))
             }
             // An object store has no folders: a missing object may be a parquet root's prefix.
@@ -472,6 +480,18 @@ fn parquet_root(location: &Location) -> Option<Location> {
         }
     };
     looks_like_a_root.then(|| location.clone().without_trailing_slash())
+}
+
+/// A whole document's references: streamed first, as a local file is (the
+/// faster reader), then, if the stream does not take it (bare NaN tokens; a
+/// syntax error, to report with its line), read as text.
+fn parse_whole(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<ReferenceSet, ReferenceError> {
+    match ReferenceSet::from_json_reader(bytes, options, location) {
+        Err(ReferenceError::Json { .. } | ReferenceError::Syntax { .. }) => {
+            ReferenceSet::from_json_at(bytes, options, location)
+        }
+        result => result,
+    }
 }
 
 fn read_error(location: &Location, source: ReadError) -> ReferenceError {

@@ -25,22 +25,49 @@ fn key(k: &str) -> StoreKey {
     StoreKey::new(k).unwrap()
 }
 
+/// Malformed documents, and what their error must name.
+const MALFORMED: [(&str, &str); 8] = [
+    (r#"{"x/0": ["data.bin", 1]}"#, "\"x/0\""),
+    (r#"{"x/0": ["data.bin", 1, 2, 3]}"#, "\"x/0\""),
+    (r#"{"x/0": ["data.bin", -1, 2]}"#, "\"x/0\""),
+    (r#"{"x/0": ["data.bin", 1, 2.5]}"#, "\"x/0\""),
+    (r#"{"x/0": "base64:!!"}"#, "\"x/0\""),
+    (r#"{"version": 2, "refs": {}}"#, "version 2"),
+    (r#"{"x/0": ["data.bin", 0, 1"#, "line 1"),
+    ("", "EOF"),
+];
+
 #[test]
 fn malformed_reference_files_name_the_key() {
-    for (doc, needle) in [
-        (r#"{"x/0": ["data.bin", 1]}"#, "\"x/0\""),
-        (r#"{"x/0": ["data.bin", 1, 2, 3]}"#, "\"x/0\""),
-        (r#"{"x/0": ["data.bin", -1, 2]}"#, "\"x/0\""),
-        (r#"{"x/0": ["data.bin", 1, 2.5]}"#, "\"x/0\""),
-        (r#"{"x/0": "base64:!!"}"#, "\"x/0\""),
-        (r#"{"version": 2, "refs": {}}"#, "version 2"),
-        (r#"{"x/0": ["data.bin", 0, 1"#, "line 1"),
-        ("", "EOF"),
-    ] {
+    for (doc, needle) in MALFORMED {
         let (_dir, path) = scratch(doc);
         let err = ReferenceStore::open(path.to_str().unwrap()).unwrap_err().to_string();
         assert!(err.contains(needle), "{doc}: {err}");
     }
+}
+
+/// A document from an object store is parsed as a local one is (streamed,
+/// then as text if the stream does not take it): the same errors, and bare
+/// NaN accepted.
+#[test]
+fn remote_documents_parse_as_local_ones_do() {
+    use zarrs_kerchunk::object_store::{ObjectStoreExt, memory::InMemory};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let open_remote = |doc: &str| {
+        let memory = Arc::new(InMemory::new());
+        runtime.block_on(memory.put(&"refs.json".into(), doc.as_bytes().to_vec().into())).unwrap();
+        ReferenceStoreBuilder::new().with_store("s3://bucket/", memory).open("s3://bucket/refs.json")
+    };
+    for (doc, needle) in MALFORMED {
+        let err = open_remote(doc).unwrap_err().to_string();
+        assert!(err.contains(needle), "{doc}: {err}");
+        if needle == "line 1" {
+            assert!(err.contains("s3://bucket/refs.json"), "a syntax error names the document: {err}");
+        }
+    }
+    let nan = r#"{".zgroup": "{\"zarr_format\": 2}", "a/.zattrs": {"v": NaN}, "a/0": ["s3://bucket/x", 1, 2]}"#;
+    let store = open_remote(nan).unwrap();
+    assert!(store.get(&key("a/.zattrs")).unwrap().is_some_and(|v| String::from_utf8_lossy(&v).contains("NaN")));
 }
 
 #[test]
