@@ -75,6 +75,11 @@ fn parse(c: &mut Criterion) {
     group.bench_function("json_v0_1e5", |b| {
         b.iter(|| ReferenceSet::from_json(black_box(v0.as_bytes()), &ParseOptions::default()).unwrap());
     });
+    // The reader a local or fetched document goes through: members of the common
+    // shape are read without serde (`parse/json/fast.rs`).
+    group.bench_function("json_v0_1e5_streamed", |b| {
+        b.iter(|| ReferenceSet::from_reader(black_box(v0.as_bytes()), &ParseOptions::default()).unwrap());
+    });
     let v1 = v1_document();
     group.bench_function("gen_1e5", |b| {
         b.iter(|| ReferenceSet::from_json(black_box(v1.as_bytes()), &ParseOptions::default()).unwrap());
