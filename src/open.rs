@@ -343,13 +343,9 @@ impl ReferenceStoreBuilder {
             Some(bytes) => {
                 // Parsing a large document is CPU work: on the blocking pool, not the executor.
                 let (options, name) = (self.parse.clone(), location.to_string());
-                let parse = move || parse_whole(&bytes, &options, &name);
-                let references = match tokio::runtime::Handle::try_current() {
-                    Ok(handle) => {
-                        handle.spawn_blocking(parse).await.map_err(|e| read_error(&location, ReadError::Task(e)))??
-                    }
-                    Err(_) => parse()?,
-                };
+                let references = fetch::off_the_executor(move || parse_whole(&bytes, &options, &name))
+                    .await
+                    .map_err(|e| read_error(&location, ReadError::Task(e)))??;
                 Ok(self.core(Arc::new(references), location, resolver))
             }
             // An object store has no folders: a missing object may be a parquet root's prefix.

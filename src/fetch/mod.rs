@@ -102,9 +102,21 @@ pub(crate) async fn with_local_file<T: Send + 'static>(
 async fn off_the_runtime<T: Send + 'static>(
     read: impl FnOnce() -> Result<T, ReadError> + Send + 'static,
 ) -> Result<T, ReadError> {
+    off_the_executor(read).await.map_err(ReadError::Task)?
+}
+
+/// Run `work` (blocking I/O, or CPU work such as parsing a whole document or
+/// decoding a record file) on tokio's blocking pool when a runtime is present,
+/// so that it never holds up the executor's other tasks; in place otherwise.
+///
+/// # Errors
+/// The [`JoinError`](tokio::task::JoinError) of a task that panicked or was cancelled.
+pub(crate) async fn off_the_executor<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
     match tokio::runtime::Handle::try_current() {
-        Ok(handle) => handle.spawn_blocking(read).await.map_err(ReadError::Task)?,
-        Err(_) => read(),
+        Ok(handle) => handle.spawn_blocking(work).await,
+        Err(_) => Ok(work()),
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use lru::LruCache;
 use tokio::sync::OnceCell;
 
-use crate::error::SourceError;
+use crate::error::{ReadError, SourceError};
 use crate::fetch;
 use crate::parse::parquet::{Record, RecordId};
 use crate::resolve::Source;
@@ -151,20 +151,27 @@ impl RecordFetch {
     /// A record file that does not exist is a record of missing keys.
     pub(crate) async fn load(&self) -> Result<Arc<Record>, SourceError> {
         let location = || self.location.clone();
-        let record =
-            self.slot
-                .get_or_try_init(|| async {
-                    let bytes = fetch::read_if_exists(&self.source, self.max_file_bytes).await.map_err(|source| {
-                        SourceError::Read { what: "parquet record file", location: location(), source }
-                    })?;
-                    let record = match bytes {
-                        None => Record::absent(),
-                        Some(bytes) => Record::decode(bytes)
-                            .map_err(|source| SourceError::Record { location: location(), source })?,
-                    };
-                    Ok::<_, SourceError>(Arc::new(record))
-                })
-                .await?;
+        let record = self
+            .slot
+            .get_or_try_init(|| async {
+                let bytes = fetch::read_if_exists(&self.source, self.max_file_bytes).await.map_err(|source| {
+                    SourceError::Read { what: "parquet record file", location: location(), source }
+                })?;
+                let record = match bytes {
+                    None => Record::absent(),
+                    // Decoding a record file is CPU work (milliseconds for 10^5 rows).
+                    Some(bytes) => fetch::off_the_executor(move || Record::decode(bytes))
+                        .await
+                        .map_err(|e| SourceError::Read {
+                            what: "parquet record file",
+                            location: location(),
+                            source: ReadError::Task(e),
+                        })?
+                        .map_err(|source| SourceError::Record { location: location(), source })?,
+                };
+                Ok::<_, SourceError>(Arc::new(record))
+            })
+            .await?;
         self.cache.loaded(&self.id, record);
         Ok(Arc::clone(record))
     }
