@@ -28,6 +28,10 @@ pub struct ReferenceSetBuilder {
     url_ids: FastHashMap<Arc<str>, UrlId>,
     /// The URL interned last: references to one file tend to come together.
     last_url: Option<(Arc<str>, UrlId)>,
+    /// The table of the array whose chunk came last, out of `tables` while it
+    /// is filled: documents list an array's chunks together, and finding each
+    /// chunk's table by its path took a sixth of a large document's load.
+    filling: Option<(Box<str>, ChunkTable)>,
     inline: Vec<u8>,
 }
 
@@ -90,13 +94,34 @@ impl ReferenceSetBuilder {
     }
 
     fn insert(&mut self, key: &str, entry: Stored) {
-        if let Some((table, position)) = self.tables.locate_mut(key) {
+        if let Some((path, table)) = &mut self.filling
+            && let Some(position) = chunk_position(path, table, key)
+        {
             table.insert(position, entry);
+            return;
+        }
+        self.put_back_filling();
+        if let Some((path, position)) = self.tables.find(key) {
+            let table = self.tables.get_mut(path).expect("a found table");
+            table.insert(position, entry);
+            // Nested keys (`0/1/2`) are found by counting slashes across every table:
+            // their tables stay in place.
+            if table.grid().separator() == '.' || table.grid().dims().len() < 2 {
+                let path: Box<str> = path.into();
+                self.filling = self.tables.take(&path).map(|table| (path, table));
+            }
             return;
         }
         self.loose.insert(key.into(), entry);
         if let Some(path) = key.strip_suffix(".zarray").and_then(array_path) {
             self.array_metadata_changed(key, path);
+        }
+    }
+
+    /// Return the table being filled to `tables`, before anything else looks there.
+    fn put_back_filling(&mut self) {
+        if let Some((path, table)) = self.filling.take() {
+            self.tables.put_back(path, table);
         }
     }
 
@@ -128,6 +153,7 @@ impl ReferenceSetBuilder {
     /// Never: the `expect`s state invariants of the builder's own bookkeeping.
     #[must_use]
     pub fn build(mut self) -> ReferenceSet {
+        self.put_back_filling();
         loop {
             // Chunk keys inserted before their array's `.zarray` move to its table, as
             // older than any reference the table holds: no table held them when inserted.
@@ -161,6 +187,16 @@ impl ReferenceSetBuilder {
         self.inline.shrink_to_fit();
         ReferenceSet { loose: self.loose, tables: self.tables, urls: self.urls, inline: self.inline.into(), len }
     }
+}
+
+/// The position of the chunk `key` names in `table`, the table of the array
+/// at `path` (with `.`-joined chunk keys), if it names one: what
+/// [`Tables::find`](super::table::Tables::find) would find there.
+fn chunk_position(path: &str, table: &ChunkTable, key: &str) -> Option<u64> {
+    let chunk = if path.is_empty() { key } else { key.strip_prefix(path)?.strip_prefix('/')? };
+    // A `/` in `chunk` (a key of an array inside this one) is no chunk name of a
+    // `.`-joined or one-dimensional grid: `position` refuses it.
+    table.grid().position(chunk, true)
 }
 
 /// The array path of a key that ended in `.zarray` (given without it): `""` for the root.

@@ -392,6 +392,32 @@ mod tests {
         assert_eq!(set.len(), 7);
     }
 
+    /// The builder keeps the table it fills out of the others (`filling`):
+    /// switching between arrays, one inside another and the root, must place
+    /// every chunk as looking each one up would.
+    #[test]
+    fn chunks_of_interleaved_arrays_find_their_tables() {
+        let mut b = ReferenceSetBuilder::new();
+        b.insert_inline(".zarray", &zarray(&[3], &[1], "."));
+        b.insert_inline("v/.zarray", &zarray(&[2, 2], &[1, 1], "."));
+        b.insert_inline("v/x/.zarray", &zarray(&[2], &[1], "."));
+        for (key, offset) in [("v/0.0", 1), ("v/x/1", 2), ("0", 3), ("v/0.1", 4), ("v/x/0", 5), ("2", 6), ("v/1.1", 7)]
+        {
+            b.insert_range(key, Some("f"), offset, 1);
+        }
+        b.insert_range("v/0.0", Some("f"), 8, 1); // replaces the first
+        b.insert_range("v/x/2", Some("f"), 9, 1); // outside v/x's grid: a plain key
+        let set = b.build();
+        let present = |path: &str| set.tables.get(path).map(ChunkTable::present);
+        assert_eq!((present(""), present("v"), present("v/x")), (Some(2), Some(3), Some(2)));
+        for (key, offset) in [("v/0.0", 8), ("v/x/1", 2), ("0", 3), ("v/0.1", 4), ("v/x/0", 5), ("2", 6), ("v/1.1", 7)]
+        {
+            assert!(matches!(set.get(key), Some(Reference::Range { offset: o, .. }) if o == offset), "{key}");
+        }
+        assert!(set.loose.contains_key("v/x/2"));
+        assert_eq!(set.len(), 11, "3 .zarray, 7 chunks in tables, 1 plain key");
+    }
+
     #[test]
     fn a_changed_zarray_moves_chunks_back_to_keys() {
         let mut b = ReferenceSetBuilder::new();

@@ -246,12 +246,6 @@ impl Tables {
         self.by_path.get_mut(path)
     }
 
-    /// [`locate`](Self::locate), for inserting.
-    pub(super) fn locate_mut(&mut self, key: &str) -> Option<(&mut ChunkTable, u64)> {
-        let (path, position) = self.find(key)?;
-        Some((self.by_path.get_mut(path).expect("a found table"), position))
-    }
-
     /// The array path (a slice of `key`) and chunk position `key` names.
     pub(super) fn find<'k>(&self, key: &'k str) -> Option<(&'k str, u64)> {
         let (dir, chunk) = match memchr::memrchr(b'/', key.as_bytes()) {
@@ -294,6 +288,17 @@ impl Tables {
     pub(super) fn insert(&mut self, path: &str, table: ChunkTable) {
         self.by_path.insert(path.into(), table);
         self.index_nesting();
+    }
+
+    /// Take out the table at `path` for a while, to [`put_back`](Self::put_back)
+    /// unchanged in grid before any other use of the tables.
+    pub(super) fn take(&mut self, path: &str) -> Option<ChunkTable> {
+        self.by_path.remove(path)
+    }
+
+    /// Return a table that [`take`](Self::take) took out.
+    pub(super) fn put_back(&mut self, path: Box<str>, table: ChunkTable) {
+        self.by_path.insert(path, table);
     }
 
     pub(super) fn remove(&mut self, path: &str) -> Option<ChunkTable> {
