@@ -165,8 +165,13 @@ impl ReferenceSet {
                 }
             })?;
             let Some(member) = member else { break };
-            if let Some(reserved) = stream::top_level_member(&mut builder, &member, location)? {
-                kept[reserved as usize] = Some(member.value.to_vec());
+            if let Some(reserved) = stream::top_level_member(&mut builder, &member, location)?
+                && let Some(earlier) = kept[reserved as usize].replace(member.value.to_vec())
+            {
+                // A repeated member replaces the earlier one, as in the whole-document
+                // reader, which still parses the earlier one: it must be JSON.
+                serde_json::from_slice::<serde::de::IgnoredAny>(&earlier)
+                    .map_err(|source| ReferenceError::Json { location: location.to_owned(), source })?;
             }
         }
         let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ReferenceError> {

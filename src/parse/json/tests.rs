@@ -339,3 +339,18 @@ fn the_fast_path_reads_what_serde_reads() {
         }
     }
 }
+
+/// A repeated version 1 member replaces the earlier one, and the earlier one
+/// must still be JSON: found by the `json_document` fuzzer, where the streamed
+/// reader kept only the last `refs` and read a document the other refused.
+#[test]
+fn an_earlier_repeated_member_must_be_json_too() {
+    for doc in [r#"{"refs": {"a": "x": 1}, "refs": {}, "version": 1}"#, r#"{"gen": [, "gen": [], "version": 1}"#] {
+        assert!(parse(doc).is_err(), "{doc}");
+        assert!(ReferenceSet::from_reader(doc.as_bytes(), &ParseOptions::default()).is_err(), "{doc}");
+    }
+    let doc = r#"{"refs": {"a": "x"}, "refs": {"b": "y"}, "version": 1}"#;
+    let streamed = ReferenceSet::from_reader(doc.as_bytes(), &ParseOptions::default()).unwrap();
+    assert_same(&parse(doc).unwrap(), &streamed);
+    assert!(streamed.get("a").is_none() && streamed.get("b").is_some(), "the last one counts");
+}
