@@ -311,6 +311,17 @@ pub enum RecordError {
     /// on a corrupt file); the panic's message.
     #[error("the parquet decoder failed on corrupt data: {0}")]
     Panicked(String),
+    /// Decoding the file took longer than the deadline
+    /// ([`RecordCacheOptions::with_decode_deadline`](crate::RecordCacheOptions::with_decode_deadline)):
+    /// the parquet crate can spin for minutes on a corrupt page header.
+    #[error(
+        "decoding took longer than {after:?}, so the file is likely corrupt \
+         (RecordCacheOptions::with_decode_deadline)"
+    )]
+    TooSlow {
+        /// The deadline.
+        after: std::time::Duration,
+    },
 }
 
 /// Why [`stats`](crate::inspect::stats), [`audit`](crate::inspect::audit) or

@@ -330,3 +330,21 @@ fn a_record_file_that_panics_the_decoder_is_an_error() {
     assert!(err.contains("field/refs.0.parq") && err.contains("parquet decoder failed"), "{err}");
     assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
 }
+
+/// A record file on which the parquet crate spins (found by the
+/// `parquet_root` fuzzer; see `tests/corrupt/README.md`) is an error once the
+/// decode deadline has passed, naming the file; other records still read.
+#[test]
+fn a_record_file_that_makes_the_decoder_spin_is_an_error_after_the_deadline() {
+    let scratch = Scratch::new();
+    let corrupt = std::fs::read(data_dir().join("../corrupt/spinning-page-header.parq")).unwrap();
+    scratch.write("field/refs.0.parq", &corrupt);
+    let deadline = std::time::Duration::from_secs(1);
+    let store = ReferenceStoreBuilder::new()
+        .with_record_cache(RecordCacheOptions::default().with_decode_deadline(deadline))
+        .open(&scratch.root())
+        .unwrap();
+    let err = store.get(&key("field/0.0")).unwrap_err().to_string();
+    assert!(err.contains("field/refs.0.parq") && err.contains("took longer than 1s"), "{err}");
+    assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
+}

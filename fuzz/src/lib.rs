@@ -16,7 +16,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use zarrs::array::{Array, ArrayBytes};
-use zarrs_kerchunk::{Limits, ParseOptions, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_kerchunk::{Limits, ParseOptions, RecordCacheOptions, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
 /// Arrays holding more than this are opened but not read: the reader's own
@@ -135,7 +135,13 @@ pub fn end_to_end(data: &[u8]) -> usize {
 /// A builder reading only `s3://fuzz/`, from `memory`.
 fn builder(memory: &Arc<InMemory>) -> ReferenceStoreBuilder {
     let store: Arc<dyn ObjectStore> = Arc::clone(memory) as Arc<dyn ObjectStore>;
-    ReferenceStoreBuilder::new().with_store(PREFIX, store).with_allowed_prefixes([PREFIX]).with_limits(limits())
+    // A record file the parquet crate spins on fails after a second, well inside libFuzzer's timeout.
+    let records = RecordCacheOptions::default().with_decode_deadline(std::time::Duration::from_secs(1));
+    ReferenceStoreBuilder::new()
+        .with_store(PREFIX, store)
+        .with_allowed_prefixes([PREFIX])
+        .with_limits(limits())
+        .with_record_cache(records)
 }
 
 /// A store holding the target files of the conformance cases, by file name,

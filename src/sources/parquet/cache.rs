@@ -4,11 +4,15 @@
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::task::JoinError;
 
 use lru::LruCache;
 use tokio::sync::OnceCell;
 
-use crate::error::{ReadError, SourceError};
+use crate::error::{ReadError, RecordError, SourceError};
 use crate::fetch;
 use crate::parse::parquet::{Record, RecordId};
 use crate::resolve::Source;
@@ -32,12 +36,13 @@ pub(crate) type Slot = Arc<OnceCell<Arc<Record>>>;
 pub struct RecordCacheOptions {
     max_records: usize,
     max_bytes: usize,
+    decode_deadline: Duration,
 }
 
 impl Default for RecordCacheOptions {
-    /// 128 records (fsspec's default `cache_size`) and 256 MiB.
+    /// 128 records (fsspec's default `cache_size`), 256 MiB, and 30 s to decode a record file.
     fn default() -> Self {
-        Self { max_records: 128, max_bytes: 256 << 20 }
+        Self { max_records: 128, max_bytes: 256 << 20, decode_deadline: Duration::from_secs(30) }
     }
 }
 
@@ -53,6 +58,17 @@ impl RecordCacheOptions {
     #[must_use]
     pub fn with_max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// Give up on a record file whose decoding takes longer than `deadline`
+    /// (default 30 s; a record of 10^5 rows takes milliseconds) with
+    /// [`RecordError::TooSlow`](crate::RecordError::TooSlow). The parquet crate
+    /// can spin for minutes on some corrupt page headers; past the deadline
+    /// the read fails, while the thread decoding it runs on until it ends.
+    #[must_use]
+    pub fn with_decode_deadline(mut self, deadline: Duration) -> Self {
+        self.decode_deadline = deadline;
         self
     }
 }
@@ -160,7 +176,7 @@ impl RecordFetch {
                 let record = match bytes {
                     None => Record::absent(),
                     // Decoding a record file is CPU work (milliseconds for 10^5 rows).
-                    Some(bytes) => fetch::off_the_executor(move || Record::decode(bytes))
+                    Some(bytes) => decode_within(bytes, self.cache.options.decode_deadline)
                         .await
                         .map_err(|e| SourceError::Read {
                             what: "parquet record file",
@@ -175,6 +191,17 @@ impl RecordFetch {
         self.cache.loaded(&self.id, record);
         Ok(Arc::clone(record))
     }
+}
+
+/// `file` decoded on the blocking pool (it is CPU work: milliseconds for 10^5
+/// rows), or [`RecordError::TooSlow`] past `deadline`. Outside a tokio
+/// runtime it is decoded in place, with no deadline.
+async fn decode_within(file: Bytes, deadline: Duration) -> Result<Result<Record, RecordError>, JoinError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(Record::decode(file));
+    }
+    let decode = fetch::off_the_executor(move || Record::decode(file));
+    tokio::time::timeout(deadline, decode).await.unwrap_or(Ok(Err(RecordError::TooSlow { after: deadline })))
 }
 
 #[cfg(test)]
