@@ -342,10 +342,18 @@ impl ReferenceStoreBuilder {
         match fetch::read_if_exists(&source, limit).await.map_err(|source| read_error(&location, source))? {
             Some(bytes) => {
                 // Parsing a large document is CPU work: on the blocking pool, not the executor.
+                // A local file got here because the stream did not take it: no second stream.
+                let streamed = matches!(source, Source::Local { .. });
                 let (options, name) = (self.parse.clone(), location.to_string());
-                let references = fetch::off_the_executor(move || parse_whole(&bytes, &options, &name))
-                    .await
-                    .map_err(|e| read_error(&location, ReadError::Task(e)))??;
+                let parse = move || {
+                    if streamed {
+                        ReferenceSet::from_json_at(&bytes, &options, &name)
+                    } else {
+                        parse_whole(&bytes, &options, &name)
+                    }
+                };
+                let references =
+                    fetch::off_the_executor(parse).await.map_err(|e| read_error(&location, ReadError::Task(e)))??;
                 Ok(self.core(Arc::new(references), location, resolver))
             }
             // An object store has no folders: a missing object may be a parquet root's prefix.
