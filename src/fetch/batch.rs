@@ -65,9 +65,16 @@ pub(crate) async fn read_batch(files: Vec<FileRequests>, options: BatchOptions) 
         plans.iter().map(|(requests, _)| requests.iter().map(|_| None).collect()).collect();
     let mut stream = futures::stream::iter(reads)
         .map(|(file, block, request)| {
-            let source = &files[file].0;
+            let source = files[file].0.clone();
             async move {
-                let bytes = read_async(source, vec![request]).await.map(|mut v| v.pop().unwrap_or_default());
+                let read =
+                    async move { read_async(&source, vec![request]).await.map(|mut v| v.pop().unwrap_or_default()) };
+                // Each read a task of its own: polled from one task, every
+                // response would be received (and copied) on one thread.
+                let bytes = match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => runtime.spawn(read).await.unwrap_or_else(|e| Err(ReadError::Task(e))),
+                    Err(_) => read.await,
+                };
                 (file, block, bytes)
             }
         })
