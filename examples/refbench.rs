@@ -21,6 +21,9 @@
 //!   or decoding dominates, while for 1 GiB of uncompressed local data, holding every chunk's
 //!   bytes first costs as much in fresh-page faults as it saves);
 //! - `read-random K [--zlib] [--http]`: K single-chunk reads of random time steps;
+//! - with `read-full*` and `read-random`: `--read-ahead BYTES` sets the store's read-ahead
+//!   budget (0: off; default `DEFAULT_READ_AHEAD`), and `--async` (read-full only) reads through
+//!   `AsyncReferenceStore` and zarrs' async API on a tokio runtime;
 //! - `read-small K [--no-prefetch]`: the first K rows of the 4 KiB-chunked array of
 //!   `refs_small_http.json`, through the delaying proxy of `benches/tools/small_chunks.py`
 //!   (which also counts the requests), with `ReferenceStore::prefetch_region` first.
@@ -36,7 +39,7 @@ use std::time::Instant;
 use std::sync::Arc;
 
 use zarrs::array::{Array, ArrayBytes};
-use zarrs_kerchunk::{OwnedReference, ReferenceStore};
+use zarrs_kerchunk::{OwnedReference, ReferenceStore, ReferenceStoreBuilder};
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
 const NT: u64 = 4096;
@@ -73,17 +76,27 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
         }
     };
     let flag = |name: &str| args.iter().any(|a| a == name);
+    let data = || -> Result<Data, Box<dyn Error>> {
+        Ok(Data {
+            zlib: false,
+            http: flag("--http"),
+            prefetch: flag("--prefetch"),
+            read_ahead: option("--read-ahead", zarrs_kerchunk::DEFAULT_READ_AHEAD)?,
+        })
+    };
     let workload = args.first().ok_or("usage: refbench [--root DIR] <workload> [args]; see the source's header")?;
     let n = || parse_n(args.get(1).ok_or("the workload needs N (1e4 to 1e7)")?);
     let mut line = match workload.as_str() {
         "load-json" => load_json(&root, n()?, 0)?,
         "load-v1" => load_json(&root, n()?, 1)?,
         "open-parquet" => open_parquet(&root, n()?, option("--lookups", 100)?)?,
-        "read-full" => read_full(&root, false, flag("--http"), flag("--prefetch"))?,
-        "read-full-zlib" => read_full(&root, true, flag("--http"), flag("--prefetch"))?,
+        "read-full" | "read-full-zlib" => {
+            let data = Data { zlib: workload.ends_with("zlib"), ..data()? };
+            if flag("--async") { read_full_async(&root, &data)? } else { read_full(&root, &data)? }
+        }
         "read-random" => {
             let k = args.get(1).ok_or("read-random needs K")?.parse()?;
-            read_random(&root, k, flag("--zlib"), flag("--http"))?
+            read_random(&root, k, &Data { zlib: flag("--zlib"), ..data()? })?
         }
         "read-small" => {
             let k = args.get(1).ok_or("read-small needs K")?.parse()?;
@@ -201,26 +214,54 @@ fn open_parquet(root: &str, (n, z): (u64, &str), lookups: u64) -> Result<serde_j
     }))
 }
 
-/// The store and array `data` of the 1 GiB array's references.
-fn open_data(
-    root: &str,
+/// Which references of the 1 GiB array to read, and how.
+struct Data {
     zlib: bool,
     http: bool,
-) -> Result<(Arc<ReferenceStore>, Array<ReferenceStore>), Box<dyn Error>> {
-    let name = format!("{root}/{}{}.json", if zlib { "refs_z_v0" } else { "refs_v0" }, if http { "_http" } else { "" });
-    let store = Arc::new(ReferenceStore::open(&name)?);
+    /// Prefetch every chunk first (`--prefetch`).
+    prefetch: bool,
+    /// The store's read-ahead budget in bytes (`--read-ahead`, 0: off).
+    read_ahead: u64,
+}
+
+impl Data {
+    fn references(&self, root: &str) -> String {
+        let name = if self.zlib { "refs_z_v0" } else { "refs_v0" };
+        format!("{root}/{name}{}.json", if self.http { "_http" } else { "" })
+    }
+
+    fn builder(&self) -> ReferenceStoreBuilder {
+        ReferenceStoreBuilder::new().with_read_ahead(self.read_ahead)
+    }
+
+    fn workload(&self, name: &str, asynchronous: bool) -> String {
+        let mut workload = name.to_owned();
+        for (on, suffix) in [
+            (self.zlib, "-zlib"),
+            (self.http, "-http"),
+            (self.prefetch, "-prefetch"),
+            (asynchronous, "-async"),
+            (self.read_ahead == 0, "-no-read-ahead"),
+        ] {
+            if on {
+                workload.push_str(suffix);
+            }
+        }
+        workload
+    }
+}
+
+/// The store and array `data` of the 1 GiB array's references.
+fn open_data(root: &str, data: &Data) -> Result<(Arc<ReferenceStore>, Array<ReferenceStore>), Box<dyn Error>> {
+    let store = Arc::new(data.builder().open(&data.references(root))?);
     Ok((Arc::clone(&store), Array::open(store, "/data")?))
 }
 
-fn suffix(zlib: bool, http: bool) -> String {
-    format!("{}{}", if zlib { "-zlib" } else { "" }, if http { "-http" } else { "" })
-}
-
-fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde_json::Value, Box<dyn Error>> {
+fn read_full(root: &str, data: &Data) -> Result<serde_json::Value, Box<dyn Error>> {
     let t0 = Instant::now();
-    let (store, array) = open_data(root, zlib, http)?;
+    let (store, array) = open_data(root, data)?;
     let t1 = Instant::now();
-    if prefetch {
+    if data.prefetch {
         // Every chunk's bytes in a few large concurrent reads, before zarrs decodes from memory.
         store.prefetch_region("/data", &array.subset_all().to_ranges())?;
     }
@@ -228,7 +269,37 @@ fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde
     // The decoded bytes as zarrs returns them (one allocation, as the peer's `arr[:]`).
     let decoded: ArrayBytes = array.retrieve_array_subset(&array.subset_all())?;
     let read_s = t1.elapsed().as_secs_f64();
-    let bytes = decoded.into_fixed()?;
+    let mut line = full_line(&decoded.into_fixed()?, read_s);
+    line["workload"] = data.workload("read-full", false).into();
+    line["open_s"] = round(t1.duration_since(t0).as_secs_f64()).into();
+    line["prefetch_s"] = round(prefetch_s).into();
+    Ok(line)
+}
+
+/// [`read_full`] through the async store and zarrs' async API, on a tokio runtime.
+fn read_full_async(root: &str, data: &Data) -> Result<serde_json::Value, Box<dyn Error>> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let t0 = Instant::now();
+        let store = Arc::new(data.builder().open_async(&data.references(root)).await?);
+        let array = Array::async_open(Arc::clone(&store), "/data").await?;
+        let t1 = Instant::now();
+        if data.prefetch {
+            store.prefetch_region("/data", &array.subset_all().to_ranges()).await?;
+        }
+        let prefetch_s = t1.elapsed().as_secs_f64();
+        let decoded: ArrayBytes = array.async_retrieve_array_subset(&array.subset_all()).await?;
+        let read_s = t1.elapsed().as_secs_f64();
+        let mut line = full_line(&decoded.into_fixed()?, read_s);
+        line["workload"] = data.workload("read-full", true).into();
+        line["open_s"] = round(t1.duration_since(t0).as_secs_f64()).into();
+        line["prefetch_s"] = round(prefetch_s).into();
+        Ok(line)
+    })
+}
+
+/// The checks and rate of a whole read of the array, decoded into `bytes` in `read_s`.
+fn full_line(bytes: &[u8], read_s: f64) -> serde_json::Value {
     let value = |i: usize| f32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
     assert_eq!(bytes.len(), 4096 * 256 * 256 * 4);
     // The peer's checksum: out[::97, ::31, ::17].sum().
@@ -242,15 +313,12 @@ fn read_full(root: &str, zlib: bool, http: bool, prefetch: bool) -> Result<serde
     }
     #[expect(clippy::cast_precision_loss, reason = "a rate")]
     let mb_s = bytes.len() as f64 / read_s / 1e6;
-    Ok(serde_json::json!({
-        "workload": format!("read-full{}{}", suffix(zlib, http), if prefetch { "-prefetch" } else { "" }),
-        "open_s": round(t1.duration_since(t0).as_secs_f64()),
+    serde_json::json!({
         "read_s": round(read_s),
-        "prefetch_s": round(prefetch_s),
         "mb_s": (mb_s * 10.0).round() / 10.0,
         "bytes": bytes.len(),
         "checksum": checksum,
-    }))
+    })
 }
 
 /// The first `k` rows of `small` (4 KiB chunks over the delaying proxy), checked against `data.bin`.
@@ -282,9 +350,9 @@ fn read_small(root: &str, k: u64, prefetch: bool) -> Result<serde_json::Value, B
     }))
 }
 
-fn read_random(root: &str, k: usize, zlib: bool, http: bool) -> Result<serde_json::Value, Box<dyn Error>> {
+fn read_random(root: &str, k: usize, data: &Data) -> Result<serde_json::Value, Box<dyn Error>> {
     let t0 = Instant::now();
-    let (_, array) = open_data(root, zlib, http)?;
+    let (_, array) = open_data(root, data)?;
     let t1 = Instant::now();
     let mut random = SplitMix64(7);
     let mut latencies = Vec::with_capacity(k);
@@ -311,7 +379,7 @@ fn read_random(root: &str, k: usize, zlib: bool, http: bool) -> Result<serde_jso
     #[expect(clippy::cast_precision_loss, reason = "a rate")]
     let per_s = k as f64 / read_s;
     Ok(serde_json::json!({
-        "workload": format!("read-random{}", suffix(zlib, http)),
+        "workload": data.workload("read-random", false),
         "k": k,
         "open_s": round(t1.duration_since(t0).as_secs_f64()),
         "read_s": round(read_s),

@@ -102,7 +102,7 @@ pub use model::{
     Listing, Lookup, OwnedReference, PendingKeys, PendingReference, Reference, ReferenceSet, ReferenceSetBuilder,
     ReferenceSource, Walk,
 };
-pub use open::ReferenceStoreBuilder;
+pub use open::{DEFAULT_READ_AHEAD, ReferenceStoreBuilder};
 pub use parse::{Limits, ParseOptions};
 pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]

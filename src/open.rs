@@ -60,7 +60,11 @@ pub struct ReferenceStoreBuilder {
     #[cfg(feature = "parquet")]
     record_cache: RecordCacheOptions,
     batch: BatchOptions,
+    read_ahead: Option<u64>,
 }
+
+/// The default read-ahead budget of a store: [`ReferenceStoreBuilder::with_read_ahead`].
+pub const DEFAULT_READ_AHEAD: u64 = 64 << 20;
 
 impl ReferenceStoreBuilder {
     /// Default options: stores created from each URL with the cloud
@@ -253,6 +257,24 @@ impl ReferenceStoreBuilder {
         self
     }
 
+    /// Hold at most `bytes` of chunks read ahead (default
+    /// [`DEFAULT_READ_AHEAD`], 64 MiB); 0 turns read-ahead off.
+    ///
+    /// When chunks of an array on a remote target are read whole at
+    /// consecutive C-order positions, as zarrs does for a region that spans
+    /// whole rows, the store reads the next chunks in the background, in a
+    /// few large concurrent reads, before zarrs asks for them. The window
+    /// doubles while reads stay sequential and never crosses the end of the
+    /// block of the grid (row, plane, ...) that the reads have not yet been
+    /// seen to cross; random reads read nothing ahead. Chunks read ahead and
+    /// never asked for are dropped when their run is given up (after eight
+    /// newer runs) or by [`ReferenceStore::clear_prefetched`].
+    #[must_use]
+    pub fn with_read_ahead(mut self, bytes: u64) -> Self {
+        self.read_ahead = Some(bytes);
+        self
+    }
+
     /// Bound the cache of decoded parquet record files (default: 128 records, 256 MiB).
     #[cfg(feature = "parquet")]
     #[must_use]
@@ -389,7 +411,15 @@ impl ReferenceStoreBuilder {
 
     /// A store core with this builder's target and batch options.
     fn core(&self, source: Arc<dyn ReferenceSource>, location: Location, resolver: Arc<Resolver>) -> Core {
-        Core::new(source, location, resolver, self.target.clone(), self.batch, self.parse.limits().max_chunk_bytes())
+        Core::new(
+            source,
+            location,
+            resolver,
+            self.target.clone(),
+            self.batch,
+            self.parse.limits().max_chunk_bytes(),
+            self.read_ahead.unwrap_or(DEFAULT_READ_AHEAD),
+        )
     }
 
     /// A [`StoreRegistry`] with this builder's configuration keys and retries.

@@ -262,3 +262,80 @@ fn prefetch_region_reads_the_region_chunks_once() {
     let err = store.prefetch_region("/nope", &[0..1]).unwrap_err().to_string();
     assert!(err.contains("nope") && err.contains("no .zarray"), "{err}");
 }
+
+/// A one-dimensional array `a` of `chunks` chunks of 100 `u32`s in `data.bin`
+/// (of which only the first `written` chunks are written), with its
+/// references in `refs.json`; returns the values of the whole array.
+fn chunked_array(dir: &std::path::Path, chunks: u32, written: u32) -> Vec<u32> {
+    let values: Vec<u32> = (0..chunks * 100).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let bytes: Vec<u8> = values[..(written * 100) as usize].iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.join("data.bin"), bytes).unwrap();
+    let mut refs = serde_json::Map::new();
+    let zarray = serde_json::json!({"zarr_format": 2, "shape": [chunks * 100], "chunks": [100], "dtype": "<u4",
+        "compressor": null, "filters": null, "fill_value": 0, "order": "C"});
+    refs.insert("a/.zarray".into(), zarray.to_string().into());
+    for i in 0..chunks {
+        refs.insert(format!("a/{i}"), serde_json::json!(["data.bin", i * 400, 400]));
+    }
+    std::fs::write(dir.join("refs.json"), serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
+    values
+}
+
+fn data_gets(log: &std::sync::Mutex<Vec<server::Logged>>) -> usize {
+    log.lock().unwrap().iter().filter(|(method, path, _)| method == "GET" && path.ends_with("data.bin")).count()
+}
+
+/// zarrs reads a whole array one chunk per thread; the store sees the run
+/// and reads ahead, so 300 chunks cost a few large GETs, sync and async,
+/// with the values exact. With read-ahead off, each chunk is one GET.
+#[test]
+fn a_sequential_read_is_read_ahead_in_a_few_large_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = chunked_array(dir.path(), 300, 300);
+    let (base, log) = server::serve_dir_logged(dir.path().to_owned());
+    let location = format!("{base}/refs.json");
+    for read_ahead in [zarrs_kerchunk::DEFAULT_READ_AHEAD, 0] {
+        let store = Arc::new(ReferenceStoreBuilder::new().with_read_ahead(read_ahead).open(&location).unwrap());
+        let array = zarrs::array::Array::open(store, "/a").unwrap();
+        log.lock().unwrap().clear();
+        let got: Vec<u32> = array.retrieve_array_subset(&array.subset_all()).unwrap();
+        assert!(got == values, "read-ahead {read_ahead}: wrong values");
+        let gets = data_gets(&log);
+        if read_ahead == 0 {
+            assert_eq!(gets, 300, "one GET a chunk without read-ahead");
+        } else {
+            assert!(gets <= 40, "{gets} GETs for 300 chunks read in order");
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let store = Arc::new(ReferenceStoreBuilder::new().open_async(&location).await.unwrap());
+        let array = zarrs::array::Array::async_open(store, "/a").await.unwrap();
+        log.lock().unwrap().clear();
+        let got: Vec<u32> = array.async_retrieve_array_subset(&array.subset_all()).await.unwrap();
+        assert!(got == values, "async: wrong values");
+        let gets = data_gets(&log);
+        assert!(gets < 300, "async: {gets} GETs for 300 chunks read in order");
+    });
+}
+
+#[expect(clippy::single_range_in_vec_init, reason = "a one-dimensional region")]
+/// Read-ahead never changes what a read returns: chunks past the end of a
+/// short target fail as they would without it, naming key and URL, and the
+/// chunks before them, read ahead in the same failed block, are read again.
+#[test]
+fn a_failed_read_ahead_is_read_again_and_reported_as_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = chunked_array(dir.path(), 300, 150);
+    let base = server::serve_dir(dir.path().to_owned());
+    let store = Arc::new(ReferenceStore::open(&format!("{base}/refs.json")).unwrap());
+    let array = zarrs::array::Array::open(store.clone(), "/a").unwrap();
+    let written: Vec<u32> = array.retrieve_array_subset(&[0..15_000]).unwrap();
+    assert!(written == values[..15_000], "the written chunks are exact");
+    let err = array.retrieve_array_subset::<Vec<u32>>(&array.subset_all()).unwrap_err().to_string();
+    assert!(err.contains("cannot read key \"a/") && err.contains("data.bin"), "{err}");
+    for i in [149, 150, 299] {
+        let got = store.get(&StoreKey::new(format!("a/{i}")).unwrap());
+        assert_eq!(got.is_ok(), i < 150, "a/{i}: {got:?}");
+    }
+}

@@ -50,6 +50,11 @@ pub(crate) enum Source {
 }
 
 impl Source {
+    /// Whether reads of this source go over a network (or to an object store).
+    pub(crate) fn is_remote(&self) -> bool {
+        matches!(self, Self::Object { .. })
+    }
+
     /// The local file at `path`, unpinned.
     pub(crate) fn local(path: PathBuf) -> Self {
         Self::Local { path, pin: None }

@@ -10,6 +10,7 @@ use object_store::GetRange;
 use zarrs_storage::byte_range::{ByteRange, InvalidByteRangeError};
 use zarrs_storage::{StorageError, StoreKey};
 
+use super::read_ahead::{Issue, ReadAhead, Taken};
 use crate::error::{ReadError, ResolveError, SourceError, error_chain};
 use crate::fetch::{BatchOptions, FileRequests, Request};
 use crate::model::{Listing, Lookup, OwnedReference, ReferenceSource};
@@ -40,6 +41,8 @@ pub(crate) struct Core {
     max_chunk_bytes: u64,
     /// Values read ahead by a prefetch, until read whole or cleared.
     prefetched: Mutex<HashMap<Box<str>, Bytes>>,
+    /// Chunks read ahead of sequential reads.
+    read_ahead: ReadAhead,
 }
 
 /// A target URL, resolved.
@@ -147,6 +150,7 @@ impl Core {
         default_target: Option<String>,
         batch: BatchOptions,
         max_chunk_bytes: u64,
+        read_ahead: u64,
     ) -> Self {
         Self {
             source,
@@ -158,6 +162,7 @@ impl Core {
             batch,
             max_chunk_bytes,
             prefetched: Mutex::default(),
+            read_ahead: ReadAhead::new(read_ahead, batch),
         }
     }
 
@@ -238,9 +243,38 @@ impl Core {
         }
     }
 
-    /// Drop every prefetched value not yet read.
+    /// Drop every prefetched value not yet read, and everything read ahead.
     pub(crate) fn clear_prefetched(&self) {
         self.prefetched.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.read_ahead.clear();
+    }
+
+    /// The chunk `key`, if it was read ahead of an earlier read.
+    pub(crate) fn take_read_ahead(&self, key: &StoreKey) -> Option<Taken> {
+        self.read_ahead.take(key.as_str())
+    }
+
+    /// After a whole read of the remote chunk `key` of `length` bytes: the
+    /// chunks to read ahead of it (held here until read, or dropped), and
+    /// the reads that fetch them, to be run in the background.
+    pub(crate) fn read_ahead(&self, key: &StoreKey, length: u64) -> Option<Issue> {
+        let wanted = self.read_ahead.follow(key.as_str(), length, &*self.source)?;
+        let values = wanted.chunks.into_iter().filter_map(|(key, value)| Some((StoreKey::new(key).ok()?, value)));
+        let mut prefetch = self.plan_prefetch(values.collect()).ok()?;
+        // Local files are read on the calling thread, faster than held copies.
+        prefetch.files.retain(|(resolved, _)| resolved.source.is_remote());
+        let placed = prefetch
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(file, (_, keys))| {
+                keys.iter().enumerate().filter_map(move |(index, (key, range))| {
+                    let range = range.as_ref()?;
+                    Some((key.as_str().to_owned(), file, index, range.end - range.start))
+                })
+            })
+            .collect();
+        self.read_ahead.hold(wanted.stream, placed, prefetch.requests())
     }
 
     /// The source of a target URL (`None`: the default target), resolved once.

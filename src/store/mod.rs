@@ -10,6 +10,7 @@
 mod asynchronous;
 mod core;
 mod listing;
+mod read_ahead;
 mod region;
 mod runtime;
 mod sync;

@@ -58,6 +58,14 @@ impl IoRuntime {
         wait(task).map_err(ReadError::Task)
     }
 
+    /// Start `future` on the runtime, without waiting for it (nothing is
+    /// started if the shared runtime cannot be).
+    pub(crate) fn spawn<F: Future<Output = ()> + Send + 'static>(&self, future: F) {
+        if let Ok(handle) = self.handle() {
+            drop(handle.spawn(future));
+        }
+    }
+
     /// Run `future`, which borrows from the caller, to completion on this
     /// thread, inside the runtime's context (so that its I/O is driven by the
     /// runtime's threads).

@@ -156,14 +156,37 @@ impl ReferenceStore {
         if let Some(values) = self.core.read_prefetched(key, ranges.as_deref()) {
             return values.map(Some);
         }
+        let whole = ranges.is_none();
+        if whole && let Some(taken) = self.core.take_read_ahead(key) {
+            // A failed read-ahead is read again below, where its error is reported.
+            if let Ok(Some(bytes)) = self.runtime.block_on_here(taken.bytes()) {
+                self.read_ahead(key, bytes.len() as u64);
+                return Ok(Some(vec![bytes]));
+            }
+        }
         let Some(value) = self.value(key)? else { return Ok(None) };
+        let length = match &value {
+            OwnedReference::Range { length, .. } => Some(*length),
+            _ => None,
+        };
         match self.core.plan(key, value, ranges)? {
             Plan::Ready(values) => Ok(Some(values)),
             Plan::Fetch(mut fetch) => {
+                if let Some(length) = length.filter(|_| whole && fetch.resolved.source.is_remote()) {
+                    self.read_ahead(key, length);
+                }
                 let requests = std::mem::take(&mut fetch.requests);
                 let fetched = read_blocking(&self.runtime, &fetch.resolved.source, requests);
                 fetch.finish(fetched).map(Some)
             }
+        }
+    }
+
+    /// Follow a whole read of the remote chunk `key`: read the chunks after
+    /// it in the background if it continues a sequential run.
+    fn read_ahead(&self, key: &StoreKey, length: u64) {
+        if let Some(issue) = self.core.read_ahead(key, length) {
+            self.runtime.spawn(issue.run());
         }
     }
 

@@ -118,11 +118,27 @@ pub(crate) fn stalling() -> String {
 /// conditional requests, as tower-http's `ServeDir` answers them); returns
 /// `http://127.0.0.1:port`.
 pub(crate) fn serve_dir(dir: std::path::PathBuf) -> String {
+    serve_dir_logged(dir).0
+}
+
+/// [`serve_dir`], and the log of every request it answers.
+pub(crate) fn serve_dir_logged(dir: std::path::PathBuf) -> (String, Arc<Mutex<Vec<Logged>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let app_log = Arc::clone(&log);
     let addr = spawn(|listener| async move {
+        let record = move |request: Request, next: Next| {
+            let log = Arc::clone(&app_log);
+            async move {
+                let range = request.headers().get(RANGE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+                log.lock().unwrap().push((request.method().to_string(), request.uri().path().to_owned(), range));
+                next.run(request).await
+            }
+        };
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, Router::new().fallback_service(ServeDir::new(dir))).await.unwrap();
+        let app = Router::new().fallback_service(ServeDir::new(dir)).layer(axum::middleware::from_fn(record));
+        axum::serve(listener, app).await.unwrap();
     });
-    format!("http://{addr}")
+    (format!("http://{addr}"), log)
 }

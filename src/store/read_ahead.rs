@@ -1,0 +1,513 @@
+//! Read-ahead: the store watches which chunks zarrs asks for, and while an
+//! array is read in C order it reads the next chunks before they are asked for.
+//!
+//! zarrs' sync API asks for one chunk per rayon thread at a time, so over a
+//! network each thread waits a round trip per chunk and the link idles. The
+//! store sees the access pattern: a run of chunk reads at consecutive C-order
+//! positions is a *stream*, and each read of a stream asks for the chunks
+//! after it, in a few large coalesced reads that run in the background. The
+//! window doubles with every step that stays sequential and stops at the
+//! memory budget; a read that continues no stream starts a new one and reads
+//! nothing ahead, so random access costs one hash lookup.
+//!
+//! A stream may only read ahead to the end of the block of the grid it has
+//! been seen to cross: to the end of its row until it steps from one row into
+//! the next, then to the end of its plane, and so on. A region read that
+//! takes a few chunks of each row so wastes at most the rest of the window at
+//! each row's end, never whole rows.
+//!
+//! Only remote targets are read ahead (a local read is a positioned read on
+//! the calling thread, which read-ahead would only add copies to), and only
+//! chunks whose references are in memory. A failed read-ahead is forgotten:
+//! the chunk is then read as if it had not been, and its error is reported then.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use futures::FutureExt;
+use futures::channel::oneshot;
+use futures::future::{BoxFuture, Shared};
+
+use crate::fetch::{self, BatchOptions, Coalescing, FileRequests};
+use crate::model::{Lookup, OwnedReference, ReferenceSource};
+use crate::zarr::grid::ChunkGrid;
+use crate::zarr::{lenient, metadata};
+
+/// Streams followed at once; the least recently used one is dropped for a new one.
+const MAX_STREAMS: usize = 8;
+/// Folders whose `.zarray` was looked for, remembered (an array or not).
+const MAX_FOLDERS: usize = 4096;
+/// At most this many levels of groups above an array are searched for its `.zarray`.
+const MAX_DEPTH: usize = 32;
+/// Read-ahead reads are split into blocks of at most this size, read
+/// concurrently: big enough for an object store's per-request latency, small
+/// enough that the first chunks of a window arrive early and that several
+/// connections share the receiving (on loopback nginx, 256 KiB to 8 MiB blocks
+/// read 1 GiB within 10% of each other).
+const BLOCK_BYTES: u64 = 4 << 20;
+
+/// The chunks of one read-ahead, once read: per file, the value of each chunk (`None`: the read failed).
+type Values = Arc<Vec<Option<Vec<Bytes>>>>;
+
+/// A chunk read ahead: where its bytes will be, and how many there are.
+struct Ahead {
+    values: Shared<BoxFuture<'static, Option<Values>>>,
+    file: usize,
+    index: usize,
+    length: u64,
+    stream: u64,
+}
+
+/// A chunk read ahead and taken by a read: its bytes, once they arrive.
+pub(crate) struct Taken {
+    values: Shared<BoxFuture<'static, Option<Values>>>,
+    file: usize,
+    index: usize,
+}
+
+impl Taken {
+    /// The chunk's bytes, or `None` if the read-ahead failed (the caller reads it again).
+    pub(crate) async fn bytes(self) -> Option<Bytes> {
+        let values = self.values.await?;
+        values.get(self.file)?.as_ref()?.get(self.index).cloned()
+    }
+}
+
+/// A run of reads at consecutive C-order positions of one array.
+struct Stream {
+    id: u64,
+    array: Arc<ArrayGrid>,
+    /// The position the stream's next read is expected at.
+    next: u64,
+    /// Positions below this have been read ahead (or read).
+    ahead_until: u64,
+    /// Chunks to keep read ahead of the last read; doubles with each sequential step.
+    window: u64,
+    /// The number of trailing grid dimensions the stream was seen to cross
+    /// a boundary of: it may read ahead to the end of that block.
+    level: usize,
+    /// When the stream was last read from (a counter of reads).
+    used: u64,
+}
+
+/// An array's folder and grid.
+struct ArrayGrid {
+    /// The keys of its chunks start with this (`""` or `path/`).
+    prefix: String,
+    grid: ChunkGrid,
+    /// `blocks[l]`: chunks in one block of the last `l + 1` dimensions.
+    blocks: Vec<u64>,
+}
+
+impl ArrayGrid {
+    fn new(folder: &str, grid: ChunkGrid) -> Self {
+        let mut blocks = Vec::with_capacity(grid.dims().len());
+        let mut size = 1u64;
+        for &n in grid.dims().iter().rev() {
+            size = size.saturating_mul(n);
+            blocks.push(size);
+        }
+        let prefix = if folder.is_empty() { String::new() } else { format!("{folder}/") };
+        Self { prefix, grid, blocks }
+    }
+
+    /// The end (exclusive) of the block at `level` that holds `position`.
+    fn block_end(&self, level: usize, position: u64) -> u64 {
+        match self.blocks.get(level) {
+            Some(&block) if block > 0 => (position / block + 1).saturating_mul(block).min(self.grid.count()),
+            _ => self.grid.count(),
+        }
+    }
+
+    fn key(&self, position: u64) -> Option<String> {
+        Some(format!("{}{}", self.prefix, self.grid.chunk_name(position)?))
+    }
+}
+
+/// What a read-ahead must fetch: the reads to make, and the slots to fill with their result.
+pub(crate) struct Issue {
+    files: Vec<FileRequests>,
+    options: BatchOptions,
+    done: oneshot::Sender<Values>,
+}
+
+impl Issue {
+    /// Make the reads, and hand their result to the chunks waiting for it.
+    pub(crate) async fn run(self) {
+        let fetched = fetch::read_batch(self.files, self.options).await;
+        let values = fetched.into_iter().map(Result::ok).collect();
+        // Nobody waits any more if every chunk was dropped: nothing to do.
+        let _ = self.done.send(Arc::new(values));
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Folders looked at, with the array they hold (`None`: not an array).
+    folders: HashMap<Box<str>, Option<Arc<ArrayGrid>>>,
+    streams: Vec<Stream>,
+    ahead: HashMap<Box<str>, Ahead>,
+    /// Bytes read ahead and not taken.
+    held: u64,
+    reads: u64,
+    streams_started: u64,
+}
+
+/// The read-ahead of one store.
+pub(crate) struct ReadAhead {
+    /// Bytes read ahead and not yet taken, at most; 0 turns read-ahead off.
+    budget: u64,
+    options: BatchOptions,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for ReadAhead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadAhead").field("budget", &self.budget).finish_non_exhaustive()
+    }
+}
+
+/// Where the chunks of a read-ahead are: by key, the file and the index among its wanted ranges.
+pub(crate) type Placed = Vec<(String, usize, usize, u64)>;
+
+impl ReadAhead {
+    pub(crate) fn new(budget: u64, batch: BatchOptions) -> Self {
+        let coalescing = Coalescing { max_block: BLOCK_BYTES.min(batch.coalescing.max_block), ..batch.coalescing };
+        Self { budget, options: BatchOptions { coalescing, ..batch }, state: Mutex::default() }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The chunk `key` if it was read ahead; it is no longer held here.
+    pub(crate) fn take(&self, key: &str) -> Option<Taken> {
+        if self.budget == 0 {
+            return None;
+        }
+        let mut state = self.state();
+        let ahead = state.ahead.remove(key)?;
+        state.held -= ahead.length;
+        Some(Taken { values: ahead.values, file: ahead.file, index: ahead.index })
+    }
+
+    /// Drop everything read ahead (the reads in flight finish, unread).
+    pub(crate) fn clear(&self) {
+        let mut state = self.state();
+        state.ahead.clear();
+        state.streams.clear();
+        state.held = 0;
+    }
+
+    /// Record a whole read of `key` (a remote chunk of `length` bytes) and
+    /// choose the chunks to read ahead of it, in C order.
+    pub(crate) fn follow(&self, key: &str, length: u64, source: &dyn ReferenceSource) -> Option<Wanted> {
+        if self.budget == 0 || metadata::is_metadata_key(key) {
+            return None;
+        }
+        let mut state = self.state();
+        let (array, position) = locate(&mut state, key, source)?;
+        state.reads += 1;
+        let (now, room) = (state.reads, self.budget.saturating_sub(state.held));
+        let Some(stream) = state.streams.iter_mut().find(|s| Arc::ptr_eq(&s.array, &array) && s.next == position)
+        else {
+            start_stream(&mut state, array, position, now);
+            return None;
+        };
+        stream.used = now;
+        stream.next = position + 1;
+        while stream.level + 1 < stream.array.blocks.len() && position % stream.array.blocks[stream.level] == 0 {
+            stream.level += 1;
+        }
+        // The window never holds more than the budget's worth of chunks like this one.
+        stream.window = stream.window.saturating_mul(2).clamp(2, (self.budget / length.max(1)).max(2));
+        let end = stream
+            .array
+            .block_end(stream.level, position)
+            .min(position.saturating_add(1).saturating_add(stream.window));
+        let from = stream.ahead_until.max(position + 1);
+        // Not a chunk at a time: a read-ahead is worth its request once it is
+        // at least a quarter of what will then be ahead. Estimated from this
+        // chunk's length before any reference is looked up.
+        let count = (end.saturating_sub(from)).min(room / length.max(1));
+        if count == 0 || count * 4 < from - position - 1 + count {
+            return None;
+        }
+        let (id, array) = (stream.id, Arc::clone(&stream.array));
+        let mut chunks = Vec::new();
+        let (mut bytes, mut until) = (0u64, from);
+        for position in from..from + count {
+            let Some(key) = array.key(position) else { break };
+            let Ok(Lookup::Ready(Some(value))) = source.lookup(&key) else { break };
+            let OwnedReference::Range { length, .. } = &value else { break };
+            if bytes + length > room {
+                break;
+            }
+            bytes += length;
+            until = position + 1;
+            if !state.ahead.contains_key(key.as_str()) {
+                chunks.push((key, value));
+            }
+        }
+        if let Some(stream) = state.streams.iter_mut().find(|s| s.id == id) {
+            stream.ahead_until = until;
+        }
+        (!chunks.is_empty()).then_some(Wanted { stream: id, chunks })
+    }
+
+    /// Hold the chunks of a read-ahead of `stream` until they are taken;
+    /// returns what to fetch for them.
+    pub(crate) fn hold(&self, stream: u64, placed: Placed, files: Vec<FileRequests>) -> Option<Issue> {
+        if placed.is_empty() {
+            return None;
+        }
+        let (done, arrived) = oneshot::channel::<Values>();
+        let values = arrived.map(Result::ok).boxed().shared();
+        let mut state = self.state();
+        // The stream may have been dropped meanwhile: then nothing is held.
+        if !state.streams.iter().any(|s| s.id == stream) {
+            return None;
+        }
+        for (key, file, index, length) in placed {
+            let ahead = Ahead { values: values.clone(), file, index, length, stream };
+            state.held += length;
+            if let Some(old) = state.ahead.insert(key.into(), ahead) {
+                state.held -= old.length;
+            }
+        }
+        Some(Issue { files, options: self.options, done })
+    }
+}
+
+/// Chunks a stream wants read ahead: their keys and references, in C order.
+pub(crate) struct Wanted {
+    pub(crate) stream: u64,
+    pub(crate) chunks: Vec<(String, OwnedReference)>,
+}
+
+/// A new stream at `position`, in place of the least recently used one,
+/// whose chunks read ahead are dropped.
+fn start_stream(state: &mut State, array: Arc<ArrayGrid>, position: u64, now: u64) {
+    state.streams_started += 1;
+    let stream = Stream {
+        id: state.streams_started,
+        array,
+        next: position + 1,
+        ahead_until: position + 1,
+        window: 0,
+        level: 0,
+        used: now,
+    };
+    if state.streams.len() < MAX_STREAMS {
+        state.streams.push(stream);
+        return;
+    }
+    let oldest = (0..state.streams.len()).min_by_key(|&i| state.streams[i].used).unwrap_or(0);
+    let dropped = std::mem::replace(&mut state.streams[oldest], stream).id;
+    let State { ahead, held, .. } = state;
+    ahead.retain(|_, a| {
+        let keep = a.stream != dropped;
+        if !keep {
+            *held -= a.length;
+        }
+        keep
+    });
+}
+
+/// The array holding the chunk `key`, and the chunk's C-order position in it.
+fn locate(state: &mut State, key: &str, source: &dyn ReferenceSource) -> Option<(Arc<ArrayGrid>, u64)> {
+    // Folders from the root down: the first that holds an array is the
+    // chunk's (an array holds no other nodes).
+    let ends = std::iter::once(0).chain(key.match_indices('/').map(|(i, _)| i)).take(MAX_DEPTH);
+    for end in ends {
+        let folder = &key[..end];
+        let array = if let Some(array) = state.folders.get(folder) {
+            array.clone()
+        } else {
+            let array = array_at(folder, source).map(Arc::new);
+            if state.folders.len() >= MAX_FOLDERS {
+                state.folders.clear();
+            }
+            state.folders.insert(folder.into(), array.clone());
+            array
+        };
+        if let Some(array) = array {
+            let chunk = key.strip_prefix(array.prefix.as_str())?;
+            return Some((Arc::clone(&array), array.grid.position(chunk, false)?));
+        }
+    }
+    None
+}
+
+/// The grid of the array in `folder`, if its `.zarray` is in memory and valid.
+fn array_at(folder: &str, source: &dyn ReferenceSource) -> Option<ArrayGrid> {
+    let key = if folder.is_empty() { ".zarray".to_owned() } else { format!("{folder}/.zarray") };
+    let Ok(Lookup::Ready(Some(OwnedReference::Inline(document)))) = source.lookup(&key) else { return None };
+    let zarray = lenient::parse_json_lenient(&document).ok()?;
+    Some(ArrayGrid::new(folder, ChunkGrid::from_zarray(&zarray).ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ParseOptions;
+    use crate::model::ReferenceSet;
+
+    const CHUNK: u64 = 1000;
+
+    /// An array `a` of `rows` x `cols` chunks of `CHUNK` bytes each, in one remote file, and a group above it.
+    fn references(rows: u64, cols: u64) -> ReferenceSet {
+        let mut refs = serde_json::Map::new();
+        refs.insert(".zgroup".into(), r#"{"zarr_format":2}"#.into());
+        let zarray = format!(
+            r#"{{"zarr_format":2,"shape":[{},{}],"chunks":[10,10],"dtype":"<f8","compressor":null,"filters":null,"fill_value":0,"order":"C"}}"#,
+            rows * 10,
+            cols * 10
+        );
+        refs.insert("g/a/.zarray".into(), zarray.into());
+        for r in 0..rows {
+            for c in 0..cols {
+                let offset = (r * cols + c) * CHUNK;
+                refs.insert(format!("g/a/{r}.{c}"), serde_json::json!(["https://host/a.bin", offset, CHUNK]));
+            }
+        }
+        let document = serde_json::json!({"version": 1, "refs": refs}).to_string();
+        ReferenceSet::from_json(document.as_bytes(), &ParseOptions::default()).unwrap()
+    }
+
+    /// Read `chunks` in order, as whole reads, taking what was read ahead;
+    /// returns the positions read ahead after each read.
+    fn read(ahead: &ReadAhead, set: &ReferenceSet, cols: u64, chunks: &[(u64, u64)]) -> Vec<Vec<u64>> {
+        chunks
+            .iter()
+            .map(|&(r, c)| {
+                let key = format!("g/a/{r}.{c}");
+                drop(ahead.take(&key));
+                let Some(wanted) = ahead.follow(&key, CHUNK, set) else { return Vec::new() };
+                let positions = wanted
+                    .chunks
+                    .iter()
+                    .map(|(key, _)| {
+                        let (r, c) = key.trim_start_matches("g/a/").split_once('.').unwrap();
+                        r.parse::<u64>().unwrap() * cols + c.parse::<u64>().unwrap()
+                    })
+                    .collect();
+                let placed = wanted.chunks.iter().enumerate().map(|(i, (key, _))| (key.clone(), 0, i, CHUNK)).collect();
+                drop(ahead.hold(wanted.stream, placed, Vec::new()));
+                positions
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sequential_reads_read_further_and_further_ahead() {
+        let set = references(1, 100);
+        let ahead = ReadAhead::new(64 * CHUNK, BatchOptions::default());
+        let row: Vec<_> = (0..20).map(|c| (0, c)).collect();
+        let got = read(&ahead, &set, 100, &row);
+        assert!(got[0].is_empty(), "one read is no run yet");
+        assert_eq!(got[1], [2, 3], "a run of two reads the next two");
+        assert_eq!(got[2], [4, 5, 6]);
+        let mut all: Vec<u64> = got.concat();
+        let n = all.len();
+        all.dedup();
+        assert_eq!(all.len(), n, "no chunk is read ahead twice");
+        assert!(all.windows(2).all(|w| w[1] == w[0] + 1), "in C order: {all:?}");
+        assert!(all.len() > 40, "the window grew: {all:?}");
+        assert!(ahead.state().held <= 64 * CHUNK);
+    }
+
+    #[test]
+    fn random_reads_read_nothing_ahead() {
+        let set = references(10, 10);
+        let ahead = ReadAhead::new(64 * CHUNK, BatchOptions::default());
+        let scattered = [(3, 1), (7, 7), (0, 4), (5, 0), (9, 9), (2, 2), (3, 3), (8, 1), (1, 6), (4, 4)];
+        assert!(read(&ahead, &set, 10, &scattered).iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_run_reads_past_its_row_only_once_it_has_crossed_a_row() {
+        let set = references(10, 10);
+        let ahead = ReadAhead::new(1000 * CHUNK, BatchOptions::default());
+        // A region of whole rows: the first row's read-ahead stops at its end.
+        let rows: Vec<_> = (0..3).flat_map(|r| (0..10).map(move |c| (r, c))).collect();
+        let got = read(&ahead, &set, 10, &rows);
+        assert!(got[..10].concat().iter().all(|&p| p < 10), "{got:?}");
+        assert!(got[10..].concat().iter().any(|&p| p >= 20), "once across a row, across rows: {got:?}");
+        // A region of four chunks a row: each row is a run of four, which
+        // reads ahead a window's worth past the region (two, then three, then
+        // five chunks), never the rest of its row or the next rows.
+        let set = references(10, 100);
+        let ahead = ReadAhead::new(1000 * CHUNK, BatchOptions::default());
+        let narrow: Vec<_> = (0..5).flat_map(|r| (0..4).map(move |c| (r, c))).collect();
+        let got = read(&ahead, &set, 100, &narrow).concat();
+        assert_eq!(got.len(), 5 * (2 + 3 + 5), "{got:?}");
+        assert!(got.iter().all(|&p| p % 100 < 12 && p / 100 < 5), "{got:?}");
+    }
+
+    #[test]
+    fn the_budget_bounds_what_is_held_and_taking_frees_it() {
+        let set = references(1, 1000);
+        let ahead = ReadAhead::new(10 * CHUNK, BatchOptions::default());
+        let row: Vec<_> = (0..200).map(|c| (0, c)).collect();
+        // Each step checks the bound, not only the end.
+        for step in row.chunks(1) {
+            read(&ahead, &set, 1000, step);
+            assert!(ahead.state().held <= 10 * CHUNK);
+        }
+        assert!(ahead.state().held > 0, "still reading ahead at the end of the run");
+        ahead.clear();
+        assert_eq!(ahead.state().held, 0);
+        assert!(ahead.state().ahead.is_empty());
+    }
+
+    #[test]
+    fn abandoned_runs_release_their_chunks() {
+        let set = references(20, 100);
+        let ahead = ReadAhead::new(100 * CHUNK, BatchOptions::default());
+        read(&ahead, &set, 100, &[(0, 0), (0, 1), (0, 2), (0, 3)]);
+        let held = ahead.state().held;
+        assert!(held > 0);
+        // Eight new runs (reads that continue none) push the first out.
+        let scattered: Vec<_> = (1..=8).map(|r| (r * 2, 50)).collect();
+        read(&ahead, &set, 100, &scattered);
+        assert_eq!(ahead.state().held, 0, "the first run's chunks were dropped");
+        assert!(ahead.state().ahead.is_empty());
+    }
+
+    #[test]
+    fn off_when_the_budget_is_zero_and_for_metadata_and_unknown_keys() {
+        let set = references(1, 100);
+        let off = ReadAhead::new(0, BatchOptions::default());
+        let row: Vec<_> = (0..10).map(|c| (0, c)).collect();
+        assert!(read(&off, &set, 100, &row).iter().all(Vec::is_empty));
+        let on = ReadAhead::new(64 * CHUNK, BatchOptions::default());
+        for key in ["g/a/.zarray", ".zgroup", "g/nothing/0.0", "g/a/0.500", "g/a/x.y", "g/a/0.0.0"] {
+            for _ in 0..3 {
+                assert!(on.follow(key, CHUNK, &set).is_none(), "{key}");
+            }
+        }
+    }
+
+    #[test]
+    fn taken_chunks_are_handed_their_bytes_or_none_if_the_read_failed() {
+        let set = references(1, 100);
+        let ahead = ReadAhead::new(64 * CHUNK, BatchOptions::default());
+        drop(ahead.follow("g/a/0.0", CHUNK, &set));
+        let wanted = ahead.follow("g/a/0.1", CHUNK, &set).unwrap();
+        let placed = vec![("g/a/0.2".to_owned(), 0, 0, CHUNK), ("g/a/0.3".to_owned(), 1, 0, CHUNK)];
+        let issue = ahead.hold(wanted.stream, placed, Vec::new()).unwrap();
+        let (two, three) = (ahead.take("g/a/0.2").unwrap(), ahead.take("g/a/0.3").unwrap());
+        assert!(ahead.take("g/a/0.2").is_none(), "taken once");
+        let values: Values = Arc::new(vec![Some(vec![Bytes::from_static(b"two")]), None]);
+        issue.done.send(values).unwrap();
+        assert_eq!(futures::executor::block_on(two.bytes()).as_deref(), Some(&b"two"[..]));
+        assert_eq!(futures::executor::block_on(three.bytes()), None);
+        // A read-ahead whose reads were dropped hands nothing either.
+        let wanted = ahead.follow("g/a/0.2", CHUNK, &set).unwrap();
+        let issue = ahead.hold(wanted.stream, vec![("g/a/0.9".to_owned(), 0, 0, CHUNK)], Vec::new()).unwrap();
+        drop(issue);
+        assert_eq!(futures::executor::block_on(ahead.take("g/a/0.9").unwrap().bytes()), None);
+    }
+}
