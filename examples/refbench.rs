@@ -24,6 +24,10 @@
 //! - with `read-full*` and `read-random`: `--read-ahead BYTES` sets the store's read-ahead
 //!   budget (0: off; default `DEFAULT_READ_AHEAD`), and `--async` (read-full only) reads through
 //!   `AsyncReferenceStore` and zarrs' async API on a tokio runtime;
+//! - `inflate-limit [--threads T]`: the zlib chunks of `data_z.bin`, in memory, inflated on T
+//!   threads (2) with no I/O, by libdeflate and by zlib-rs into a reused buffer, and by zlib-rs
+//!   as zarrs' zlib codec calls it (a `flate2` reader into an empty `Vec`): the decode limit that
+//!   `read-full-zlib` is measured against (best of three passes each);
 //! - `read-small K [--no-prefetch]`: the first K rows of the 4 KiB-chunked array of
 //!   `refs_small_http.json`, through the delaying proxy of `benches/tools/small_chunks.py`
 //!   (which also counts the requests), with `ReferenceStore::prefetch_region` first.
@@ -98,6 +102,7 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
             let k = args.get(1).ok_or("read-random needs K")?.parse()?;
             read_random(&root, k, &Data { zlib: flag("--zlib"), ..data()? })?
         }
+        "inflate-limit" => inflate_limit(&root, option("--threads", 2)?)?,
         "read-small" => {
             let k = args.get(1).ok_or("read-small needs K")?.parse()?;
             read_small(&root, k, !flag("--no-prefetch"))?
@@ -319,6 +324,93 @@ fn full_line(bytes: &[u8], read_s: f64) -> serde_json::Value {
         "bytes": bytes.len(),
         "checksum": checksum,
     })
+}
+
+/// How one inflater decodes a chunk into `out` (exactly its decoded length); returns the bytes written.
+type Inflate = fn(&[u8], &mut [u8]) -> Result<usize, String>;
+
+fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn Error>> {
+    let store = ReferenceStore::open(&format!("{root}/refs_z_v0.json"))?;
+    let file = std::fs::read(format!("{root}/data_z.bin"))?;
+    let mut chunks = Vec::new();
+    for t in 0..NT {
+        let key = StoreKey::new(format!("data/{t}.0.0"))?;
+        let Some(OwnedReference::Range { offset, length, .. }) = store.reference(&key)? else {
+            return Err(format!("{key} is not a range reference").into());
+        };
+        let range = usize::try_from(offset)?..usize::try_from(offset + length)?;
+        chunks.push(file.get(range).ok_or("a chunk past the end of data_z.bin")?);
+    }
+    let libdeflate: Inflate =
+        |chunk, out| libdeflater::Decompressor::new().zlib_decompress(chunk, out).map_err(|e| e.to_string());
+    let zlib_rs: Inflate = |chunk, out| {
+        let mut inflate = flate2::Decompress::new(true);
+        inflate.decompress(chunk, out, flate2::FlushDecompress::Finish).map_err(|e| e.to_string())?;
+        usize::try_from(inflate.total_out()).map_err(|e| e.to_string())
+    };
+    let zlib_rs_as_zarrs: Inflate = |chunk, out| {
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(std::io::Cursor::new(chunk)), &mut decoded)
+            .map_err(|e| e.to_string())?;
+        out.copy_from_slice(&decoded);
+        Ok(decoded.len())
+    };
+    #[expect(clippy::cast_precision_loss, reason = "a size in MiB")]
+    let mut line = serde_json::json!({"workload": "inflate-limit", "threads": threads,
+        "compressed_mib": round(file.len() as f64 / MIB)});
+    let cases = [
+        ("libdeflate", libdeflate, false),
+        ("zlib_rs", zlib_rs, false),
+        ("libdeflate_into_new_array", libdeflate, true),
+        ("zlib_rs_into_new_array", zlib_rs, true),
+        ("zlib_rs_as_zarrs_into_new_array", zlib_rs_as_zarrs, true),
+    ];
+    for (name, inflate, into_new_array) in cases {
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            best = best.min(inflate_all(&chunks, threads, inflate, into_new_array)?);
+        }
+        line[format!("{name}_s")] = round(best).into();
+    }
+    Ok(line)
+}
+
+/// Seconds to inflate every chunk with `inflate` on `threads` threads taking
+/// chunks in turn: into a buffer per thread, or (`into_new_array`) each into
+/// its place in a new zeroed 1 GiB array, whose pages are first touched then.
+fn inflate_all(chunks: &[&[u8]], threads: u64, inflate: Inflate, into_new_array: bool) -> Result<f64, Box<dyn Error>> {
+    #[expect(clippy::cast_possible_truncation, reason = "a chunk in memory")]
+    let chunk_bytes = CHUNK_BYTES as usize;
+    let start = Instant::now();
+    let mut array = if into_new_array { vec![0u8; chunks.len() * chunk_bytes] } else { Vec::new() };
+    let places = std::sync::Mutex::new(array.chunks_mut(chunk_bytes).enumerate());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut buffer = vec![0u8; chunk_bytes];
+                    loop {
+                        let (i, out) = if into_new_array {
+                            let Some(place) = places.lock().map_err(|_| "poisoned")?.next() else { return Ok(()) };
+                            place
+                        } else {
+                            (next.fetch_add(1, std::sync::atomic::Ordering::Relaxed), &mut buffer[..])
+                        };
+                        let Some(chunk) = chunks.get(i) else { return Ok(()) };
+                        let written = inflate(chunk, out)?;
+                        if written != chunk_bytes {
+                            return Err(format!("chunk {i}: {written} bytes decoded"));
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| w.join().map_err(|_| "a worker panicked".to_owned())?)
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    drop(array);
+    Ok(seconds)
 }
 
 /// The first `k` rows of `small` (4 KiB chunks over the delaying proxy), checked against `data.bin`.
