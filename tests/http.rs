@@ -281,6 +281,16 @@ fn chunked_array(dir: &std::path::Path, chunks: u32, written: u32) -> Vec<u32> {
     values
 }
 
+/// The bytes asked for by the ranged GETs of `data.bin` in the log.
+fn ranged_bytes(log: &std::sync::Mutex<Vec<server::Logged>>) -> u64 {
+    let log = log.lock().unwrap();
+    let ranges = log.iter().filter(|(_, path, _)| path.ends_with("data.bin")).filter_map(|(_, _, range)| {
+        let (start, end) = range.as_deref()?.strip_prefix("bytes=")?.split_once('-')?;
+        Some(end.parse::<u64>().ok()? + 1 - start.parse::<u64>().ok()?)
+    });
+    ranges.sum()
+}
+
 fn data_gets(log: &std::sync::Mutex<Vec<server::Logged>>) -> usize {
     log.lock().unwrap().iter().filter(|(method, path, _)| method == "GET" && path.ends_with("data.bin")).count()
 }
@@ -305,6 +315,9 @@ fn a_sequential_read_is_read_ahead_in_a_few_large_gets() {
             assert_eq!(gets, 300, "one GET a chunk without read-ahead");
         } else {
             assert!(gets <= 40, "{gets} GETs for 300 chunks read in order");
+            // Each thread's share is read ahead once, not again by the run before it.
+            let read = ranged_bytes(&log);
+            assert!(read <= 300 * 400 * 5 / 4, "{read} bytes read for 120000");
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();

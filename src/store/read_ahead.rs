@@ -16,6 +16,10 @@
 //! takes a few chunks of each row so wastes at most the rest of the window at
 //! each row's end, never whole rows.
 //!
+//! A run never reads ahead into the chunks of a run that started further on
+//! in the same array: rayon splits a read among threads, each taking a
+//! stretch, and each stretch's chunks are read ahead by its own run, once.
+//!
 //! Only remote targets are read ahead (a local read is a positioned read on
 //! the calling thread, which read-ahead would only add copies to), and only
 //! chunks whose references are in memory. A failed read-ahead is forgotten:
@@ -78,6 +82,8 @@ impl Taken {
 struct Stream {
     id: u64,
     array: Arc<ArrayGrid>,
+    /// The position of the stream's first read.
+    start: u64,
     /// The position the stream's next read is expected at.
     next: u64,
     /// Positions below this have been read ahead (or read).
@@ -210,11 +216,21 @@ impl ReadAhead {
         let (array, position) = locate(&mut state, key, source)?;
         state.reads += 1;
         let (now, room) = (state.reads, self.budget.saturating_sub(state.held));
-        let Some(stream) = state.streams.iter_mut().find(|s| Arc::ptr_eq(&s.array, &array) && s.next == position)
-        else {
+        let Some(index) = state.streams.iter().position(|s| Arc::ptr_eq(&s.array, &array) && s.next == position) else {
             start_stream(&mut state, array, position, now);
             return None;
         };
+        // Another run that started further on (another thread's share of
+        // the same read, as rayon splits it) reads its chunks itself: this
+        // run reads ahead only up to there.
+        let next_run = state
+            .streams
+            .iter()
+            .filter(|s| Arc::ptr_eq(&s.array, &array) && s.start > position)
+            .map(|s| s.start)
+            .min()
+            .unwrap_or(u64::MAX);
+        let stream = &mut state.streams[index];
         stream.used = now;
         stream.next = position + 1;
         while stream.level + 1 < stream.array.blocks.len() && position % stream.array.blocks[stream.level] == 0 {
@@ -225,7 +241,8 @@ impl ReadAhead {
         let end = stream
             .array
             .block_end(stream.level, position)
-            .min(position.saturating_add(1).saturating_add(stream.window));
+            .min(position.saturating_add(1).saturating_add(stream.window))
+            .min(next_run);
         let from = stream.ahead_until.max(position + 1);
         // Not a chunk at a time: a read-ahead is worth its request once it is
         // at least a quarter of what will then be ahead. Estimated from this
@@ -293,6 +310,7 @@ fn start_stream(state: &mut State, array: Arc<ArrayGrid>, position: u64, now: u6
     let stream = Stream {
         id: state.streams_started,
         array,
+        start: position,
         next: position + 1,
         ahead_until: position + 1,
         window: 0,
@@ -444,6 +462,21 @@ mod tests {
         let got = read(&ahead, &set, 100, &narrow).concat();
         assert_eq!(got.len(), 5 * (2 + 3 + 5), "{got:?}");
         assert!(got.iter().all(|&p| p % 100 < 12 && p / 100 < 5), "{got:?}");
+    }
+
+    #[test]
+    fn a_run_stops_reading_ahead_where_a_later_run_started() {
+        let set = references(1, 1000);
+        let ahead = ReadAhead::new(1000 * CHUNK, BatchOptions::default());
+        // Two threads, each reading its half, as rayon splits a read: interleaved.
+        let both: Vec<_> = (0..200).flat_map(|c| [(0, c), (0, 500 + c)]).collect();
+        let got = read(&ahead, &set, 1000, &both).concat();
+        assert!(got.iter().any(|&p| p < 500) && got.iter().any(|&p| p > 500), "{got:?}");
+        assert!(!got.contains(&500), "the first run never reads the second's chunks");
+        let mut sorted = got.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), got.len(), "no chunk read ahead twice");
     }
 
     #[test]
