@@ -1,48 +1,95 @@
 #!/usr/bin/env bash
-# The README's performance table: every workload, ours then the peer's, as whole
-# processes timed by peer_bench.py repeat (median of 5 after a warm-up), in one run.
+# The README's performance table: every workload run by this crate, then by each peer that
+# can run it, as whole processes timed by peer_bench.py repeat (median after a warm-up), in
+# one run. One record per (reader, workload) goes to the log as a `== reader: command` line
+# followed by one JSON line; `table.py` turns the log into the README's table.
 #
-#   PY=/path/to/venv/bin/python benches/tools/table.sh [--root /tmp/refbench] > table.log
+#   PY=... PEERS_PY=... benches/tools/table.sh [--root /tmp/refbench] > table.log
+#   python3 benches/tools/table.py table.log
+#
+# Readers: ours (examples/refbench.rs), fsspec + zarr-python (../shared/bench/peer_bench.py,
+# venv from benches/tools/requirements.txt), and the peers of ../shared/bench/peers/: GDAL
+# (rasterio's libgdal), icechunk (repositories converted once by `icechunk_peer.py prepare`),
+# VirtualiZarr and zarrita.js (PEERS_PY: a Python 3.12 venv from requirements-peers.txt;
+# PEERS_NODE_MODULES: `npm ci` of their package.json).
 #
 # Needs the corpus (make_synthetic.py --sizes 4,5,6,7; small_chunks.py make), nginx from
 # `peer_bench.py serve-start` and the proxy from `small_chunks.py proxy` running, and
-# `cargo build --release --example refbench`.
+# `cargo build --release --example refbench`. N (5) runs for ours and fsspec, PEER_N (3) for
+# the other peers, whose runs are long (VirtualiZarr parses 10^6 references in ~25 s).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-root=${2:-/tmp/refbench}
+root=/tmp/refbench
+[ "${1:-}" = --root ] && root=$2
 PY=${PY:-python3}
+PEERS_PY=${PEERS_PY:-$repo/target/peers-venv/bin/python}
+NODE=${NODE:-node}
+export PEERS_NODE_MODULES=${PEERS_NODE_MODULES:-$repo/target/peers-node/node_modules}
+N=${N:-5}
+PEER_N=${PEER_N:-3}
 RB="$repo/target/release/examples/refbench --root $root"
 PEER="$repo/../shared/bench/peer_bench.py"
+PEERS="$repo/../shared/bench/peers"
 SMALL="$repo/benches/tools/small_chunks.py"
+
+# One record: `run READER N COMMAND...`.
 run() {
-  local n=$1; shift
-  echo "== $*"
+  local reader=$1 n=$2; shift 2
+  echo "== $reader: $*"
+  echo "   load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   "$PY" "$PEER" --root "$root" repeat -n "$n" --warmup 1 -- "$@" 2>&1 | "$PY" -c '
 import json, sys
-j = json.load(sys.stdin); i = j["inner_min_median_max"]
+text = sys.stdin.read()
+try:
+    j = json.loads(text)
+except ValueError:
+    print(json.dumps({"error": text.strip()[-300:]}))
+    sys.exit()
+i = j.get("inner_min_median_max", {})
 pick = {k: i[k][1] for k in ("open_s", "read_s", "lookup_s", "prefetch_s", "bytes_per_ref", "table_mib") if k in i}
 print(json.dumps({"wall_median": j["wall_s"][1], "wall_min_max": [j["wall_s"][0], j["wall_s"][2]],
-                  "peak_mib": round(j["peak_mib"][1]), "rc": j["rc"], **pick}))'
+                  "peak_mib": round(j["peak_mib"][1]), "rc": j["rc"], "load": open("/proc/loadavg").read().split()[0], **pick}))'
 }
+
+# Every reader on one workload (the arguments of peer_bench.py's subcommand).
+row() {
+  local name=$1
+  # shellcheck disable=SC2086
+  run ours "$N" $RB "$@"
+  # shellcheck disable=SC2086
+  run fsspec "$N" "$@"
+  local gdal_extra=() zarrita_extra=()
+  [ "$name" = read-random ] && gdal_extra=(--mode slice)
+  [ "${name#read-full}" != "$name" ] && zarrita_extra=(--concurrency 10)
+  if [ "$name" != open-parquet ]; then
+    run gdal "$PEER_N" "$PEERS_PY" "$PEERS/gdal_peer.py" --root "$root" "$@" "${gdal_extra[@]}"
+    run zarrita "$PEER_N" "$NODE" "$PEERS/zarrita_peer.mjs" --root "$root" "$@" "${zarrita_extra[@]}"
+  fi
+  run icechunk "$PEER_N" "$PEERS_PY" "$PEERS/icechunk_peer.py" --root "$root" "$@"
+  run virtualizarr "$PEER_N" "$PEERS_PY" "$PEERS/vz_peer.py" --root "$root" "$@"
+}
+
 for w in "load-json 1e6" "open-parquet 1e6" "read-full" "read-full-zlib" "read-full --http" \
          "read-full-zlib --http" "read-random 1000" "read-random 1000 --zlib" "read-random 1000 --http"; do
-  run 5 $RB $w
-  run 5 $w
+  # shellcheck disable=SC2086
+  row $w
 done
-run 5 $RB load-v1 1e6
-run 3 $RB load-json 1e7
-run 1 load-json 1e7
-run 3 $RB load-v1 1e7
-run 3 $RB open-parquet 1e7
-run 3 open-parquet 1e7
-run 5 $RB read-full --http --prefetch
-run 5 $RB read-full-zlib --http --prefetch
-run 5 env RAYON_NUM_THREADS=16 $RB read-full --http
+# Ours only (the peers stop at 10^6 or have no such mode), and the physical limits.
+run ours "$N" $RB load-v1 1e6
+run ours 3 $RB load-json 1e7
+run fsspec 1 load-json 1e7
+run ours 3 $RB load-v1 1e7
+run ours 3 $RB open-parquet 1e7
+run fsspec 3 open-parquet 1e7
+run ours "$N" $RB read-full --http --async
+run ours "$N" $RB read-full --http --read-ahead 0
+run ours "$N" $RB read-full-zlib --http --read-ahead 0
+run ours "$N" $RB read-full --http --prefetch
 # glibc hands each freed 256 KiB buffer back to the kernel; a raised mmap threshold keeps it.
-run 5 env MALLOC_MMAP_THRESHOLD_=4194304 $RB read-random 1000
-echo "== numpy.fromfile, curl"
-run 5 read-numpy
-run 5 curl -s -o /dev/null http://127.0.0.1:8765/data.bin
+run ours "$N" env MALLOC_MMAP_THRESHOLD_=4194304 $RB read-random 1000
+run ours 3 $RB inflate-limit
+run numpy "$N" read-numpy
+run curl "$N" curl -s -o /dev/null http://127.0.0.1:8765/data.bin
 echo "== small chunks through the 20 ms proxy (requests counted by the proxy)"
 for i in 1 2 3; do "$PY" "$SMALL" run -- $RB read-small 100000; done
 "$PY" "$SMALL" run -- "$PY" "$SMALL" peer --root "$root" --k 100000 --concurrency 100
