@@ -50,16 +50,25 @@ const MAX_DEPTH: usize = 32;
 /// connections share the receiving (on loopback nginx, 256 KiB to 8 MiB blocks
 /// read 1 GiB within 10% of each other).
 const BLOCK_BYTES: u64 = 4 << 20;
+/// What holding one chunk costs besides its bytes (its key, its map entry,
+/// its place in the batch), charged to the budget: a reference set of
+/// one-byte chunks must not hold millions of entries under a 64 MiB budget.
+const ENTRY_COST: u64 = 256;
+
+/// What holding a chunk of `length` bytes is charged to the budget.
+fn cost(length: u64) -> u64 {
+    length.saturating_add(ENTRY_COST)
+}
 
 /// The chunks of one read-ahead, once read: per file, the value of each chunk (`None`: the read failed).
 type Values = Arc<Vec<Option<Vec<Bytes>>>>;
 
-/// A chunk read ahead: where its bytes will be, and how many there are.
+/// A chunk read ahead: where its bytes will be, and what holding it costs.
 struct Ahead {
     values: Shared<BoxFuture<'static, Option<Values>>>,
     file: usize,
     index: usize,
-    length: u64,
+    cost: u64,
     stream: u64,
 }
 
@@ -154,7 +163,7 @@ struct State {
     folders: HashMap<Box<str>, Option<Arc<ArrayGrid>>>,
     streams: Vec<Stream>,
     ahead: HashMap<Box<str>, Ahead>,
-    /// Bytes read ahead and not taken.
+    /// The cost of the chunks read ahead and not taken.
     held: u64,
     reads: u64,
     streams_started: u64,
@@ -162,7 +171,8 @@ struct State {
 
 /// The read-ahead of one store.
 pub(crate) struct ReadAhead {
-    /// Bytes read ahead and not yet taken, at most; 0 turns read-ahead off.
+    /// The cost of the chunks read ahead and not yet taken, at most (their
+    /// bytes and [`ENTRY_COST`] each); 0 turns read-ahead off.
     budget: u64,
     options: BatchOptions,
     state: Mutex<State>,
@@ -194,7 +204,7 @@ impl ReadAhead {
         }
         let mut state = self.state();
         let ahead = state.ahead.remove(key)?;
-        state.held -= ahead.length;
+        state.held -= ahead.cost;
         Some(Taken { values: ahead.values, file: ahead.file, index: ahead.index })
     }
 
@@ -237,7 +247,7 @@ impl ReadAhead {
             stream.level += 1;
         }
         // The window never holds more than the budget's worth of chunks like this one.
-        stream.window = stream.window.saturating_mul(2).clamp(2, (self.budget / length.max(1)).max(2));
+        stream.window = stream.window.saturating_mul(2).clamp(2, (self.budget / cost(length)).max(2));
         let end = stream
             .array
             .block_end(stream.level, position)
@@ -247,21 +257,23 @@ impl ReadAhead {
         // Not a chunk at a time: a read-ahead is worth its request once it is
         // at least a quarter of what will then be ahead. Estimated from this
         // chunk's length before any reference is looked up.
-        let count = (end.saturating_sub(from)).min(room / length.max(1));
-        if count == 0 || count * 4 < from - position - 1 + count {
+        let count = (end.saturating_sub(from)).min(room / cost(length));
+        if count == 0 || count.saturating_mul(4) < from - position - 1 + count {
             return None;
         }
         let (id, array) = (stream.id, Arc::clone(&stream.array));
         let mut chunks = Vec::new();
-        let (mut bytes, mut until) = (0u64, from);
+        let (mut charged, mut until) = (0u64, from);
         for position in from..from + count {
             let Some(key) = array.key(position) else { break };
             let Ok(Lookup::Ready(Some(value))) = source.lookup(&key) else { break };
             let OwnedReference::Range { length, .. } = &value else { break };
-            if bytes + length > room {
+            // Lengths come from the document: summed without overflow.
+            let charged_with = charged.saturating_add(cost(*length));
+            if charged_with > room {
                 break;
             }
-            bytes += length;
+            charged = charged_with;
             until = position + 1;
             if !state.ahead.contains_key(key.as_str()) {
                 chunks.push((key, value));
@@ -287,10 +299,11 @@ impl ReadAhead {
             return None;
         }
         for (key, file, index, length) in placed {
-            let ahead = Ahead { values: values.clone(), file, index, length, stream };
-            state.held += length;
+            let ahead = Ahead { values: values.clone(), file, index, cost: cost(length), stream };
+            // At most the room `follow` found: a sum of costs that fits the budget.
+            state.held = state.held.saturating_add(ahead.cost);
             if let Some(old) = state.ahead.insert(key.into(), ahead) {
-                state.held -= old.length;
+                state.held -= old.cost;
             }
         }
         Some(Issue { files, options: self.options, done })
@@ -327,7 +340,7 @@ fn start_stream(state: &mut State, array: Arc<ArrayGrid>, position: u64, now: u6
     ahead.retain(|_, a| {
         let keep = a.stream != dropped;
         if !keep {
-            *held -= a.length;
+            *held -= a.cost;
         }
         keep
     });
@@ -493,6 +506,49 @@ mod tests {
         ahead.clear();
         assert_eq!(ahead.state().held, 0);
         assert!(ahead.state().ahead.is_empty());
+    }
+
+    /// A set whose chunks `a/0` .. `a/n-1` have the lengths `length(i)`.
+    fn one_dimensional(n: u64, length: impl Fn(u64) -> u64) -> ReferenceSet {
+        let mut refs = serde_json::Map::new();
+        let zarray = format!(
+            r#"{{"zarr_format":2,"shape":[{n}],"chunks":[1],"dtype":"|u1","compressor":null,"filters":null,"fill_value":0,"order":"C"}}"#
+        );
+        refs.insert("a/.zarray".into(), zarray.into());
+        for i in 0..n {
+            refs.insert(format!("a/{i}"), serde_json::json!(["https://host/a.bin", i, length(i)]));
+        }
+        let document = serde_json::json!({"version": 1, "refs": refs}).to_string();
+        ReferenceSet::from_json(document.as_bytes(), &ParseOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn tiny_chunks_are_charged_for_their_entries_and_huge_ones_do_not_overflow() {
+        // One-byte chunks: the budget bounds the entries held, not only their bytes.
+        let set = one_dimensional(20_000, |_| 1);
+        let budget = 64 * ENTRY_COST;
+        let ahead = ReadAhead::new(budget, BatchOptions::default());
+        for i in 0..5000 {
+            let key = format!("a/{i}");
+            drop(ahead.take(&key));
+            if let Some(wanted) = ahead.follow(&key, 1, &set) {
+                let placed = wanted.chunks.iter().enumerate().map(|(j, (key, _))| (key.clone(), 0, j, 1)).collect();
+                drop(ahead.hold(wanted.stream, placed, Vec::new()));
+            }
+            let state = ahead.state();
+            assert!(state.held <= budget && state.ahead.len() <= 64, "{} entries held", state.ahead.len());
+        }
+        // Lengths near u64::MAX (as a document may write them) neither overflow nor are read ahead.
+        let set = one_dimensional(10, |i| if i == 0 { 1 } else { u64::MAX - i });
+        let ahead = ReadAhead::new(u64::MAX, BatchOptions::default());
+        for i in 0..10 {
+            let key = format!("a/{i}");
+            let length = if i == 0 { 1 } else { u64::MAX - i };
+            if let Some(wanted) = ahead.follow(&key, length, &set) {
+                let placed = wanted.chunks.iter().enumerate().map(|(j, (key, _))| (key.clone(), 0, j, 1)).collect();
+                drop(ahead.hold(wanted.stream, placed, Vec::new()));
+            }
+        }
     }
 
     #[test]
