@@ -126,14 +126,10 @@ impl AsyncReferenceStore {
             }
         }
         let Some(value) = self.value(key).await? else { return Ok(None) };
-        let length = match &value {
-            OwnedReference::Range { length, .. } => Some(*length),
-            _ => None,
-        };
         match self.core.plan(key, value, ranges)? {
             Plan::Ready(values) => Ok(Some(values)),
             Plan::Fetch(mut fetch) => {
-                if let Some(length) = length.filter(|_| whole && fetch.resolved.source.is_remote()) {
+                if let Some(length) = fetch.whole_remote_chunk() {
                     self.read_ahead(key, length);
                 }
                 let requests = std::mem::take(&mut fetch.requests);

@@ -81,6 +81,8 @@ pub(crate) struct Fetch {
     pub(crate) resolved: Resolved,
     pub(crate) requests: Vec<Request>,
     serve: Serve,
+    /// The length of the chunk, if this is a whole read of a chunk's range.
+    whole_chunk: Option<u64>,
 }
 
 /// What to serve from the fetched bytes.
@@ -93,6 +95,12 @@ enum Serve {
 }
 
 impl Fetch {
+    /// The length of the chunk this reads whole from a remote target, if it
+    /// does: the reads that read-ahead follows.
+    pub(crate) fn whole_remote_chunk(&self) -> Option<u64> {
+        self.whole_chunk.filter(|_| self.resolved.source.is_remote())
+    }
+
     /// Turn the read results into the answer, with errors naming key, URL and cause.
     pub(crate) fn finish(self, fetched: Result<Vec<Bytes>, ReadError>) -> Result<Vec<Bytes>, StorageError> {
         let fetched = fetched.map_err(|cause| self.resolved.error(&self.key, &cause))?;
@@ -323,9 +331,13 @@ impl Core {
         ranges: Option<Vec<ByteRange>>,
     ) -> Result<Plan, StorageError> {
         let is_metadata = metadata::is_metadata_key(key.as_str());
+        let whole_chunk = match &value {
+            OwnedReference::Range { length, .. } if ranges.is_none() && !is_metadata => Some(*length),
+            _ => None,
+        };
         let fetch = |url: Option<Arc<str>>, requests: Vec<Request>, serve: Serve| {
             let resolved = self.resolve_for(key, url.as_ref())?;
-            Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, serve }))
+            Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, serve, whole_chunk }))
         };
         match value {
             OwnedReference::Inline(mut value) => {
