@@ -274,11 +274,8 @@ fn read_full(root: &str, data: &Data) -> Result<serde_json::Value, Box<dyn Error
     // The decoded bytes as zarrs returns them (one allocation, as the peer's `arr[:]`).
     let decoded: ArrayBytes = array.retrieve_array_subset(&array.subset_all())?;
     let read_s = t1.elapsed().as_secs_f64();
-    let mut line = full_line(&decoded.into_fixed()?, read_s);
-    line["workload"] = data.workload("read-full", false).into();
-    line["open_s"] = round(t1.duration_since(t0).as_secs_f64()).into();
-    line["prefetch_s"] = round(prefetch_s).into();
-    Ok(line)
+    let times = FullTimes { open: t1.duration_since(t0).as_secs_f64(), prefetch: prefetch_s, read: read_s };
+    Ok(full_line(&decoded.into_fixed()?, &data.workload("read-full", false), &times))
 }
 
 /// [`read_full`] through the async store and zarrs' async API, on a tokio runtime.
@@ -295,16 +292,21 @@ fn read_full_async(root: &str, data: &Data) -> Result<serde_json::Value, Box<dyn
         let prefetch_s = t1.elapsed().as_secs_f64();
         let decoded: ArrayBytes = array.async_retrieve_array_subset(&array.subset_all()).await?;
         let read_s = t1.elapsed().as_secs_f64();
-        let mut line = full_line(&decoded.into_fixed()?, read_s);
-        line["workload"] = data.workload("read-full", true).into();
-        line["open_s"] = round(t1.duration_since(t0).as_secs_f64()).into();
-        line["prefetch_s"] = round(prefetch_s).into();
-        Ok(line)
+        let times = FullTimes { open: t1.duration_since(t0).as_secs_f64(), prefetch: prefetch_s, read: read_s };
+        Ok(full_line(&decoded.into_fixed()?, &data.workload("read-full", true), &times))
     })
 }
 
-/// The checks and rate of a whole read of the array, decoded into `bytes` in `read_s`.
-fn full_line(bytes: &[u8], read_s: f64) -> serde_json::Value {
+/// The times of a whole read: opening, prefetching (if asked) and reading, in seconds.
+struct FullTimes {
+    open: f64,
+    prefetch: f64,
+    read: f64,
+}
+
+/// The line of a whole read of the array, decoded into `bytes`: its times, checks and rate.
+fn full_line(bytes: &[u8], workload: &str, times: &FullTimes) -> serde_json::Value {
+    let read_s = times.read;
     let value = |i: usize| f32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
     assert_eq!(bytes.len(), 4096 * 256 * 256 * 4);
     // The peer's checksum: out[::97, ::31, ::17].sum().
@@ -319,6 +321,9 @@ fn full_line(bytes: &[u8], read_s: f64) -> serde_json::Value {
     #[expect(clippy::cast_precision_loss, reason = "a rate")]
     let mb_s = bytes.len() as f64 / read_s / 1e6;
     serde_json::json!({
+        "workload": workload,
+        "open_s": round(times.open),
+        "prefetch_s": round(times.prefetch),
         "read_s": round(read_s),
         "mb_s": (mb_s * 10.0).round() / 10.0,
         "bytes": bytes.len(),

@@ -50,6 +50,21 @@ pub(crate) fn files() -> String {
 
 /// The file server and the log of every request it answers.
 pub(crate) fn files_logged() -> (String, Arc<Mutex<Vec<Logged>>>) {
+    serve_logged(
+        Router::new()
+            .nest_service("/files", ServeDir::new(data_dir()))
+            .route("/status500/{*path}", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
+            .route(
+                "/norange/{*path}",
+                get(|UrlPath(path): UrlPath<String>| async move {
+                    std::fs::read(data_dir().join(path)).map_err(|_| StatusCode::NOT_FOUND)
+                }),
+            ),
+    )
+}
+
+/// Serve `app`, logging every request it answers; returns `http://127.0.0.1:port` and the log.
+fn serve_logged(app: Router) -> (String, Arc<Mutex<Vec<Logged>>>) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let app_log = Arc::clone(&log);
     let addr = spawn(|listener| async move {
@@ -61,21 +76,11 @@ pub(crate) fn files_logged() -> (String, Arc<Mutex<Vec<Logged>>>) {
                 next.run(request).await
             }
         };
-        let app = Router::new()
-            .nest_service("/files", ServeDir::new(data_dir()))
-            .route("/status500/{*path}", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
-            .route(
-                "/norange/{*path}",
-                get(|UrlPath(path): UrlPath<String>| async move {
-                    std::fs::read(data_dir().join(path)).map_err(|_| StatusCode::NOT_FOUND)
-                }),
-            )
-            .layer(axum::middleware::from_fn(record));
         // Without TCP_NODELAY small responses stall ~40 ms on delayed ACKs.
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, app).await.unwrap();
+        axum::serve(listener, app.layer(axum::middleware::from_fn(record))).await.unwrap();
     });
     (format!("http://{addr}"), log)
 }
@@ -123,22 +128,5 @@ pub(crate) fn serve_dir(dir: std::path::PathBuf) -> String {
 
 /// [`serve_dir`], and the log of every request it answers.
 pub(crate) fn serve_dir_logged(dir: std::path::PathBuf) -> (String, Arc<Mutex<Vec<Logged>>>) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let app_log = Arc::clone(&log);
-    let addr = spawn(|listener| async move {
-        let record = move |request: Request, next: Next| {
-            let log = Arc::clone(&app_log);
-            async move {
-                let range = request.headers().get(RANGE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-                log.lock().unwrap().push((request.method().to_string(), request.uri().path().to_owned(), range));
-                next.run(request).await
-            }
-        };
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let app = Router::new().fallback_service(ServeDir::new(dir)).layer(axum::middleware::from_fn(record));
-        axum::serve(listener, app).await.unwrap();
-    });
-    (format!("http://{addr}"), log)
+    serve_logged(Router::new().fallback_service(ServeDir::new(dir)))
 }
