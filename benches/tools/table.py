@@ -53,7 +53,9 @@ def parse(path):
             continue
         if header and line.startswith("{"):
             reader, command = header
-            records[(reader, workload_of(reader, command))] = json.loads(line)
+            # The row's own record comes first; later records of the same workload are the
+            # log's extra rows (other settings, other environments) and must not replace it.
+            records.setdefault((reader, workload_of(reader, command)), json.loads(line))
             header = None
     return records
 

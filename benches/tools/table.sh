@@ -85,8 +85,6 @@ run ours "$N" $RB read-full --http --async
 run ours "$N" $RB read-full --http --read-ahead 0
 run ours "$N" $RB read-full-zlib --http --read-ahead 0
 run ours "$N" $RB read-full --http --prefetch
-# glibc hands each freed 256 KiB buffer back to the kernel; a raised mmap threshold keeps it.
-run ours "$N" env MALLOC_MMAP_THRESHOLD_=4194304 $RB read-random 1000
 run ours 3 $RB inflate-limit
 run numpy "$N" read-numpy
 run curl "$N" curl -s -o /dev/null http://127.0.0.1:8765/data.bin
