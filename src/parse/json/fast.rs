@@ -106,25 +106,13 @@ impl Cursor<'_> {
         self.skip_whitespace();
         let rest = &self.bytes[self.at..];
         let (mut n, mut digits) = (0u64, 0);
-        // Eight digits at a time while eight bytes remain: offsets and
-        // lengths are mostly 4 to 12 digits long.
-        while let Some(word) = rest.get(digits..digits + 8) {
-            let (value, count) = eight_digits(u64::from_le_bytes(word.try_into().ok()?));
-            n = n.wrapping_mul(POWERS_OF_TEN[count]).wrapping_add(value);
-            digits += count;
-            if count < 8 {
+        for &b in rest {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
                 break;
             }
-        }
-        if digits % 8 == 0 {
-            for &b in &rest[digits..] {
-                let digit = b.wrapping_sub(b'0');
-                if digit > 9 {
-                    break;
-                }
-                n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
-                digits += 1;
-            }
+            n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+            digits += 1;
         }
         if digits == 0 || (digits > 1 && rest[0] == b'0') || matches!(rest.get(digits), Some(b'.' | b'e' | b'E')) {
             return None;
@@ -135,29 +123,6 @@ impl Cursor<'_> {
         self.at += digits;
         Some(n)
     }
-}
-
-/// 10^0 to 10^8.
-const POWERS_OF_TEN: [u64; 9] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
-
-/// The value of the leading ASCII digits of `word` (eight bytes, the first
-/// lowest), and how many there are (0 to 8).
-fn eight_digits(word: u64) -> (u64, usize) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    // A byte is not a digit if subtracting '0' borrows or adding 0x46 reaches
-    // the high bit; a carry or borrow only spoils the bytes above the first
-    // one flagged, which are not counted.
-    let flags = (word.wrapping_sub(ONES * u64::from(b'0')) | word.wrapping_add(ONES * 0x46)) & (ONES * 0x80);
-    let count = flags.trailing_zeros() as usize / 8;
-    if count == 0 {
-        return (0, 0);
-    }
-    // The digits' values, moved to the top bytes (the bytes shifted in are
-    // leading zeros), then combined in pairs, fours and eights.
-    let digits = (word.wrapping_sub(ONES * u64::from(b'0'))) << (8 * (8 - count));
-    let pairs = (digits.wrapping_mul(10 << 8).wrapping_add(digits) >> 8) & 0x00FF_00FF_00FF_00FF;
-    let fours = (pairs.wrapping_mul(100 << 16).wrapping_add(pairs) >> 16) & 0x0000_FFFF_0000_FFFF;
-    (fours.wrapping_mul(10_000 << 32).wrapping_add(fours) >> 32, count)
 }
 
 /// The index of the first `"` in `bytes`, if no `\` or control character
@@ -252,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn integers_eight_digits_at_a_time_read_as_one_at_a_time() {
+    fn integers_read_as_rust_writes_them() {
         let mut numbers: Vec<u64> = vec![0, 7, 10, 99_999_999, 100_000_000, 1_073_741_824, u64::MAX, u64::MAX - 1];
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..2000 {
@@ -275,10 +240,6 @@ mod tests {
         for text in ["18446744073709551616]", "000000001]", "01]", "]", "-1]", "1.5]", "12345678.0]"] {
             assert_eq!(Cursor { bytes: text.as_bytes(), at: 0 }.integer(), None, "{text}");
         }
-        assert_eq!(eight_digits(u64::from_le_bytes(*b"12345678")), (12_345_678, 8));
-        assert_eq!(eight_digits(u64::from_le_bytes(*b"1234\xff678")), (1234, 4));
-        assert_eq!(eight_digits(u64::from_le_bytes(*b"/0123456")), (0, 0));
-        assert_eq!(eight_digits(u64::from_le_bytes(*b"9:345678")), (9, 1));
     }
 
     #[test]
