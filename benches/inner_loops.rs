@@ -1,7 +1,8 @@
 //! Criterion benches of the inner loops behind the `refbench` workloads:
-//! JSON parsing, `gen` expansion, key lookup, parquet record decoding, and
-//! range coalescing with slicing. Everything is in memory, so these measure
-//! the crate's own work, not I/O.
+//! JSON parsing (integers eight digits at a time), `gen` expansion, key
+//! lookup, parquet record decoding, range coalescing with slicing, and the
+//! read-ahead's following of a C-order read. Everything is in memory, so these
+//! measure the crate's own work, not I/O.
 //!
 //! ```text
 //! cargo bench --bench inner_loops
@@ -17,7 +18,7 @@ use object_store::memory::InMemory;
 use zarrs_kerchunk::{
     AsyncReferenceStore, ParquetWriteOptions, ParseOptions, ReferenceSet, ReferenceStoreBuilder, write_parquet_async,
 };
-use zarrs_storage::StoreKey;
+use zarrs_storage::{ReadableStorageTraits as _, StoreKey};
 
 /// References per document: time steps of 10 x 10 chunks, as in `make_synthetic.py`.
 const N: u64 = 100_000;
@@ -157,5 +158,29 @@ fn coalescing(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parse, lookup, parquet, coalescing);
+/// 4096 chunks read one `get` at a time in C order, as one rayon thread of a
+/// whole-array read asks for them, with the read-ahead following the stream
+/// and without it. The bucket is in memory, so there is no latency to hide:
+/// with read-ahead the time is its own work per chunk (stream lookup, window
+/// planning, handing over a held chunk) plus a few batched reads; without it,
+/// one hop to the I/O runtime and back per chunk.
+fn read_ahead(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (_, builder) = bucket(&runtime);
+    let keys: Vec<StoreKey> =
+        (0..4096u64).map(|i| StoreKey::new(format!("var/{}.{}.{}", i / 100, i / 10 % 10, i % 10)).unwrap()).collect();
+    let mut group = c.benchmark_group("read_ahead");
+    group.throughput(Throughput::Elements(keys.len() as u64));
+    group.sample_size(20);
+    for (name, budget) in [("get_4096_in_order", zarrs_kerchunk::DEFAULT_READ_AHEAD), ("get_4096_in_order_off", 0)] {
+        let store = builder.clone().with_read_ahead(budget).open("s3://bucket/refs.json").unwrap();
+        // Each pass starts again at the first chunk, which continues no stream: a new one.
+        group.bench_function(name, |b| {
+            b.iter(|| keys.iter().map(|key| store.get(key).unwrap().map_or(0, |bytes| bytes.len())).sum::<usize>());
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, parse, lookup, parquet, coalescing, read_ahead);
 criterion_main!(benches);
