@@ -264,11 +264,13 @@ impl ReferenceStoreBuilder {
     /// consecutive C-order positions, as zarrs does for a region that spans
     /// whole rows, the store reads the next chunks in the background, in a
     /// few large concurrent reads, before zarrs asks for them. The window
-    /// doubles while reads stay sequential and never crosses the end of the
-    /// block of the grid (row, plane, ...) that the reads have not yet been
-    /// seen to cross; random reads read nothing ahead. Chunks read ahead and
-    /// never asked for are dropped when their run is given up (after eight
-    /// newer runs) or by [`ReferenceStore::clear_prefetched`].
+    /// holds as many chunks as the run has read (at least 1 MiB's worth), up
+    /// to `bytes`, and never crosses the end of the block of the grid (row,
+    /// plane, ...) that the reads have not yet been seen to cross; random
+    /// reads read nothing ahead. A read that stops part way so fetches at
+    /// most as much again as it read, or 1 MiB, that it never uses. Chunks
+    /// read ahead and never asked for are dropped when their run is given up
+    /// (after eight newer runs) or by [`ReferenceStore::clear_prefetched`].
     #[must_use]
     pub fn with_read_ahead(mut self, bytes: u64) -> Self {
         self.read_ahead = Some(bytes);

@@ -6,9 +6,13 @@
 //! store sees the access pattern: a run of chunk reads at consecutive C-order
 //! positions is a *stream*, and each read of a stream asks for the chunks
 //! after it, in a few large coalesced reads that run in the background. The
-//! window doubles with every step that stays sequential and stops at the
-//! memory budget; a read that continues no stream starts a new one and reads
-//! nothing ahead, so random access costs one hash lookup.
+//! window grows with the run: it holds as many chunks as the run has read
+//! (at least a megabyte's worth), up to the memory budget. A run that stops
+//! has so fetched at most as much again as it read, or a megabyte, that is
+//! never asked for; since the run reads faster as the window grows, the
+//! window still about doubles with every round trip. A read that continues
+//! no stream starts a new one and reads nothing ahead, so random access costs
+//! one hash lookup.
 //!
 //! A stream may only read ahead to the end of the block of the grid it has
 //! been seen to cross: to the end of its row until it steps from one row into
@@ -50,6 +54,11 @@ const MAX_DEPTH: usize = 32;
 /// connections share the receiving (on loopback nginx, 256 KiB to 8 MiB blocks
 /// read 1 GiB within 10% of each other).
 const BLOCK_BYTES: u64 = 4 << 20;
+/// The window of a run that has read little: enough to hide a round trip
+/// on a fast link from the start (a 4 KiB chunk's run reads 240 chunks
+/// ahead), small enough that a short region wastes little (as fsspec's
+/// read-ahead cache, whose blocks are 5 MB).
+const MIN_WINDOW_BYTES: u64 = 1 << 20;
 /// What holding one chunk costs besides its bytes (its key, its map entry,
 /// its place in the batch), charged to the budget: a reference set of
 /// one-byte chunks must not hold millions of entries under a 64 MiB budget.
@@ -97,8 +106,6 @@ struct Stream {
     next: u64,
     /// Positions below this have been read ahead (or read).
     ahead_until: u64,
-    /// Chunks to keep read ahead of the last read; doubles with each sequential step.
-    window: u64,
     /// The number of trailing grid dimensions the stream was seen to cross
     /// a boundary of: it may read ahead to the end of that block.
     level: usize,
@@ -246,12 +253,15 @@ impl ReadAhead {
         while stream.level + 1 < stream.array.blocks.len() && position % stream.array.blocks[stream.level] == 0 {
             stream.level += 1;
         }
-        // The window never holds more than the budget's worth of chunks like this one.
-        stream.window = stream.window.saturating_mul(2).clamp(2, (self.budget / cost(length)).max(2));
+        // As many chunks as the run has read (this one included), at least
+        // MIN_WINDOW_BYTES' worth, and never more than the budget's worth of
+        // chunks like this one.
+        let run = position + 1 - stream.start;
+        let window = run.max(MIN_WINDOW_BYTES / cost(length)).clamp(2, (self.budget / cost(length)).max(2));
         let end = stream
             .array
             .block_end(stream.level, position)
-            .min(position.saturating_add(1).saturating_add(stream.window))
+            .min(position.saturating_add(1).saturating_add(window))
             .min(next_run);
         let from = stream.ahead_until.max(position + 1);
         // Not a chunk at a time: a read-ahead is worth its request once it is
@@ -326,7 +336,6 @@ fn start_stream(state: &mut State, array: Arc<ArrayGrid>, position: u64, now: u6
         start: position,
         next: position + 1,
         ahead_until: position + 1,
-        window: 0,
         level: 0,
         used: now,
     };
@@ -385,7 +394,8 @@ mod tests {
     use crate::ParseOptions;
     use crate::model::ReferenceSet;
 
-    const CHUNK: u64 = 1000;
+    /// 256 KiB: a run's smallest window (`MIN_WINDOW_BYTES`) is three of these.
+    const CHUNK: u64 = 1 << 18;
 
     /// An array `a` of `rows` x `cols` chunks of `CHUNK` bytes each, in one remote file, and a group above it.
     fn references(rows: u64, cols: u64) -> ReferenceSet {
@@ -438,15 +448,33 @@ mod tests {
         let row: Vec<_> = (0..20).map(|c| (0, c)).collect();
         let got = read(&ahead, &set, 100, &row);
         assert!(got[0].is_empty(), "one read is no run yet");
-        assert_eq!(got[1], [2, 3], "a run of two reads the next two");
-        assert_eq!(got[2], [4, 5, 6]);
+        assert_eq!(got[1], [2, 3, 4], "a run of two reads a megabyte's worth ahead");
+        // The window is three (the run's length): one chunk is missing from
+        // it, and one is worth a request: at least a quarter of the three then ahead.
+        assert_eq!(got[2], [5]);
+        for (position, ahead_of_it) in got.iter().enumerate() {
+            let window = (position as u64 + 1).max(3);
+            assert!(ahead_of_it.iter().all(|&p| p <= position as u64 + window), "{position}: {ahead_of_it:?}");
+        }
         let mut all: Vec<u64> = got.concat();
         let n = all.len();
         all.dedup();
         assert_eq!(all.len(), n, "no chunk is read ahead twice");
         assert!(all.windows(2).all(|w| w[1] == w[0] + 1), "in C order: {all:?}");
-        assert!(all.len() > 40, "the window grew: {all:?}");
+        // After 20 reads the window is 20: read ahead to within a quarter of it.
+        assert!(all.last().is_some_and(|&last| last >= 35), "the window grew: {all:?}");
         assert!(ahead.state().held <= 64 * CHUNK);
+    }
+
+    #[test]
+    fn a_run_that_stops_has_read_ahead_at_most_as_much_as_it_read_or_a_megabyte() {
+        let set = references(1, 1000);
+        for k in 1..200 {
+            let ahead = ReadAhead::new(1000 * CHUNK, BatchOptions::default());
+            let region: Vec<_> = (0..k).map(|c| (0, c)).collect();
+            let wasted = read(&ahead, &set, 1000, &region).concat().iter().filter(|&&p| p >= k).count() as u64;
+            assert!(wasted <= k.max(MIN_WINDOW_BYTES / cost(CHUNK)), "{k} read, {wasted} wasted");
+        }
     }
 
     #[test]
@@ -467,14 +495,14 @@ mod tests {
         assert!(got[..10].concat().iter().all(|&p| p < 10), "{got:?}");
         assert!(got[10..].concat().iter().any(|&p| p >= 20), "once across a row, across rows: {got:?}");
         // A region of four chunks a row: each row is a run of four, which
-        // reads ahead a window's worth past the region (two, then three, then
-        // five chunks), never the rest of its row or the next rows.
+        // reads ahead three, then one, then two chunks: four past the region,
+        // as many as it read, never the rest of its row or the next rows.
         let set = references(10, 100);
         let ahead = ReadAhead::new(1000 * CHUNK, BatchOptions::default());
         let narrow: Vec<_> = (0..5).flat_map(|r| (0..4).map(move |c| (r, c))).collect();
         let got = read(&ahead, &set, 100, &narrow).concat();
-        assert_eq!(got.len(), 5 * (2 + 3 + 5), "{got:?}");
-        assert!(got.iter().all(|&p| p % 100 < 12 && p / 100 < 5), "{got:?}");
+        assert_eq!(got.len(), 5 * (3 + 1 + 2), "{got:?}");
+        assert!(got.iter().all(|&p| p % 100 < 8 && p / 100 < 5), "{got:?}");
     }
 
     #[test]
