@@ -10,7 +10,7 @@ use object_store::GetRange;
 use zarrs_storage::byte_range::{ByteRange, InvalidByteRangeError};
 use zarrs_storage::{StorageError, StoreKey};
 
-use super::read_ahead::{Issue, ReadAhead, Taken};
+use super::read_ahead::{Issue, ReadAhead, Taken, Wanted};
 use crate::error::{ReadError, ResolveError, SourceError, error_chain};
 use crate::fetch::{BatchOptions, FileRequests, Request};
 use crate::model::{Listing, Lookup, OwnedReference, ReferenceSource};
@@ -266,8 +266,9 @@ impl Core {
     /// chunks to read ahead of it (held here until read, or dropped), and
     /// the reads that fetch them, to be run in the background.
     pub(crate) fn read_ahead(&self, key: &StoreKey, length: u64) -> Option<Issue> {
-        let wanted = self.read_ahead.follow(key.as_str(), length, &*self.source)?;
-        let values = wanted.chunks.into_iter().filter_map(|(key, value)| Some((StoreKey::new(key).ok()?, value)));
+        // The reservation is given back if planning fails (dropped on return).
+        let Wanted { reservation, chunks } = self.read_ahead.follow(key.as_str(), length, &*self.source)?;
+        let values = chunks.into_iter().filter_map(|(key, value)| Some((StoreKey::new(key).ok()?, value)));
         let mut prefetch = self.plan_prefetch(values.collect()).ok()?;
         // Local files are read on the calling thread, faster than held copies.
         prefetch.files.retain(|(resolved, _)| resolved.source.is_remote());
@@ -282,7 +283,7 @@ impl Core {
                 })
             })
             .collect();
-        self.read_ahead.hold(wanted.stream, placed, prefetch.requests())
+        self.read_ahead.hold(reservation, placed, prefetch.requests())
     }
 
     /// The source of a target URL (`None`: the default target), resolved once.

@@ -172,6 +172,9 @@ struct State {
     ahead: HashMap<Box<str>, Ahead>,
     /// The cost of the chunks read ahead and not taken.
     held: u64,
+    /// The cost of the chunks chosen to be read ahead and not yet held:
+    /// between the two, other threads choose too, and must see it spent.
+    reserved: u64,
     reads: u64,
     streams_started: u64,
 }
@@ -225,14 +228,14 @@ impl ReadAhead {
 
     /// Record a whole read of `key` (a remote chunk of `length` bytes) and
     /// choose the chunks to read ahead of it, in C order.
-    pub(crate) fn follow(&self, key: &str, length: u64, source: &dyn ReferenceSource) -> Option<Wanted> {
+    pub(crate) fn follow(&self, key: &str, length: u64, source: &dyn ReferenceSource) -> Option<Wanted<'_>> {
         if self.budget == 0 || metadata::is_metadata_key(key) {
             return None;
         }
         let mut state = self.state();
         let (array, position) = locate(&mut state, key, source)?;
         state.reads += 1;
-        let (now, room) = (state.reads, self.budget.saturating_sub(state.held));
+        let (now, room) = (state.reads, self.budget.saturating_sub(state.held.saturating_add(state.reserved)));
         let Some(index) = state.streams.iter().position(|s| Arc::ptr_eq(&s.array, &array) && s.next == position) else {
             start_stream(&mut state, array, position, now);
             return None;
@@ -292,25 +295,33 @@ impl ReadAhead {
         if let Some(stream) = state.streams.iter_mut().find(|s| s.id == id) {
             stream.ahead_until = until;
         }
-        (!chunks.is_empty()).then_some(Wanted { stream: id, chunks })
-    }
-
-    /// Hold the chunks of a read-ahead of `stream` until they are taken;
-    /// returns what to fetch for them.
-    pub(crate) fn hold(&self, stream: u64, placed: Placed, files: Vec<FileRequests>) -> Option<Issue> {
-        if placed.is_empty() {
+        if chunks.is_empty() {
             return None;
         }
+        state.reserved += charged;
+        Some(Wanted { reservation: Reservation { ahead: self, stream: id, cost: charged }, chunks })
+    }
+
+    /// Hold the chunks of a read-ahead until they are taken; returns what to
+    /// fetch for them. `placed` are some of the chunks `follow` chose.
+    pub(crate) fn hold(
+        &self,
+        mut reservation: Reservation<'_>,
+        placed: Placed,
+        files: Vec<FileRequests>,
+    ) -> Option<Issue> {
         let (done, arrived) = oneshot::channel::<Values>();
         let values = arrived.map(Result::ok).boxed().shared();
         let mut state = self.state();
+        state.reserved -= std::mem::take(&mut reservation.cost);
         // The stream may have been dropped meanwhile: then nothing is held.
-        if !state.streams.iter().any(|s| s.id == stream) {
+        let stream = reservation.stream;
+        if placed.is_empty() || !state.streams.iter().any(|s| s.id == stream) {
             return None;
         }
         for (key, file, index, length) in placed {
             let ahead = Ahead { values: values.clone(), file, index, cost: cost(length), stream };
-            // At most the room `follow` found: a sum of costs that fits the budget.
+            // Within the reservation: a sum of costs that fits the budget.
             state.held = state.held.saturating_add(ahead.cost);
             if let Some(old) = state.ahead.insert(key.into(), ahead) {
                 state.held -= old.cost;
@@ -321,9 +332,25 @@ impl ReadAhead {
 }
 
 /// Chunks a stream wants read ahead: their keys and references, in C order.
-pub(crate) struct Wanted {
-    pub(crate) stream: u64,
+pub(crate) struct Wanted<'a> {
+    pub(crate) reservation: Reservation<'a>,
     pub(crate) chunks: Vec<(String, OwnedReference)>,
+}
+
+/// The part of the budget set aside for a read-ahead until it is held
+/// ([`ReadAhead::hold`]); given back if it never is.
+pub(crate) struct Reservation<'a> {
+    ahead: &'a ReadAhead,
+    stream: u64,
+    cost: u64,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.cost > 0 {
+            self.ahead.state().reserved -= self.cost;
+        }
+    }
 }
 
 /// A new stream at `position`, in place of the least recently used one,
@@ -435,7 +462,7 @@ mod tests {
                     })
                     .collect();
                 let placed = wanted.chunks.iter().enumerate().map(|(i, (key, _))| (key.clone(), 0, i, CHUNK)).collect();
-                drop(ahead.hold(wanted.stream, placed, Vec::new()));
+                drop(ahead.hold(wanted.reservation, placed, Vec::new()));
                 positions
             })
             .collect()
@@ -536,6 +563,41 @@ mod tests {
         assert!(ahead.state().ahead.is_empty());
     }
 
+    #[test]
+    fn runs_choosing_at_once_share_the_budget_before_either_holds() {
+        // Two threads each follow a run, and plan their reads outside the
+        // lock: the second must not choose from room the first has chosen.
+        // Each run of two alone would read three chunks ahead (a megabyte).
+        let set = references(1, 1000);
+        let budget = 4 * cost(CHUNK);
+        let ahead = ReadAhead::new(budget, BatchOptions::default());
+        drop(ahead.follow("g/a/0.0", CHUNK, &set));
+        drop(ahead.follow("g/a/0.500", CHUNK, &set));
+        let (first, second) = (
+            ahead.follow("g/a/0.1", CHUNK, &set).expect("the first run reads ahead"),
+            ahead.follow("g/a/0.501", CHUNK, &set),
+        );
+        assert_eq!(first.chunks.len(), 3);
+        let chosen = |wanted: &Wanted<'_>| wanted.chunks.len() as u64 * cost(CHUNK);
+        let reserved = chosen(&first) + second.as_ref().map_or(0, chosen);
+        assert!(reserved <= budget, "{reserved} chosen for a budget of {budget}");
+        assert_eq!(ahead.state().reserved, reserved);
+        for wanted in [Some(first), second].into_iter().flatten() {
+            let placed = wanted.chunks.iter().enumerate().map(|(i, (key, _))| (key.clone(), 0, i, CHUNK)).collect();
+            drop(ahead.hold(wanted.reservation, placed, Vec::new()));
+        }
+        let state = ahead.state();
+        assert!(state.held <= budget && state.reserved == 0, "{} held", state.held);
+        drop(state);
+        // A reservation dropped unheld (its reads could not be planned) is given back.
+        let ahead = ReadAhead::new(budget, BatchOptions::default());
+        drop(ahead.follow("g/a/0.0", CHUNK, &set));
+        let wanted = ahead.follow("g/a/0.1", CHUNK, &set).expect("a run of two reads ahead");
+        assert!(ahead.state().reserved > 0);
+        drop(wanted);
+        assert_eq!(ahead.state().reserved, 0);
+    }
+
     /// A set whose chunks `a/0` .. `a/n-1` have the lengths `length(i)`.
     fn one_dimensional(n: u64, length: impl Fn(u64) -> u64) -> ReferenceSet {
         let mut refs = serde_json::Map::new();
@@ -561,7 +623,7 @@ mod tests {
             drop(ahead.take(&key));
             if let Some(wanted) = ahead.follow(&key, 1, &set) {
                 let placed = wanted.chunks.iter().enumerate().map(|(j, (key, _))| (key.clone(), 0, j, 1)).collect();
-                drop(ahead.hold(wanted.stream, placed, Vec::new()));
+                drop(ahead.hold(wanted.reservation, placed, Vec::new()));
             }
             let state = ahead.state();
             assert!(state.held <= budget && state.ahead.len() <= 64, "{} entries held", state.ahead.len());
@@ -574,7 +636,7 @@ mod tests {
             let length = if i == 0 { 1 } else { u64::MAX - i };
             if let Some(wanted) = ahead.follow(&key, length, &set) {
                 let placed = wanted.chunks.iter().enumerate().map(|(j, (key, _))| (key.clone(), 0, j, 1)).collect();
-                drop(ahead.hold(wanted.stream, placed, Vec::new()));
+                drop(ahead.hold(wanted.reservation, placed, Vec::new()));
             }
         }
     }
@@ -614,7 +676,7 @@ mod tests {
         drop(ahead.follow("g/a/0.0", CHUNK, &set));
         let wanted = ahead.follow("g/a/0.1", CHUNK, &set).unwrap();
         let placed = vec![("g/a/0.2".to_owned(), 0, 0, CHUNK), ("g/a/0.3".to_owned(), 1, 0, CHUNK)];
-        let issue = ahead.hold(wanted.stream, placed, Vec::new()).unwrap();
+        let issue = ahead.hold(wanted.reservation, placed, Vec::new()).unwrap();
         let (two, three) = (ahead.take("g/a/0.2").unwrap(), ahead.take("g/a/0.3").unwrap());
         assert!(ahead.take("g/a/0.2").is_none(), "taken once");
         let values: Values = Arc::new(vec![Some(vec![Bytes::from_static(b"two")]), None]);
@@ -623,7 +685,7 @@ mod tests {
         assert_eq!(futures::executor::block_on(three.bytes()), None);
         // A read-ahead whose reads were dropped hands nothing either.
         let wanted = ahead.follow("g/a/0.2", CHUNK, &set).unwrap();
-        let issue = ahead.hold(wanted.stream, vec![("g/a/0.9".to_owned(), 0, 0, CHUNK)], Vec::new()).unwrap();
+        let issue = ahead.hold(wanted.reservation, vec![("g/a/0.9".to_owned(), 0, 0, CHUNK)], Vec::new()).unwrap();
         drop(issue);
         assert_eq!(futures::executor::block_on(ahead.take("g/a/0.9").unwrap().bytes()), None);
     }
