@@ -11,8 +11,13 @@ use std::io::{self, Read};
 
 use super::fast::{self, RangeLayout, RangeMember};
 
-/// Bytes read at a time; a member longer than this grows the block.
-const BLOCK: usize = 4 << 20;
+/// Bytes read at a time; a member longer than this grows the block. Small,
+/// for the blocks in memory at once between the scanning and the inserting
+/// thread (see `pipeline`). Loading 10^6 references peaked at 33 MiB with
+/// blocks of 256 KiB, 39 to 41 MiB with 1 MiB and 52 MiB with 4 MiB, as fast.
+pub(super) const BLOCK: usize = 256 << 10;
+/// Blocks given back to be read into again, at most (their capacity at most twice [`BLOCK`]).
+const SPARE_BLOCKS: usize = 2;
 
 /// Why a member could not be read.
 #[derive(Debug)]
@@ -56,6 +61,44 @@ enum Scan {
     },
 }
 
+/// The members scanned in one block of the document, in order, and what
+/// came after them: more blocks, the end of the document, or an error.
+pub(super) struct Block {
+    bytes: Vec<u8>,
+    /// Each a [`Scan::Member`] or [`Scan::Range`], at its place in `bytes`.
+    found: Vec<Scan>,
+    /// `Ok(true)`: more blocks follow; `Ok(false)`: the document ended well.
+    end: Result<bool, MemberError>,
+}
+
+impl Block {
+    /// Whether more blocks follow this one.
+    pub(super) fn more(&self) -> bool {
+        matches!(self.end, Ok(true))
+    }
+
+    /// The members of the block, in order.
+    pub(super) fn members(&self) -> impl Iterator<Item = Member<'_>> {
+        self.found.iter().filter_map(|scan| match scan {
+            Scan::Member { key, value, .. } => {
+                Some(Member { key: &self.bytes[key.clone()], value: &self.bytes[value.clone()], range: None })
+            }
+            Scan::Range { layout, start } => {
+                let text = &self.bytes[*start..];
+                let (key, value) = (&text[layout.key.clone()], &text[layout.value.clone()]);
+                Some(Member { key, value, range: layout.member(text) })
+            }
+            Scan::End { .. } => None,
+        })
+    }
+
+    /// The block's memory, to be read into again ([`MemberScanner::recycle`]),
+    /// and what came after its members.
+    pub(super) fn finish(self) -> (Vec<u8>, Result<bool, MemberError>) {
+        (self.bytes, self.end)
+    }
+}
+
 /// One member of the top-level object.
 pub(super) struct Member<'a> {
     /// The key, a JSON string with its quotes.
@@ -77,47 +120,88 @@ pub(super) struct MemberScanner<R> {
     /// How many bytes of the document came before `block[0]`.
     before_block: u64,
     state: State,
+    /// The size of a new block.
+    block_size: usize,
+    /// Blocks handed out and given back, to be read into again.
+    spare: Vec<Vec<u8>>,
 }
 
 impl<R: Read> MemberScanner<R> {
-    pub(super) fn new(reader: R) -> Self {
-        Self { reader, block: vec![0; BLOCK], pos: 0, end: 0, eof: false, before_block: 0, state: State::BeforeObject }
+    /// Scan what `reader` reads, `block_size` bytes at a time ([`BLOCK`], but for tests).
+    pub(super) fn new(reader: R, block_size: usize) -> Self {
+        Self {
+            reader,
+            block: vec![0; block_size.max(1)],
+            pos: 0,
+            end: 0,
+            eof: false,
+            before_block: 0,
+            state: State::BeforeObject,
+            block_size: block_size.max(1),
+            spare: Vec::new(),
+        }
     }
 
-    /// The next member, or `None` after the closing brace.
-    ///
-    /// # Errors
-    /// A read error, or the offset of a byte that cannot start or continue a member.
-    pub(super) fn next_member(&mut self) -> Result<Option<Member<'_>>, MemberError> {
-        loop {
+    /// The members of the next block of the document (at least one, unless
+    /// the block also holds the end or an error), handed out with the block
+    /// so that another thread can read them while this one reads on.
+    pub(super) fn next_block(&mut self) -> Block {
+        let mut found = Vec::new();
+        let end = loop {
             if self.state == State::Done {
-                return Ok(None);
+                break Ok(false);
             }
-            match self.scan() {
-                Ok(Scan::Member { key, value, next }) => {
+            let scan = self.scan();
+            match scan {
+                Ok(Scan::Member { next, .. }) => {
                     self.pos = next;
                     self.state = State::NextMember;
-                    return Ok(Some(Member { key: &self.block[key], value: &self.block[value], range: None }));
                 }
-                Ok(Scan::Range { layout, start }) => {
-                    let text = &self.block[start..];
+                Ok(Scan::Range { ref layout, start }) => {
                     self.pos = start + layout.value.end;
                     self.state = State::NextMember;
-                    let (key, value) = (&text[layout.key.clone()], &text[layout.value.clone()]);
-                    return Ok(Some(Member { key, value, range: layout.member(text) }));
                 }
                 Ok(Scan::End { next }) => {
                     self.pos = next;
                     self.state = State::Done;
-                    return self.expect_only_whitespace().map(|()| None);
+                    // What follows is read into a new block: this one holds the members.
+                    let bytes = self.take_block();
+                    let end = self.expect_only_whitespace().map(|()| false);
+                    return Block { bytes, found, end };
                 }
                 Err(Stop::NeedMore) if self.eof => {
-                    return Err(self.syntax(self.end, "more of the document: it ends inside the object"));
+                    break Err(self.syntax(self.end, "more of the document: it ends inside the object"));
                 }
-                Err(Stop::NeedMore) => self.refill()?,
-                Err(Stop::Syntax(at, expected)) => return Err(self.syntax(at, expected)),
+                Err(Stop::NeedMore) if found.is_empty() => match self.refill() {
+                    Ok(()) => continue,
+                    Err(e) => break Err(e),
+                },
+                Err(Stop::NeedMore) => break Ok(true),
+                Err(Stop::Syntax(at, expected)) => break Err(self.syntax(at, expected)),
             }
+            found.extend(scan.ok());
+        };
+        self.state = if matches!(end, Ok(true)) { self.state } else { State::Done };
+        Block { bytes: self.take_block(), found, end }
+    }
+
+    /// Give back the memory of a block handed out, to read into again.
+    pub(super) fn recycle(&mut self, bytes: Vec<u8>) {
+        // A block grown for one long member is not kept: it would stay that large.
+        if bytes.capacity() <= 2 * self.block_size && self.spare.len() < SPARE_BLOCKS {
+            self.spare.push(bytes);
         }
+    }
+
+    /// Hand out the current block, going on in a new one that starts with its unread bytes.
+    fn take_block(&mut self) -> Vec<u8> {
+        let unread = self.end - self.pos;
+        let mut next = self.spare.pop().unwrap_or_default();
+        next.resize(self.block_size.max(unread), 0);
+        next[..unread].copy_from_slice(&self.block[self.pos..self.end]);
+        self.before_block += self.pos as u64;
+        (self.pos, self.end) = (0, unread);
+        std::mem::replace(&mut self.block, next)
     }
 
     fn syntax(&self, at: usize, expected: &'static str) -> MemberError {
@@ -272,13 +356,19 @@ mod tests {
     }
 
     fn members(doc: &str, step: usize, block: usize) -> Result<Vec<(String, String)>, MemberError> {
-        let mut reader = MemberScanner::new(Trickle(doc.as_bytes(), step));
-        reader.block = vec![0; block];
+        let mut reader = MemberScanner::new(Trickle(doc.as_bytes(), step), block);
         let mut out = Vec::new();
-        while let Some(Member { key, value, .. }) = reader.next_member()? {
-            out.push((String::from_utf8(key.to_vec()).unwrap(), String::from_utf8(value.to_vec()).unwrap()));
+        loop {
+            let block = reader.next_block();
+            for Member { key, value, .. } in block.members() {
+                out.push((String::from_utf8(key.to_vec()).unwrap(), String::from_utf8(value.to_vec()).unwrap()));
+            }
+            let (bytes, end) = block.finish();
+            if !end? {
+                return Ok(out);
+            }
+            reader.recycle(bytes);
         }
-        Ok(out)
     }
 
     #[test]

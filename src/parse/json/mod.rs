@@ -6,6 +6,7 @@ mod fast;
 mod generate;
 mod limits;
 mod members;
+mod pipeline;
 mod stream;
 mod template;
 
@@ -93,6 +94,9 @@ impl ReferenceSet {
     /// that a large version 0 document is never held whole: the same
     /// references as [`from_json`](Self::from_json) on the same bytes.
     /// zstd and gzip are detected as in [`from_json`](Self::from_json).
+    /// A document longer than one block (256 KiB) is read on two threads:
+    /// this one reads and scans it while a scoped thread, ended before this
+    /// returns, reads the members into the set.
     ///
     /// ```
     /// use zarrs_kerchunk::{ParseOptions, Reference, ReferenceSet};
@@ -142,38 +146,20 @@ impl ReferenceSet {
         options: &ParseOptions,
         location: &str,
     ) -> Result<Self, ReferenceError> {
-        let read_error = |format: Option<&'static str>, source: std::io::Error| match format {
-            Some(format) => ReferenceError::Decompress { format, source },
-            None => ReferenceError::Read {
-                location: location.to_owned(),
-                source: crate::error::ReadError::Io { path: location.into(), source },
-            },
-        };
-        let (reader, format) =
-            compression::decompressing(reader, options.limits.document_bytes).map_err(|e| read_error(None, e))?;
-        let mut builder = ReferenceSetBuilder::new();
-        let mut members = members::MemberScanner::new(reader);
-        let mut kept: [Option<Vec<u8>>; 4] = Default::default();
-        loop {
-            let member = members.next_member().map_err(|e| match e {
-                members::MemberError::Io(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
-                    ReferenceError::TooLarge { location: location.to_owned(), limit: options.limits.document_bytes }
-                }
-                members::MemberError::Io(e) => read_error(format, e),
-                members::MemberError::Syntax { offset, expected } => {
-                    ReferenceError::Syntax { location: location.to_owned(), offset, expected }
-                }
-            })?;
-            let Some(member) = member else { break };
-            if let Some(reserved) = stream::top_level_member(&mut builder, &member, location)?
-                && let Some(earlier) = kept[reserved as usize].replace(member.value.to_vec())
-            {
-                // A repeated member replaces the earlier one, as in the whole-document
-                // reader, which still parses the earlier one: it must be JSON.
-                serde_json::from_slice::<serde::de::IgnoredAny>(&earlier)
-                    .map_err(|source| ReferenceError::Json { location: location.to_owned(), source })?;
-            }
-        }
+        Self::from_json_blocks(reader, options, location, members::BLOCK)
+    }
+
+    /// [`from_json_reader`](Self::from_json_reader) in blocks of `block` bytes.
+    fn from_json_blocks(
+        reader: impl Read,
+        options: &ParseOptions,
+        location: &str,
+        block: usize,
+    ) -> Result<Self, ReferenceError> {
+        let mut naming = pipeline::Naming { location, format: None, limit: options.limits.document_bytes };
+        let (reader, format) = compression::decompressing(reader, naming.limit).map_err(|e| naming.read_error(e))?;
+        naming.format = format;
+        let pipeline::Members { builder, kept } = pipeline::read(members::MemberScanner::new(reader, block), naming)?;
         let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ReferenceError> {
             let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
             raw.map_err(|source| ReferenceError::Json { location: location.to_owned(), source })

@@ -354,3 +354,115 @@ fn an_earlier_repeated_member_must_be_json_too() {
     assert_same(&parse(doc).unwrap(), &streamed);
     assert!(streamed.get("a").is_none() && streamed.get("b").is_some(), "the last one counts");
 }
+
+/// Members of many kinds, `n` of them, as a version 0 document's members.
+fn many_members(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => format!(r#""v/{i}": "inline {i}""#),
+            1 => format!(r#""v/{i}": "base64:AAE=""#),
+            2 => format!(r#""w\/{i}": ["s3://b/f.nc", {i}, 8]"#),
+            3 => format!(r#""v/{i}" : [ "f{i}.nc" ]"#),
+            _ => format!(r#""v/{i}": ["s3://bucket/file.nc", {}, 1000]"#, i * 1000),
+        })
+        .collect()
+}
+
+/// A reader that fails after `good` bytes.
+struct FailingAfter<'a>(&'a [u8], usize);
+
+impl std::io::Read for FailingAfter<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.1 == 0 {
+            return Err(std::io::Error::other("the disk went away"));
+        }
+        let n = out.len().min(self.0.len()).min(self.1);
+        out[..n].copy_from_slice(&self.0[..n]);
+        (self.0, self.1) = (&self.0[n..], self.1 - n);
+        Ok(n)
+    }
+}
+
+/// A document of many blocks is scanned on one thread and read into the set
+/// on another (`pipeline.rs`): it must read as the whole-document reader
+/// reads it, later members replacing earlier ones across blocks, and fail
+/// with the first error in document order.
+#[test]
+fn a_document_of_many_blocks_reads_as_a_whole_one() {
+    let options = ParseOptions::default();
+    let mut members = many_members(40_000);
+    members[5] = r#""v/5": ["first", 1, 2]"#.into();
+    members[39_000] = r#""v/5": ["last", 3, 4]"#.into();
+    let doc = format!("{{{}}}", members.join(",\n"));
+    assert!(doc.len() > 5 * (256 << 10), "{} bytes: several blocks", doc.len());
+    let streamed = ReferenceSet::from_reader(doc.as_bytes(), &options).unwrap();
+    assert_same(&parse(&doc).unwrap(), &streamed);
+    assert!(matches!(streamed.get("v/5"), Some(Reference::Range { url: Some("last"), .. })));
+    // Version 1, its references in one member of many blocks.
+    let v1 = format!(r#"{{"version": 1, "templates": {{"u": "s3://b"}}, "refs": {{{}}}}}"#, members.join(","));
+    assert_same(&parse(&v1).unwrap(), &ReferenceSet::from_reader(v1.as_bytes(), &options).unwrap());
+
+    // A bad reference early, middle or last: named as the whole reader names it.
+    for at in [3, 20_000, 39_999] {
+        let mut bad = members.clone();
+        bad[at] = format!(r#""bad/{at}": ["f", -1, 2]"#);
+        // And a syntax error after it, which must not be what is reported.
+        bad[39_999.min(at + 7_000)].push_str(" 1");
+        let doc = format!("{{{}}}", bad.join(","));
+        let whole = parse(&doc).unwrap_err().to_string();
+        let streamed = ReferenceSet::from_reader(doc.as_bytes(), &options).unwrap_err().to_string();
+        assert!(streamed.contains(&format!("\"bad/{at}\"")) && streamed.contains("offset"), "{streamed}");
+        assert!(whole.contains(&format!("\"bad/{at}\"")), "{whole}");
+    }
+    // A syntax error in a late block: at its byte offset in the document.
+    let at = doc.len() - 1000;
+    let cut = doc[..at].rfind(",\n").unwrap();
+    let broken = format!("{} x{}", &doc[..cut], &doc[cut..]);
+    match ReferenceSet::from_reader(broken.as_bytes(), &options) {
+        Err(ReferenceError::Syntax { offset, expected, .. }) => {
+            assert_eq!((offset, expected), (cut as u64 + 1, "',' or '}'"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A read that fails part way, early or late.
+    for good in [1000, 300 << 10, doc.len() - 10] {
+        let err = ReferenceSet::from_reader(FailingAfter(doc.as_bytes(), good), &options).unwrap_err();
+        assert!(err.to_string().contains("the disk went away"), "{good}: {err}");
+    }
+}
+
+/// The two threads hand over hundreds of blocks when blocks are tiny: every
+/// document, well formed or not, reads as the whole-document reader reads it
+/// (or fails as it fails), whatever the block size.
+#[test]
+fn tiny_blocks_read_as_the_whole_document() {
+    let options = ParseOptions::default();
+    let members = many_members(300);
+    let mut docs = vec![
+        format!("{{{}}}", members.join(", ")),
+        format!(r#"{{"version": 1, "templates": {{"u": "s3://b"}}, "refs": {{{}}}}}"#, members.join(",")),
+        format!(r#"{{"refs": {{"a": "x"}}, {}, "refs": {{"b": ["f", 1, 2]}}, "version": 1}}"#, members.join(",")),
+        SPEC_V1.to_owned(),
+        SPEC_V0.to_owned(),
+        "{}".to_owned(),
+        " { } ".to_owned(),
+    ];
+    for (at, bad) in [(0, r#""x": ["f", -1, 2]"#), (150, r#""x": ["f" 1, 2]"#), (299, r#""x": [, ]"#)] {
+        let mut members = members.clone();
+        members[at] = bad.to_owned();
+        docs.push(format!("{{{}}}", members.join(",")));
+    }
+    docs.push(format!("{{{}", members.join(",")));
+    docs.push(format!("{{{}}} x", members.join(",")));
+    for doc in &docs {
+        let whole = parse(doc);
+        for block in [1, 2, 7, 64, 1000] {
+            let streamed = ReferenceSet::from_json_blocks(doc.as_bytes(), &options, "(test)", block);
+            match (&whole, &streamed) {
+                (Ok(whole), Ok(streamed)) => assert_same(whole, streamed),
+                (Err(_), Err(_)) => {}
+                _ => panic!("block {block}, {}: whole {whole:?}, streamed {streamed:?}", &doc[..80.min(doc.len())]),
+            }
+        }
+    }
+}
