@@ -75,16 +75,16 @@ for w in "load-json 1e6" "open-parquet 1e6" "read-full" "read-full-zlib" "read-f
   # shellcheck disable=SC2086
   row $w
 done
-# 10^7 references: ours, fsspec and GDAL, whose drivers stop at 10^6 unless run through
-# at_1e7.py (icechunk would first need a conversion of 10^7 references, VirtualiZarr parses
-# 10^6 in ~25 s). Then rows that only this crate runs, and the physical limits.
+# 10^7 references: ours, fsspec (JSON and parquet) and GDAL (JSON), whose drivers stop at 10^6
+# unless run through at_1e7.py (icechunk would first need a conversion of 10^7 references,
+# VirtualiZarr parses 10^6 in ~25 s). Then rows that only this crate runs, and the physical limits.
 run ours "$N" $RB load-v1 1e6
 run ours 3 $RB load-json 1e7
 run fsspec "$PEER_N" "$PY" "$AT_1E7" "$PEER" --root "$root" load-json 1e7
 run gdal "$PEER_N" "$PEERS_PY" "$AT_1E7" "$PEERS/gdal_peer.py" --root "$root" load-json 1e7
 run ours 3 $RB load-v1 1e7
 run ours 3 $RB open-parquet 1e7
-run fsspec 3 open-parquet 1e7
+run fsspec 3 "$PY" "$AT_1E7" "$PEER" --root "$root" open-parquet 1e7
 run ours "$N" $RB read-full --http --async
 run ours "$N" $RB read-full --http --read-ahead 0
 run ours "$N" $RB read-full-zlib --http --read-ahead 0
