@@ -22,7 +22,7 @@ LAYERS = [
     ("resolve",),
     ("fetch",),
     ("sources",),
-    ("store", "write"),
+    ("store", "write", "codec"),
     ("inspect",),
     ("open",),
     ("lib",),

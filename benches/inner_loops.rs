@@ -182,5 +182,35 @@ fn read_ahead(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parse, lookup, parquet, coalescing, read_ahead);
+/// One 256 KiB chunk like the benchmark corpus' zlib chunks (a smooth field quantised to 0.5,
+/// level 1, about 4:1), inflated as zarrs' codec does (a reader into a growing buffer) and by
+/// `codec::inflate_sized` (one call into a buffer of the chunk's size).
+fn zlib(c: &mut Criterion) {
+    use std::io::{Read, Write};
+    #[expect(clippy::cast_precision_loss, reason = "a small index")]
+    let values: Vec<u8> = (0..65_536)
+        .flat_map(|i| {
+            let (y, x) = ((i / 256) as f32, (i % 256) as f32);
+            (((y / 9.0).sin() * (x / 13.0).cos() * 80.0).round() * 0.5).to_le_bytes()
+        })
+        .collect();
+    let mut deflate = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(1));
+    deflate.write_all(&values).unwrap();
+    let encoded = deflate.finish().unwrap();
+    let mut group = c.benchmark_group("zlib");
+    group.throughput(Throughput::Bytes(values.len() as u64));
+    group.bench_function("inflate_256k_as_zarrs", |b| {
+        b.iter(|| {
+            let mut decoded = Vec::new();
+            flate2::read::ZlibDecoder::new(&encoded[..]).read_to_end(&mut decoded).unwrap();
+            decoded
+        });
+    });
+    group.bench_function("inflate_256k_sized", |b| {
+        b.iter(|| zarrs_kerchunk::codec::inflate_sized(&encoded, values.len()).unwrap());
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parse, lookup, parquet, coalescing, read_ahead, zlib);
 criterion_main!(benches);

@@ -24,6 +24,8 @@
 //! - with `read-full*` and `read-random`: `--read-ahead BYTES` sets the store's read-ahead
 //!   budget (0: off; default `DEFAULT_READ_AHEAD`), and `--async` (read-full only) reads through
 //!   `AsyncReferenceStore` and zarrs' async API on a tokio runtime;
+//! - with any workload, `--zlib-codec`: decode zlib chunks with
+//!   `zarrs_kerchunk::codec::SizedZlibCodec` (`register_zlib_codec`) instead of zarrs' own;
 //! - `inflate-limit [--threads T]`: the zlib chunks of `data_z.bin`, in memory, inflated on T
 //!   threads (2) with no I/O, by libdeflate and by zlib-rs into a reused buffer, and by zlib-rs
 //!   as zarrs' zlib codec calls it (a `flate2` reader into an empty `Vec`): the decode limit that
@@ -88,6 +90,8 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
             read_ahead: option("--read-ahead", zarrs_kerchunk::DEFAULT_READ_AHEAD)?,
         })
     };
+    // Opt in to the sized zlib codec for every array this process opens.
+    let _zlib = flag("--zlib-codec").then(zarrs_kerchunk::codec::register_zlib_codec);
     let workload = args.first().ok_or("usage: refbench [--root DIR] <workload> [args]; see the source's header")?;
     let n = || parse_n(args.get(1).ok_or("the workload needs N (1e4 to 1e7)")?);
     let mut line = match workload.as_str() {
@@ -360,6 +364,16 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
         out.copy_from_slice(&decoded);
         Ok(decoded.len())
     };
+    // What a zlib codec that knows the decoded size could do within zarrs' codec chain:
+    // decode into a new buffer of exactly that size in one call, then zarrs copies it out.
+    let zlib_rs_sized_as_codec: Inflate = |chunk, out| {
+        let mut decoded = Vec::with_capacity(out.len());
+        flate2::Decompress::new(true)
+            .decompress_vec(chunk, &mut decoded, flate2::FlushDecompress::Finish)
+            .map_err(|e| e.to_string())?;
+        out.get_mut(..decoded.len()).ok_or("decoded too much")?.copy_from_slice(&decoded);
+        Ok(decoded.len())
+    };
     #[expect(clippy::cast_precision_loss, reason = "a size in MiB")]
     let mut line = serde_json::json!({"workload": "inflate-limit", "threads": threads,
         "compressed_mib": round(file.len() as f64 / MIB)});
@@ -369,6 +383,7 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
         ("libdeflate_into_new_array", libdeflate, true),
         ("zlib_rs_into_new_array", zlib_rs, true),
         ("zlib_rs_as_zarrs_into_new_array", zlib_rs_as_zarrs, true),
+        ("zlib_rs_sized_as_codec_into_new_array", zlib_rs_sized_as_codec, true),
     ];
     for (name, inflate, into_new_array) in cases {
         let mut best = f64::INFINITY;

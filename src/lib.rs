@@ -75,6 +75,7 @@
 //! | `aws` | yes | `s3://` targets |
 //! | `gcp` | yes | `gs://` targets |
 //! | `azure` | yes | `az://`, `abfs://` targets |
+//! | `zlib-codec` | yes | [`codec::register_zlib_codec`]: zarrs' zlib codec replaced by one that inflates each chunk in one call (brings in zarrs) |
 //! | `cli` | no | the `zarrs-kerchunk` command line (`info`, `stats`, `cat`, `audit`, `pin`, `convert`, `plot`) |
 //!
 //! # Compatibility
@@ -83,6 +84,8 @@
 //! |---|---|---|---|
 //! | 0.1 | 0.23 | 0.4 | 0.14 |
 
+#[cfg(feature = "zlib-codec")]
+pub mod codec;
 mod error;
 mod fetch;
 pub mod inspect;

@@ -115,6 +115,9 @@ fn main() -> ExitCode {
         eprintln!("zarrs-kerchunk: internal error (please report it): {} at {location}", message.unwrap_or_default());
     }));
     let cli = Cli::parse();
+    // cat, stats and plot decode chunks; the sized codec inflates each zlib chunk in one call and
+    // stops a stream that would inflate past its chunk. It stays registered for the process.
+    let _zlib = zarrs_kerchunk::codec::register_zlib_codec();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::Problems)) => ExitCode::from(1),
