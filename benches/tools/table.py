@@ -2,6 +2,7 @@
 """Turn the log of table.sh into the README's performance table (Markdown on stdout).
 
     python3 benches/tools/table.py table.log
+    python3 benches/tools/table.py --all table.log   # every record with its load (the README's second table)
 
 Each cell is the median whole-process wall time (and the median peak RSS where it says
 something: loading references); the last column is ours against the fastest peer of the row.
@@ -72,7 +73,30 @@ def cell(record, memory):
     return text
 
 
+def extras(path):
+    """Every record of the log, in order, with its load: the README's second table is read from these."""
+    header = None
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"== (\w+): (.*)", line)
+        if m:
+            header = (m.group(1), m.group(2).strip())
+        elif header and line.startswith("{"):
+            r = json.loads(line)
+            if "wall_median" not in r and "error" not in r:
+                print(f"{header[0]:12} {header[1][-90:]:90} {line.strip()}")
+            elif "error" in r:
+                print(f"{header[0]:12} {header[1][-90:]:90} error: {r['error'][-80:]}")
+            else:
+                lo, hi = r["wall_min_max"]
+                print(f"{header[0]:12} {header[1][-90:]:90} {r['wall_median']:.2f} s ({lo:.2f}-{hi:.2f}), "
+                      f"{r['peak_mib']} MiB, load {r['load']}")
+            header = None
+
+
 def main():
+    if sys.argv[1] == "--all":
+        extras(sys.argv[2])
+        return
     records = parse(sys.argv[1])
     print("| workload | " + " | ".join(TITLES[r] for r in READERS) + " | ours vs the fastest peer |")
     print("|---" * (len(READERS) + 2) + "|")
