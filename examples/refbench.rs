@@ -91,7 +91,12 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
         })
     };
     // Opt in to the sized zlib codec for every array this process opens.
+    #[cfg(feature = "zlib-codec")]
     let _zlib = flag("--zlib-codec").then(zarrs_kerchunk::codec::register_zlib_codec);
+    #[cfg(not(feature = "zlib-codec"))]
+    if flag("--zlib-codec") {
+        return Err("--zlib-codec needs the zlib-codec feature".into());
+    }
     let workload = args.first().ok_or("usage: refbench [--root DIR] <workload> [args]; see the source's header")?;
     let n = || parse_n(args.get(1).ok_or("the workload needs N (1e4 to 1e7)")?);
     let mut line = match workload.as_str() {

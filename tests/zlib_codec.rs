@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use common::Case;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::codec::{SizedZlibCodec, ZlibCodecRegistration, register_zlib_codec};
-use zarrs_kerchunk::{ReferenceSetBuilder, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_kerchunk::{AsyncReferenceStore, ReferenceSetBuilder, ReferenceStore, ReferenceStoreBuilder};
 
 static REGISTRY: Mutex<()> = Mutex::new(());
 
@@ -62,6 +62,25 @@ fn every_case_reads_exactly_through_the_sized_codec() {
             }
         }
         assert!(zlib_arrays >= 10, "only {zlib_arrays} zlib arrays in the corpus");
+        assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    });
+}
+
+#[test]
+fn every_case_reads_exactly_through_the_sized_codec_async() {
+    registered(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let mut failures = Vec::new();
+        for case in Case::all() {
+            for file in case.references(true) {
+                let location = case.dir.join(&file);
+                let found = runtime.block_on(async {
+                    let store = Arc::new(AsyncReferenceStore::open(location.to_str().unwrap()).await.unwrap());
+                    common::check_async(&case, store).await
+                });
+                failures.extend(found.into_iter().map(|f| format!("{}/{file}: {f}", case.name)));
+            }
+        }
         assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
     });
 }
