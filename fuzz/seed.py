@@ -50,4 +50,35 @@ for root in sorted(DATA.glob("*/refs*.parq")):
     zmetadata = (root / ".zmetadata").read_bytes()
     for record in sorted(root.glob("*/refs.0.parq"))[:3]:
         add("parquet_root", struct.pack("<H", len(zmetadata)) + zmetadata + record.read_bytes())
+# zlib chunks: the chunk's size (2 bytes, little endian) then its zlib stream, from every
+# chunk of a zlib array that the conformance cases point at in a file of their own.
+for path in documents:
+    if path.suffix != ".json":
+        continue
+    refs = json.loads(path.read_bytes()).get("refs", json.loads(path.read_bytes()))
+    for key, value in refs.items():
+        if not (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)):
+            continue
+        meta = refs.get(key.rsplit("/", 1)[0] + "/.zarray") if "/" in key else None
+        if not isinstance(meta, str):
+            continue
+        meta = json.loads(meta)
+        codecs = [meta.get("compressor")] + (meta.get("filters") or [])
+        target = path.parent / value[0].rsplit("/", 1)[-1]
+        if not any(c and c.get("id") == "zlib" for c in codecs) or not target.is_file():
+            continue
+        size = int(meta["dtype"][2:] or 1) if meta["dtype"][1] in "iufc" else 1
+        for n in meta["chunks"]:
+            size *= n
+        if size < 1 << 16:
+            stream = target.read_bytes()[value[1]:value[1] + value[2]]
+            add("zlib_inflate", struct.pack("<H", size) + stream)
+# And streams made here: dense, empty, trailing bytes, cut short, longer than the chunk.
+import zlib  # noqa: E402
+field = bytes((i * 7 + i // 300) % 251 for i in range(3000))
+for data, level, size in [(field, 1, 3000), (field, 9, 3000), (bytes(60000), 9, 60000), (b"", 1, 0),
+                          (field, 1, 1500), (field[:100], 6, 4096)]:
+    add("zlib_inflate", struct.pack("<H", size) + zlib.compress(data, level))
+add("zlib_inflate", struct.pack("<H", 3000) + zlib.compress(field, 1) + b"trailing")
+add("zlib_inflate", struct.pack("<H", 3000) + zlib.compress(field, 1)[:-3])
 print({p.name: len(list(p.iterdir())) for p in sorted(CORPUS.iterdir())})

@@ -3,7 +3,7 @@
 //! The targets are in `fuzz/src/lib.rs`; `cargo +nightly fuzz run <target>`
 //! runs them under libFuzzer.
 
-#![cfg(feature = "parquet")]
+#![cfg(all(feature = "parquet", feature = "zlib-codec"))]
 
 use std::path::Path;
 
@@ -52,4 +52,9 @@ fn metadata() {
 #[test]
 fn end_to_end() {
     assert!(replay("end_to_end", targets::end_to_end) > 0, "the seeds read no array");
+}
+
+#[test]
+fn zlib_inflate() {
+    assert!(replay("zlib_inflate", targets::zlib_inflate) > 0, "the seeds decode nothing");
 }

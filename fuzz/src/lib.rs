@@ -132,6 +132,45 @@ pub fn end_to_end(data: &[u8]) -> usize {
         .map_or(0, |store| read_everything(&Arc::new(store), &arrays))
 }
 
+/// The sized zlib codec's inflater against flate2's streaming reader (what zarrs' own codec
+/// uses). The first two bytes are the chunk size (little endian), the rest a zlib stream:
+/// where the reader decodes the stream, the sized inflater returns the same bytes, or refuses
+/// them as longer than the chunk; it never decodes what the reader refuses. Returns 1 for a
+/// stream decoded.
+///
+/// # Panics
+/// Where the two disagree.
+pub fn zlib_inflate(data: &[u8]) -> usize {
+    use std::io::Read;
+    use zarrs_kerchunk::codec::{InflateError, inflate_sized};
+    let Some((size, stream)) = data.split_first_chunk::<2>() else { return 0 };
+    let size = usize::from(u16::from_le_bytes(*size));
+    // The reader is bounded too, so that a fuzzed stream cannot inflate without end.
+    let mut streamed = Vec::new();
+    let reader = flate2::read::ZlibDecoder::new(stream).take(1 << 20).read_to_end(&mut streamed);
+    match (reader, inflate_sized(stream, size)) {
+        (Ok(_), Ok(decoded)) => {
+            assert_eq!(decoded, streamed, "the sized inflater decoded other bytes");
+            1
+        }
+        (Ok(_), Err(InflateError::TooLong { .. })) => {
+            assert!(
+                streamed.len() > size,
+                "refused as longer than {size} bytes, but the reader decodes {}",
+                streamed.len()
+            );
+            0
+        }
+        (Ok(_), Err(error)) => {
+            panic!("the reader decodes {} bytes, the sized inflater refuses: {error}", streamed.len())
+        }
+        (Err(_), Ok(decoded)) => {
+            panic!("the sized inflater decodes {} bytes of a stream the reader refuses", decoded.len())
+        }
+        (Err(_), Err(_)) => 0,
+    }
+}
+
 /// A builder reading only `s3://fuzz/`, from `memory`.
 fn builder(memory: &Arc<InMemory>) -> ReferenceStoreBuilder {
     let store: Arc<dyn ObjectStore> = Arc::clone(memory) as Arc<dyn ObjectStore>;
