@@ -184,7 +184,7 @@ fn read_ahead(c: &mut Criterion) {
 
 /// One 256 KiB chunk like the benchmark corpus' zlib chunks (a smooth field quantised to 0.5,
 /// level 1, about 4:1), inflated as zarrs' codec does (a reader into a growing buffer) and by
-/// `codec::inflate_sized` (one call into a buffer of the chunk's size).
+/// each inflater of the sized codec (one call into a buffer of the chunk's size).
 fn zlib(c: &mut Criterion) {
     use std::io::{Read, Write};
     #[expect(clippy::cast_precision_loss, reason = "a small index")]
@@ -206,9 +206,13 @@ fn zlib(c: &mut Criterion) {
             decoded
         });
     });
-    group.bench_function("inflate_256k_sized", |b| {
-        b.iter(|| zarrs_kerchunk::codec::inflate_sized(&encoded, values.len()).unwrap());
-    });
+    for &inflater in zarrs_kerchunk::codec::Inflater::ALL {
+        let name = match inflater {
+            zarrs_kerchunk::codec::Inflater::ZlibRs => "inflate_256k_sized",
+            _ => "inflate_256k_sized_libdeflate",
+        };
+        group.bench_function(name, |b| b.iter(|| inflater.inflate(&encoded, values.len()).unwrap()));
+    }
     group.finish();
 }
 

@@ -25,7 +25,8 @@
 //!   budget (0: off; default `DEFAULT_READ_AHEAD`), and `--async` (read-full only) reads through
 //!   `AsyncReferenceStore` and zarrs' async API on a tokio runtime;
 //! - with any workload, `--zlib-codec`: decode zlib chunks with
-//!   `zarrs_kerchunk::codec::SizedZlibCodec` (`register_zlib_codec`) instead of zarrs' own;
+//!   `zarrs_kerchunk::codec::SizedZlibCodec` (`register_zlib_codec`) instead of zarrs' own,
+//!   with its default inflater, or `--inflater zlib-rs|libdeflate` (feature `libdeflate`);
 //! - `inflate-limit [--threads T]`: the zlib chunks of `data_z.bin`, in memory, inflated on T
 //!   threads (2) with no I/O, by libdeflate and by zlib-rs into a reused buffer, and by zlib-rs
 //!   as zarrs' zlib codec calls it (a `flate2` reader into an empty `Vec`): the decode limit that
@@ -92,7 +93,11 @@ fn run(start: Instant) -> Result<serde_json::Value, Box<dyn Error>> {
     };
     // Opt in to the sized zlib codec for every array this process opens.
     #[cfg(feature = "zlib-codec")]
-    let _zlib = flag("--zlib-codec").then(zarrs_kerchunk::codec::register_zlib_codec);
+    let _zlib = if flag("--zlib-codec") {
+        Some(zarrs_kerchunk::codec::register_zlib_codec_with(inflater(&args)?))
+    } else {
+        None
+    };
     #[cfg(not(feature = "zlib-codec"))]
     if flag("--zlib-codec") {
         return Err("--zlib-codec needs the zlib-codec feature".into());
@@ -340,6 +345,19 @@ fn full_line(bytes: &[u8], workload: &str, times: &FullTimes) -> serde_json::Val
     })
 }
 
+/// The inflater `--inflater` names (`zlib-rs`, `libdeflate`), or the codec's default.
+#[cfg(feature = "zlib-codec")]
+fn inflater(args: &[String]) -> Result<zarrs_kerchunk::codec::Inflater, Box<dyn Error>> {
+    use zarrs_kerchunk::codec::Inflater;
+    let Some(i) = args.iter().position(|a| a == "--inflater") else { return Ok(Inflater::default()) };
+    match args.get(i + 1).map(String::as_str) {
+        Some("zlib-rs") => Ok(Inflater::ZlibRs),
+        #[cfg(feature = "libdeflate")]
+        Some("libdeflate") => Ok(Inflater::Libdeflate),
+        other => Err(format!("--inflater {other:?}: zlib-rs, or libdeflate with the libdeflate feature").into()),
+    }
+}
+
 /// How one inflater decodes a chunk into `out` (exactly its decoded length); returns the bytes written.
 type Inflate = fn(&[u8], &mut [u8]) -> Result<usize, String>;
 
@@ -369,27 +387,34 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
         out.copy_from_slice(&decoded);
         Ok(decoded.len())
     };
-    // What a zlib codec that knows the decoded size could do within zarrs' codec chain:
-    // decode into a new buffer of exactly that size in one call, then zarrs copies it out.
-    let zlib_rs_sized_as_codec: Inflate = |chunk, out| {
-        let mut decoded = Vec::with_capacity(out.len());
-        flate2::Decompress::new(true)
-            .decompress_vec(chunk, &mut decoded, flate2::FlushDecompress::Finish)
-            .map_err(|e| e.to_string())?;
-        out.get_mut(..decoded.len()).ok_or("decoded too much")?.copy_from_slice(&decoded);
-        Ok(decoded.len())
-    };
     #[expect(clippy::cast_precision_loss, reason = "a size in MiB")]
     let mut line = serde_json::json!({"workload": "inflate-limit", "threads": threads,
         "compressed_mib": round(file.len() as f64 / MIB)});
-    let cases = [
+    let mut cases = vec![
         ("libdeflate", libdeflate, false),
         ("zlib_rs", zlib_rs, false),
         ("libdeflate_into_new_array", libdeflate, true),
         ("zlib_rs_into_new_array", zlib_rs, true),
         ("zlib_rs_as_zarrs_into_new_array", zlib_rs_as_zarrs, true),
-        ("zlib_rs_sized_as_codec_into_new_array", zlib_rs_sized_as_codec, true),
     ];
+    // The sized codec's own inflaters, as zarrs' codec chain calls them: each chunk decoded
+    // into a new buffer of its size, which zarrs then copies into its place.
+    #[cfg(feature = "zlib-codec")]
+    {
+        use zarrs_kerchunk::codec::Inflater;
+        fn as_codec(inflater: Inflater, chunk: &[u8], out: &mut [u8]) -> Result<usize, String> {
+            let decoded = inflater.inflate(chunk, out.len()).map_err(|e| e.to_string())?;
+            out.get_mut(..decoded.len()).ok_or("decoded too much")?.copy_from_slice(&decoded);
+            Ok(decoded.len())
+        }
+        let codec_zlib_rs: Inflate = |chunk, out| as_codec(Inflater::ZlibRs, chunk, out);
+        cases.push(("codec_zlib_rs_into_new_array", codec_zlib_rs, true));
+        #[cfg(feature = "libdeflate")]
+        {
+            let codec_libdeflate: Inflate = |chunk, out| as_codec(Inflater::Libdeflate, chunk, out);
+            cases.push(("codec_libdeflate_into_new_array", codec_libdeflate, true));
+        }
+    }
     for (name, inflate, into_new_array) in cases {
         let mut best = f64::INFINITY;
         for _ in 0..3 {

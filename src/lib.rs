@@ -76,6 +76,7 @@
 //! | `gcp` | yes | `gs://` targets |
 //! | `azure` | yes | `az://`, `abfs://` targets |
 //! | `zlib-codec` | yes | [`codec::register_zlib_codec`]: zarrs' zlib codec replaced by one that inflates each chunk in one call (brings in zarrs) |
+//! | `libdeflate` | yes | that codec inflates with libdeflate (C, compiled from bundled source) instead of zlib-rs (pure Rust): about a quarter faster |
 //! | `cli` | no | the `zarrs-kerchunk` command line (`info`, `stats`, `cat`, `audit`, `pin`, `convert`, `plot`) |
 //!
 //! # Compatibility

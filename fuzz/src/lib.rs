@@ -132,43 +132,44 @@ pub fn end_to_end(data: &[u8]) -> usize {
         .map_or(0, |store| read_everything(&Arc::new(store), &arrays))
 }
 
-/// The sized zlib codec's inflater against flate2's streaming reader (what zarrs' own codec
-/// uses). The first two bytes are the chunk size (little endian), the rest a zlib stream:
-/// where the reader decodes the stream, the sized inflater returns the same bytes, or refuses
-/// them as longer than the chunk; it never decodes what the reader refuses. Returns 1 for a
-/// stream decoded.
+/// The sized zlib codec's inflaters (every one built in) against flate2's streaming reader
+/// (what zarrs' own codec uses). The first two bytes are the chunk size (little endian), the
+/// rest a zlib stream: where the reader decodes the stream, each inflater returns the same
+/// bytes, or refuses them as longer than the chunk; none decodes what the reader refuses.
+/// Returns 1 for a stream decoded.
 ///
 /// # Panics
-/// Where the two disagree.
+/// Where an inflater and the reader disagree.
 pub fn zlib_inflate(data: &[u8]) -> usize {
     use std::io::Read;
-    use zarrs_kerchunk::codec::{InflateError, inflate_sized};
+    use zarrs_kerchunk::codec::{InflateError, Inflater};
     let Some((size, stream)) = data.split_first_chunk::<2>() else { return 0 };
     let size = usize::from(u16::from_le_bytes(*size));
     // The reader is bounded too, so that a fuzzed stream cannot inflate without end.
     let mut streamed = Vec::new();
     let reader = flate2::read::ZlibDecoder::new(stream).take(1 << 20).read_to_end(&mut streamed);
-    match (reader, inflate_sized(stream, size)) {
-        (Ok(_), Ok(decoded)) => {
-            assert_eq!(decoded, streamed, "the sized inflater decoded other bytes");
-            1
-        }
-        (Ok(_), Err(InflateError::TooLong { .. })) => {
-            assert!(
+    let mut decoded_streams = 0;
+    for &inflater in Inflater::ALL {
+        match (&reader, inflater.inflate(stream, size)) {
+            (Ok(_), Ok(decoded)) => {
+                assert_eq!(decoded, streamed, "{inflater:?} decoded other bytes");
+                decoded_streams = 1;
+            }
+            (Ok(_), Err(InflateError::TooLong { .. })) => assert!(
                 streamed.len() > size,
-                "refused as longer than {size} bytes, but the reader decodes {}",
+                "{inflater:?} refused the stream as longer than {size} bytes, but the reader decodes {}",
                 streamed.len()
-            );
-            0
+            ),
+            (Ok(_), Err(error)) => {
+                panic!("the reader decodes {} bytes, {inflater:?} refuses: {error}", streamed.len())
+            }
+            (Err(_), Ok(decoded)) => {
+                panic!("{inflater:?} decodes {} bytes of a stream the reader refuses", decoded.len())
+            }
+            (Err(_), Err(_)) => {}
         }
-        (Ok(_), Err(error)) => {
-            panic!("the reader decodes {} bytes, the sized inflater refuses: {error}", streamed.len())
-        }
-        (Err(_), Ok(decoded)) => {
-            panic!("the sized inflater decodes {} bytes of a stream the reader refuses", decoded.len())
-        }
-        (Err(_), Err(_)) => 0,
     }
+    decoded_streams
 }
 
 /// A builder reading only `s3://fuzz/`, from `memory`.
