@@ -89,9 +89,11 @@ run ours "$N" $RB read-full --http --async
 run ours "$N" $RB read-full --http --read-ahead 0
 run ours "$N" $RB read-full-zlib --http --read-ahead 0
 run ours "$N" $RB read-full --http --prefetch
-# The sized zlib codec (codec::register_zlib_codec), and glibc's malloc asked for transparent
-# huge pages (fewer first-touch faults of the 1 GiB output).
+# The sized zlib codec (codec::register_zlib_codec) with its default inflater (libdeflate)
+# and with zlib-rs, and glibc's malloc asked for transparent huge pages (fewer first-touch
+# faults of the 1 GiB output).
 run ours "$N" $RB read-full-zlib --zlib-codec
+run ours "$N" $RB read-full-zlib --zlib-codec --inflater zlib-rs
 run ours "$N" $RB read-full-zlib --http --zlib-codec
 run ours "$N" $RB read-random 1000 --zlib --zlib-codec
 run ours "$N" env GLIBC_TUNABLES=glibc.malloc.hugetlb=1 $RB read-full
