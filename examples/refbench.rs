@@ -397,24 +397,7 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
         ("zlib_rs_into_new_array", zlib_rs, true),
         ("zlib_rs_as_zarrs_into_new_array", zlib_rs_as_zarrs, true),
     ];
-    // The sized codec's own inflaters, as zarrs' codec chain calls them: each chunk decoded
-    // into a new buffer of its size, which zarrs then copies into its place.
-    #[cfg(feature = "zlib-codec")]
-    {
-        use zarrs_kerchunk::codec::Inflater;
-        fn as_codec(inflater: Inflater, chunk: &[u8], out: &mut [u8]) -> Result<usize, String> {
-            let decoded = inflater.inflate(chunk, out.len()).map_err(|e| e.to_string())?;
-            out.get_mut(..decoded.len()).ok_or("decoded too much")?.copy_from_slice(&decoded);
-            Ok(decoded.len())
-        }
-        let codec_zlib_rs: Inflate = |chunk, out| as_codec(Inflater::ZlibRs, chunk, out);
-        cases.push(("codec_zlib_rs_into_new_array", codec_zlib_rs, true));
-        #[cfg(feature = "libdeflate")]
-        {
-            let codec_libdeflate: Inflate = |chunk, out| as_codec(Inflater::Libdeflate, chunk, out);
-            cases.push(("codec_libdeflate_into_new_array", codec_libdeflate, true));
-        }
-    }
+    cases.extend(codec_cases());
     for (name, inflate, into_new_array) in cases {
         let mut best = f64::INFINITY;
         for _ in 0..3 {
@@ -423,6 +406,31 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
         line[format!("{name}_s")] = round(best).into();
     }
     Ok(line)
+}
+
+/// The sized codec's own inflaters, as zarrs' codec chain calls them: each chunk decoded
+/// into a new buffer of its size, which zarrs then copies into its place.
+#[cfg(feature = "zlib-codec")]
+fn codec_cases() -> Vec<(&'static str, Inflate, bool)> {
+    use zarrs_kerchunk::codec::Inflater;
+    fn as_codec(inflater: Inflater, chunk: &[u8], out: &mut [u8]) -> Result<usize, String> {
+        let decoded = inflater.inflate(chunk, out.len()).map_err(|e| e.to_string())?;
+        out.get_mut(..decoded.len()).ok_or("decoded too much")?.copy_from_slice(&decoded);
+        Ok(decoded.len())
+    }
+    let codec_zlib_rs: Inflate = |chunk, out| as_codec(Inflater::ZlibRs, chunk, out);
+    #[cfg(feature = "libdeflate")]
+    let codec_libdeflate: Inflate = |chunk, out| as_codec(Inflater::Libdeflate, chunk, out);
+    vec![
+        ("codec_zlib_rs_into_new_array", codec_zlib_rs, true),
+        #[cfg(feature = "libdeflate")]
+        ("codec_libdeflate_into_new_array", codec_libdeflate, true),
+    ]
+}
+
+#[cfg(not(feature = "zlib-codec"))]
+fn codec_cases() -> Vec<(&'static str, Inflate, bool)> {
+    Vec::new()
 }
 
 /// Seconds to inflate every chunk with `inflate` on `threads` threads taking
