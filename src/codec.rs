@@ -13,11 +13,11 @@
 //! buffer would inflate the whole stream first (a zlib stream can inflate
 //! to about a thousand times its length).
 //!
-//! It inflates with zlib-rs (pure Rust) by default. With the feature
-//! `libdeflate`, it inflates with [libdeflate](https://github.com/ebiggers/libdeflate)
-//! instead, the C library GDAL inflates with, which on the benchmark corpus
-//! takes about a quarter less time per chunk; [`Inflater`] and
-//! [`register_zlib_codec_with`] choose either.
+//! It inflates with [libdeflate](https://github.com/ebiggers/libdeflate),
+//! the C library GDAL inflates with, when the feature `libdeflate` (on by
+//! default) is on, and with zlib-rs (pure Rust) otherwise; on the benchmark
+//! corpus libdeflate takes about a quarter less time per chunk. [`Inflater`]
+//! and [`register_zlib_codec_with`] choose either.
 //!
 //! zarrs picks codecs by name from a registry of the whole process, so the
 //! codec takes effect through [`register_zlib_codec`], for every zarrs array
