@@ -1,8 +1,8 @@
 //! `codec::register_zlib_codec`: with the sized zlib codec in zarrs' registry, with each
 //! inflater built in, every case of the conformance corpus still reads exactly, and a zlib
-//! chunk that inflates to more or fewer bytes than its chunk is an error. The registration is global to the process: each
-//! test registers the codec while it holds `REGISTRY`, so that one test's unregistration
-//! cannot change another's arrays.
+//! chunk that inflates to more or fewer bytes than its chunk is an error. The registration
+//! is global to the process: each test registers the codec while it holds `REGISTRY`, so
+//! that one test's unregistration cannot change another's arrays.
 #![cfg(feature = "zlib-codec")]
 
 mod common;
