@@ -29,7 +29,7 @@
 //! chunks whose references are in memory. A failed read-ahead is forgotten:
 //! the chunk is then read as if it had not been, and its error is reported then.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -175,6 +175,10 @@ struct State {
     /// The cost of the chunks chosen to be read ahead and not yet held:
     /// between the two, other threads choose too, and must see it spent.
     reserved: u64,
+    /// The chunks chosen to be read ahead and not yet held: a run that
+    /// chooses meanwhile (another thread's, started after this choice was
+    /// made) must not choose them again.
+    chosen: HashSet<Box<str>>,
     reads: u64,
     streams_started: u64,
 }
@@ -221,6 +225,7 @@ impl ReadAhead {
     /// Drop everything read ahead (the reads in flight finish, unread).
     pub(crate) fn clear(&self) {
         let mut state = self.state();
+        // Chosen chunks stay chosen: their reservations give them back.
         state.ahead.clear();
         state.streams.clear();
         state.held = 0;
@@ -288,7 +293,7 @@ impl ReadAhead {
             }
             charged = charged_with;
             until = position + 1;
-            if !state.ahead.contains_key(key.as_str()) {
+            if !state.ahead.contains_key(key.as_str()) && !state.chosen.contains(key.as_str()) {
                 chunks.push((key, value));
             }
         }
@@ -299,7 +304,9 @@ impl ReadAhead {
             return None;
         }
         state.reserved += charged;
-        Some(Wanted { reservation: Reservation { ahead: self, stream: id, cost: charged }, chunks })
+        let keys: Vec<Box<str>> = chunks.iter().map(|(key, _)| key.as_str().into()).collect();
+        state.chosen.extend(keys.iter().cloned());
+        Some(Wanted { reservation: Reservation { ahead: self, stream: id, cost: charged, keys }, chunks })
     }
 
     /// Hold the chunks of a read-ahead until they are taken; returns what to
@@ -314,6 +321,10 @@ impl ReadAhead {
         let values = arrived.map(Result::ok).boxed().shared();
         let mut state = self.state();
         state.reserved -= std::mem::take(&mut reservation.cost);
+        // Held below, or (not placed) read when asked for: chosen no longer.
+        for key in std::mem::take(&mut reservation.keys) {
+            state.chosen.remove(&key);
+        }
         // The stream may have been dropped meanwhile: then nothing is held.
         let stream = reservation.stream;
         if placed.is_empty() || !state.streams.iter().any(|s| s.id == stream) {
@@ -343,12 +354,18 @@ pub(crate) struct Reservation<'a> {
     ahead: &'a ReadAhead,
     stream: u64,
     cost: u64,
+    /// The chunks chosen, kept from other runs' choices until held.
+    keys: Vec<Box<str>>,
 }
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        if self.cost > 0 {
-            self.ahead.state().reserved -= self.cost;
+        if self.cost > 0 || !self.keys.is_empty() {
+            let mut state = self.ahead.state();
+            state.reserved -= self.cost;
+            for key in &self.keys {
+                state.chosen.remove(key);
+            }
         }
     }
 }
@@ -593,9 +610,30 @@ mod tests {
         let ahead = ReadAhead::new(budget, BatchOptions::default());
         drop(ahead.follow("g/a/0.0", CHUNK, &set));
         let wanted = ahead.follow("g/a/0.1", CHUNK, &set).expect("a run of two reads ahead");
-        assert!(ahead.state().reserved > 0);
+        assert!(ahead.state().reserved > 0 && !ahead.state().chosen.is_empty());
         drop(wanted);
         assert_eq!(ahead.state().reserved, 0);
+        assert!(ahead.state().chosen.is_empty());
+    }
+
+    #[test]
+    fn a_run_started_while_another_holds_no_choice_yet_does_not_choose_the_same_chunks() {
+        // Thread A's run chooses the rest of the row before thread B's run
+        // (rayon's second half) has started; B starts and continues before
+        // A's choice is held. B must not read A's chunks again (found in CI:
+        // half an array read twice).
+        let set = references(1, 40);
+        let ahead = ReadAhead::new(u64::MAX / 4, BatchOptions::default());
+        drop(ahead.follow("g/a/0.0", 100, &set));
+        let first = ahead.follow("g/a/0.1", 100, &set).expect("A reads ahead");
+        assert_eq!(first.chunks.len(), 38, "A chooses the rest of the row");
+        drop(ahead.follow("g/a/0.20", 100, &set));
+        let second = ahead.follow("g/a/0.21", 100, &set);
+        assert!(second.is_none(), "B chose {:?}", second.map(|w| w.chunks.len()));
+        // Once A's choice is held, or given back unheld, its chunks may be chosen again.
+        let placed = first.chunks.iter().enumerate().map(|(i, (key, _))| (key.clone(), 0, i, 100)).collect();
+        drop(ahead.hold(first.reservation, placed, Vec::new()));
+        assert!(ahead.state().chosen.is_empty());
     }
 
     /// A set whose chunks `a/0` .. `a/n-1` have the lengths `length(i)`.
