@@ -256,33 +256,27 @@ fn first_capacity(encoded: &[u8], size: usize) -> usize {
 }
 
 /// [`inflate_sized`] with libdeflate, which inflates a whole stream in one
-/// call into a buffer it may not outgrow: into a first buffer of `capacity`
-/// bytes, then (should a stream outgrow that bound) into ones twice as large,
-/// up to `size`.
+/// call into a buffer it may not outgrow, of `capacity` bytes. Where it
+/// cannot decide (a buffer smaller than the chunk is full, or a bad stream),
+/// zlib-rs does: it grows its buffer only as the stream really fills it, and
+/// says how a bad stream is bad (cut short, a bad block or checksum), so that
+/// both inflaters give the same bytes and the same errors.
 #[cfg(feature = "libdeflate")]
-fn inflate_with_libdeflate(encoded: &[u8], size: usize, mut capacity: usize) -> Result<Vec<u8>, InflateError> {
+fn inflate_with_libdeflate(encoded: &[u8], size: usize, capacity: usize) -> Result<Vec<u8>, InflateError> {
     use libdeflater::DecompressionError;
-    let mut decompressor = libdeflater::Decompressor::new();
-    loop {
-        let mut decoded = vec![0u8; capacity];
-        match decompressor.zlib_decompress(encoded, &mut decoded) {
-            Ok(written) => {
-                decoded.truncate(written);
-                return Ok(decoded);
-            }
-            Err(DecompressionError::InsufficientSpace) if capacity < size => {
-                capacity = capacity.saturating_mul(2).max(64).min(size);
-            }
-            Err(DecompressionError::InsufficientSpace) => return Err(InflateError::TooLong { size }),
-            // libdeflate says only that the stream is bad: zlib-rs says where and how (cut
-            // short, a bad block or checksum), so that both inflaters give the same error.
-            Err(error @ DecompressionError::BadData) => {
-                return Err(match inflate_growing_from(encoded, size, capacity) {
-                    Err(error) => error,
-                    Ok(_) => InflateError::Corrupt(Box::new(error)),
-                });
-            }
+    // Bounded by the chunk's size and by what the stream can fill (`first_capacity`).
+    let mut decoded = vec![0u8; capacity];
+    match libdeflater::Decompressor::new().zlib_decompress(encoded, &mut decoded) {
+        Ok(written) => {
+            decoded.truncate(written);
+            Ok(decoded)
         }
+        Err(DecompressionError::InsufficientSpace) if capacity == size => Err(InflateError::TooLong { size }),
+        Err(error) => match (inflate_growing_from(encoded, size, capacity), error) {
+            (Err(error), _) => Err(error),
+            (Ok(decoded), DecompressionError::InsufficientSpace) => Ok(decoded),
+            (Ok(_), error @ DecompressionError::BadData) => Err(InflateError::Corrupt(Box::new(error))),
+        },
     }
 }
 
@@ -406,7 +400,7 @@ mod tests {
         (0..len).map(|i| u8::try_from((i * 7 + i / 300) % 251).unwrap()).collect()
     }
 
-    /// Every inflater built in, with a first buffer of `capacity` bytes (`None`: as `inflate` picks it).
+    /// `inflater`, with a first buffer of `capacity` bytes.
     fn with_capacity(inflater: Inflater, capacity: usize) -> impl Fn(&[u8], usize) -> Result<Vec<u8>, InflateError> {
         move |encoded, size| match inflater {
             Inflater::ZlibRs => super::inflate_growing_from(encoded, size, capacity),
