@@ -1,62 +1,77 @@
 #!/usr/bin/env python3
-"""Which module of src/ imports which, and whether the imports respect the layers.
+"""Which crate depends on which, which module of each crate imports which,
+and whether both respect the layers.
 
-Reads every `crate::<module>` path in src/ (use lines and inline paths) and maps
-each file to its top-level module (`src/fetch/batch.rs` -> `fetch`).
+Crates: reads each crate's `[dependencies]` (normal ones: dev-dependencies
+may reach anywhere) for the workspace's own crates. Modules: reads every
+`crate::<module>` path in a crate's src/ (use lines and inline paths) and
+maps each file to its top-level module (`src/fetch/batch.rs` -> `fetch`).
 
-    python3 .ci/layers.py            # print the dependency picture
+    python3 .ci/layers.py            # print the dependency pictures
     python3 .ci/layers.py --check    # also fail if a lower layer imports a higher one
 
-The layers, lowest first; a module may import its own layer and any lower one.
+The layers, lowest first; a crate or module may use its own layer and any lower one.
 """
 import pathlib
 import re
 import sys
+import tomllib
 
-# Lowest first. Modules in one tuple are one layer.
-LAYERS = [
-    ("error",),
-    ("zarr",),
-    ("model",),
-    ("parse",),
-    ("resolve",),
-    ("fetch",),
-    ("sources",),
-    ("store", "write", "codec"),
-    ("inspect",),
-    ("open",),
-    ("lib",),
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CRATES_DIR = ROOT / "crates"
+
+# The workspace's crates, lowest first: the format, then what reads it, then the tools.
+CRATE_LAYERS = [
+    ("kerchunk", "zarrs_zlib_sized"),
+    ("zarrs_kerchunk",),
+    ("zarrs_kerchunk_tools",),
 ]
 
-SRC = pathlib.Path(__file__).resolve().parent.parent / "src"
+# Each crate's modules, lowest first. Modules in one tuple are one layer.
+MODULE_LAYERS = {
+    "kerchunk": [("error",), ("zarr",), ("model",), ("parse",), ("write",), ("lib",)],
+    "zarrs_kerchunk": [
+        ("error",),
+        ("resolve",),
+        ("fetch",),
+        ("sources",),
+        ("store",),
+        ("write",),
+        ("open",),
+        ("lib",),
+    ],
+    "zarrs_zlib_sized": [("lib",)],
+    "zarrs_kerchunk_tools": [("inspect",), ("lib",)],
+}
+
 PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_]+))")
 
 
-def module_of(file: pathlib.Path) -> str:
-    rel = file.relative_to(SRC)
+def module_of(src: pathlib.Path, file: pathlib.Path) -> str:
+    rel = file.relative_to(src)
     if len(rel.parts) == 1:
         return rel.stem
     return rel.parts[0]
 
 
-def reexports() -> dict:
+def reexports(src: pathlib.Path) -> dict:
     """Names the crate root re-exports, and the module each comes from."""
     homes = {}
-    lib = (SRC / "lib.rs").read_text()
+    lib = (src / "lib.rs").read_text()
     for module, names in re.findall(r"pub use ([a-z_]+)(?:::[a-z_]+)*::\{?([A-Za-z_, ]+)\}?;", lib):
         for name in names.split(","):
             homes[name.strip()] = module
     return homes
 
 
-def imports() -> dict:
-    homes = reexports()
+def module_imports(src: pathlib.Path) -> dict:
+    homes = reexports(src)
     edges: dict = {}
-    for file in sorted(SRC.rglob("*.rs")):
+    for file in sorted(src.rglob("*.rs")):
         # src/bin holds binaries: crates of their own, whose `crate::` is not the library's.
-        if file.relative_to(SRC).parts[0] == "bin":
+        if file.relative_to(src).parts[0] == "bin":
             continue
-        here = module_of(file)
+        here = module_of(src, file)
         text = file.read_text()
         # Unit tests may reach anywhere; only the code above `mod tests` counts.
         text = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
@@ -71,25 +86,48 @@ def imports() -> dict:
     return edges
 
 
-def main() -> int:
-    edges = imports()
-    rank = {m: i for i, layer in enumerate(LAYERS) for m in layer}
-    bad = []
+def crate_dependencies() -> dict:
+    ours = {d.name for d in CRATES_DIR.iterdir() if (d / "Cargo.toml").exists()}
+    edges = {}
+    for crate in sorted(ours):
+        manifest = tomllib.loads((CRATES_DIR / crate / "Cargo.toml").read_text())
+        deps = set(manifest.get("dependencies", {})) & ours
+        edges[crate] = deps
+    return edges
+
+
+def check(edges: dict, layers: list, label: str, bad: list) -> None:
+    rank = {m: i for i, layer in enumerate(layers) for m in layer}
     for here in sorted(edges, key=lambda m: (rank.get(m, 99), m)):
         targets = sorted(edges[here], key=lambda m: (rank.get(m, 99), m))
-        print(f"{here:>8} -> {', '.join(targets)}")
+        print(f"  {here:>22} -> {', '.join(targets) or '(nothing of ours)'}")
         for target in targets:
             if rank.get(here, 99) < rank.get(target, 99):
-                bad.append(f"{here} imports {target}, a higher layer")
+                bad.append(f"{label}: {here} uses {target}, a higher layer")
+    for m in sorted(set(edges) - set(rank)):
+        bad.append(f"{label}: {m} is in no layer")
+
+
+def main() -> int:
+    bad: list = []
+    print("crates:")
+    crates = crate_dependencies()
+    check(crates, CRATE_LAYERS, "crates", bad)
+    for crate in sorted(crates):
+        print(f"modules of {crate}:")
+        src = CRATES_DIR / crate / "src"
+        edges = module_imports(src)
+        # Every module is listed, importing something or not.
+        for file in src.rglob("*.rs"):
+            if file.relative_to(src).parts[0] != "bin":
+                edges.setdefault(module_of(src, file), set())
+        check(edges, MODULE_LAYERS.get(crate, []), crate, bad)
     if "--check" in sys.argv:
-        unknown = sorted({m for m in edges} - set(rank))
-        for m in unknown:
-            bad.append(f"{m} is in no layer")
         for line in bad:
             print("layers:", line, file=sys.stderr)
         if bad:
             return 1
-        print("layers: every import points down or sideways")
+        print("layers: every crate and every import points down or sideways")
     return 0
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real servers the tests in tests/object_stores.rs read from, installed
+# The real servers the tests in crates/zarrs_kerchunk/tests/object_stores.rs read from, installed
 # from the package registries when missing and started on 127.0.0.1:
 #   nginx (Debian)                  http://127.0.0.1:8781  /data/ and /norange/ (Range ignored)
 #   moto's S3 server (PyPI)         http://127.0.0.1:8782  IAM-checked keys: two users, two buckets

@@ -7,7 +7,7 @@
 #   PY=... PEERS_PY=... benches/tools/table.sh [--root /tmp/refbench] > table.log
 #   python3 benches/tools/table.py table.log
 #
-# Readers: ours (examples/refbench.rs), fsspec + zarr-python (../shared/bench/peer_bench.py,
+# Readers: ours (crates/zarrs_kerchunk_tools/examples/refbench.rs), fsspec + zarr-python (../shared/bench/peer_bench.py,
 # venv from benches/tools/requirements.txt), and the peers of ../shared/bench/peers/: GDAL
 # (rasterio's libgdal), icechunk (repositories converted once by `icechunk_peer.py prepare`),
 # VirtualiZarr and zarrita.js (PEERS_PY: a Python 3.12 venv from requirements-peers.txt;

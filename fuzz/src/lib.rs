@@ -12,11 +12,12 @@
 
 use std::sync::{Arc, OnceLock};
 
+use kerchunk::{Limits, ParseOptions, ReferenceSet};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use zarrs::array::{Array, ArrayBytes};
-use zarrs_kerchunk::{Limits, ParseOptions, RecordCacheOptions, ReferenceSet, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_kerchunk::{RecordCacheOptions, ReferenceStore, ReferenceStoreBuilder};
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
 /// Arrays holding more than this are opened but not read: the reader's own
@@ -142,7 +143,7 @@ pub fn end_to_end(data: &[u8]) -> usize {
 /// Where an inflater and the reader disagree.
 pub fn zlib_inflate(data: &[u8]) -> usize {
     use std::io::Read;
-    use zarrs_kerchunk::codec::{InflateError, Inflater};
+    use zarrs_zlib_sized::{InflateError, Inflater};
     let Some((size, stream)) = data.split_first_chunk::<2>() else { return 0 };
     let size = usize::from(u16::from_le_bytes(*size));
     // The reader is bounded too, so that a fuzzed stream cannot inflate without end.

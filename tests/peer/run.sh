@@ -16,7 +16,7 @@ fi
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-cargo build --quiet --features cli --bin zarrs-kerchunk
+cargo build --quiet --bin zarrs-kerchunk
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 convert=("$target_dir/debug/zarrs-kerchunk" convert)
 for case in "$root"/tests/data/*/; do

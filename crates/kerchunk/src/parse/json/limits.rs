@@ -1,0 +1,158 @@
+//! What one reference document may cost: explicit limits, checked before
+//! anything is allocated in proportion to a number the document gives, and a
+//! budget that every template render of the document draws on.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A document's template budget is spent.
+#[derive(Debug, thiserror::Error)]
+#[error("the document's templates need more than {limit} {what} ({method})")]
+pub(crate) struct OverBudget {
+    what: &'static str,
+    limit: u64,
+    method: &'static str,
+}
+
+/// Limits on what one reference document may make the reader do, with
+/// defaults a laptop survives and that every real reference set seen so far
+/// (10^7 references, 700 MB of JSON) stays well inside.
+///
+/// ```
+/// use kerchunk::{Limits, ParseOptions};
+/// let limits = Limits::default().with_max_document_bytes(64 << 20).with_max_generated_references(1_000_000);
+/// let options = ParseOptions::default().with_limits(limits);
+/// # let _ = options;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub(crate) document_bytes: u64,
+    pub(crate) generated_references: u64,
+    pub(crate) generated_bytes: u64,
+    pub(crate) template_fuel: u64,
+    pub(crate) chunk_bytes: u64,
+}
+
+impl Default for Limits {
+    /// A 2 GiB document (after decompression); 10^8 generated references and
+    /// 4 GiB of generated text; 10^8 units of template work (minijinja's fuel,
+    /// about a second of CPU) for the whole document; 2 GiB chunks.
+    fn default() -> Self {
+        Self {
+            document_bytes: 2 << 30,
+            generated_references: 100_000_000,
+            generated_bytes: 4 << 30,
+            template_fuel: 100_000_000,
+            chunk_bytes: 2 << 30,
+        }
+    }
+}
+
+impl Limits {
+    /// The largest reference document, in bytes, as stored and after
+    /// decompression; also the largest parquet `.zmetadata` or record file. A
+    /// remote document is refused from its size, or once that many bytes have
+    /// arrived; a compressed one is decompressed only that far.
+    #[must_use]
+    pub fn with_max_document_bytes(mut self, bytes: u64) -> Self {
+        self.document_bytes = bytes;
+        self
+    }
+
+    /// The most references `gen` entries may generate in total. A document
+    /// that would generate more is rejected before any is rendered.
+    #[must_use]
+    pub fn with_max_generated_references(mut self, references: u64) -> Self {
+        self.generated_references = references;
+        self
+    }
+
+    /// The most text (keys and URLs) templates and `gen` may render for one document.
+    #[must_use]
+    pub fn with_max_generated_bytes(mut self, bytes: u64) -> Self {
+        self.generated_bytes = bytes;
+        self
+    }
+
+    /// The most template work (minijinja fuel, across every render of the
+    /// document, function templates included) one document may use.
+    #[must_use]
+    pub fn with_max_template_fuel(mut self, fuel: u64) -> Self {
+        self.template_fuel = fuel;
+        self
+    }
+
+    /// The largest chunk an array may declare: its `chunks` times the size of
+    /// its dtype. A larger one is refused when its `.zarray` is read, before
+    /// anything is allocated for it.
+    #[must_use]
+    pub fn with_max_chunk_bytes(mut self, bytes: u64) -> Self {
+        self.chunk_bytes = bytes;
+        self
+    }
+
+    /// The largest chunk an array may declare, in bytes.
+    #[must_use]
+    pub fn max_chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
+    }
+
+    /// The largest document (or parquet metadata or record file), in bytes.
+    #[must_use]
+    pub fn max_document_bytes(&self) -> u64 {
+        self.document_bytes
+    }
+}
+
+/// What is left of one document's template budget, shared by every render
+/// (function templates run in environments of their own, on other threads'
+/// stacks, hence atomics).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    fuel: AtomicU64,
+    bytes: AtomicU64,
+    limits: Limits,
+}
+
+impl Budget {
+    pub(crate) fn new(limits: Limits) -> Self {
+        Self { fuel: AtomicU64::new(limits.template_fuel), bytes: AtomicU64::new(limits.generated_bytes), limits }
+    }
+
+    /// The fuel one render may use at most: what is left, up to `per_render`.
+    pub(crate) fn fuel_for_render(&self, per_render: u64) -> u64 {
+        self.fuel.load(Ordering::Relaxed).min(per_render)
+    }
+
+    /// Spend `fuel`; an error once the document's budget is gone.
+    pub(crate) fn spend_fuel(&self, fuel: u64) -> Result<(), OverBudget> {
+        take(&self.fuel, fuel).map_err(|()| OverBudget {
+            what: "units of work",
+            limit: self.limits.template_fuel,
+            method: "Limits::with_max_template_fuel",
+        })
+    }
+
+    /// Spend `bytes` of rendered text; an error once the document's budget is gone.
+    pub(crate) fn spend_bytes(&self, bytes: usize) -> Result<(), OverBudget> {
+        take(&self.bytes, bytes as u64).map_err(|()| OverBudget {
+            what: "bytes of rendered text",
+            limit: self.limits.generated_bytes,
+            method: "Limits::with_max_generated_bytes",
+        })
+    }
+}
+
+/// Take `amount` from `left`, or fail (leaving nothing) if there is not that much.
+fn take(left: &AtomicU64, amount: u64) -> Result<(), ()> {
+    let mut current = left.load(Ordering::Relaxed);
+    loop {
+        let Some(rest) = current.checked_sub(amount) else {
+            left.store(0, Ordering::Relaxed);
+            return Err(());
+        };
+        match left.compare_exchange_weak(current, rest, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Ok(()),
+            Err(now) => current = now,
+        }
+    }
+}

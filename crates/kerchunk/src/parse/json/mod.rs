@@ -1,0 +1,314 @@
+//! Kerchunk JSON reference documents (version 0 and 1) into a [`ReferenceSet`]. No I/O.
+
+mod compression;
+mod expression;
+mod fast;
+mod generate;
+mod limits;
+mod members;
+mod pipeline;
+mod stream;
+mod template;
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use std::io::Read;
+
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
+
+use crate::error::ParseError;
+use crate::model::{ReferenceSet, ReferenceSetBuilder};
+use crate::zarr::lenient;
+pub use limits::Limits;
+use template::Templates;
+
+/// How reference documents are parsed.
+///
+/// ```
+/// use kerchunk::ParseOptions;
+/// let options = ParseOptions::default()
+///     .with_template_override("root", "/data/netcdf")
+///     .with_max_generated_references(1_000_000);
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ParseOptions {
+    template_overrides: BTreeMap<String, String>,
+    limits: Limits,
+}
+
+impl ParseOptions {
+    /// Replace (or add) the version 1 template `name`, like fsspec's `template_overrides`.
+    #[must_use]
+    pub fn with_template_override(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.template_overrides.insert(name.into(), value.into());
+        self
+    }
+
+    /// The most references `gen` entries may generate in total (default 10^8);
+    /// see [`Limits::with_max_generated_references`].
+    #[must_use]
+    pub fn with_max_generated_references(mut self, max: u64) -> Self {
+        self.limits = self.limits.with_max_generated_references(max);
+        self
+    }
+
+    /// What one document may make the reader do (see [`Limits`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits in force.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+}
+
+impl ReferenceSet {
+    /// Parse a kerchunk JSON reference document (version 0 or 1), compressed
+    /// with gzip or zstd or not.
+    ///
+    /// ```
+    /// use kerchunk::{ParseOptions, Reference, ReferenceSet};
+    /// let doc = br#"{"version": 1, "templates": {"u": "s3://bucket/file.nc"},
+    ///               "refs": {".zgroup": {"zarr_format": 2}, "x/0": ["{{u}}", 100, 8]}}"#;
+    /// let set = ReferenceSet::from_json(doc, &ParseOptions::default())?;
+    /// assert_eq!(set.get(".zgroup"), Some(Reference::Inline(br#"{"zarr_format":2}"#)));
+    /// assert_eq!(set.get("x/0"), Some(Reference::Range { url: Some("s3://bucket/file.nc"), offset: 100, length: 8 }));
+    /// # Ok::<(), kerchunk::ParseError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ParseError`] naming the offending key for any malformed reference,
+    /// template or `gen` entry; see the crate documentation for what is accepted.
+    pub fn from_json(bytes: &[u8], options: &ParseOptions) -> Result<Self, ParseError> {
+        Self::from_json_at(bytes, options, "(in memory)")
+    }
+
+    /// Parse a kerchunk JSON document from `reader` a block at a time, so
+    /// that a large version 0 document is never held whole: the same
+    /// references as [`from_json`](Self::from_json) on the same bytes.
+    /// zstd and gzip are detected as in [`from_json`](Self::from_json).
+    /// A document longer than one block (256 KiB) is read on two threads:
+    /// this one reads and scans it while a scoped thread, ended before this
+    /// returns, reads the members into the set.
+    ///
+    /// ```
+    /// use kerchunk::{ParseOptions, Reference, ReferenceSet};
+    /// let text = br#"{"x/0": ["s3://bucket/file.nc", 100, 8]}"#;
+    /// let set = ReferenceSet::from_reader(&text[..], &ParseOptions::default())?;
+    /// assert_eq!(set.get("x/0"), Some(Reference::Range { url: Some("s3://bucket/file.nc"), offset: 100, length: 8 }));
+    /// # Ok::<(), kerchunk::ParseError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_json`](Self::from_json), and [`ParseError::Read`] if
+    /// `reader` fails. Unlike [`from_json`](Self::from_json), bare `NaN` and
+    /// `Infinity` tokens outside strings are a JSON error, reported with a byte
+    /// offset rather than a line and column.
+    pub fn from_reader(reader: impl Read, options: &ParseOptions) -> Result<Self, ParseError> {
+        Self::from_json_reader(reader, options, "(reader)")
+    }
+
+    /// [`from_json`](Self::from_json) for a document read from `location`, which errors name.
+    ///
+    /// # Errors
+    /// As [`from_json`](Self::from_json).
+    pub fn from_json_at(bytes: &[u8], options: &ParseOptions, location: &str) -> Result<Self, ParseError> {
+        fn utf8<'b>(bytes: &'b [u8], location: &str) -> Result<&'b str, ParseError> {
+            std::str::from_utf8(bytes).map_err(|source| ParseError::NotUtf8 { location: location.to_owned(), source })
+        }
+        let bytes = compression::decompress(bytes, options.limits.document_bytes, location)?;
+        // Bare NaN/Infinity tokens (Python's json) are rare outside the string-encoded
+        // metadata, so they are only looked for when the strict parse fails.
+        match Self::from_json_text(utf8(&bytes, location)?, options, location) {
+            Err(strict @ ParseError::Json { .. }) => match lenient::quote_non_finite(&bytes) {
+                Some(quoted) => Self::from_json_text(utf8(&quoted, location)?, options, location),
+                None => Err(strict),
+            },
+            result => result,
+        }
+    }
+
+    /// Parse a reference document from `reader` a block at a time, so that
+    /// it is never in memory whole (unless it is version 1, whose `refs` wait
+    /// for the templates). `location` names it in errors.
+    ///
+    /// Errors that are about the JSON text are [`ParseError::Json`] with
+    /// a byte offset; the caller may read the document whole and use
+    /// [`from_json_at`](Self::from_json_at) instead, which also accepts bare
+    /// `NaN` and `Infinity` and reports lines and columns
+    /// ([`ParseError::is_not_json`] tells these errors apart).
+    ///
+    /// # Errors
+    /// As [`from_reader`](Self::from_reader).
+    pub fn from_json_reader(reader: impl Read, options: &ParseOptions, location: &str) -> Result<Self, ParseError> {
+        Self::from_json_blocks(reader, options, location, members::BLOCK)
+    }
+
+    /// [`from_json_reader`](Self::from_json_reader) in blocks of `block` bytes.
+    fn from_json_blocks(
+        reader: impl Read,
+        options: &ParseOptions,
+        location: &str,
+        block: usize,
+    ) -> Result<Self, ParseError> {
+        let mut naming = pipeline::Naming { location, format: None, limit: options.limits.document_bytes };
+        let (reader, format) = compression::decompressing(reader, naming.limit).map_err(|e| naming.read_error(e))?;
+        naming.format = format;
+        let pipeline::Members { builder, kept } = pipeline::read(members::MemberScanner::new(reader, block), naming)?;
+        let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ParseError> {
+            let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
+            raw.map_err(|source| ParseError::Json { location: location.to_owned(), source })
+        };
+        let members = stream::DocumentMembers {
+            version: raw(stream::ReservedMember::Version)?,
+            templates: raw(stream::ReservedMember::Templates)?,
+            refs: raw(stream::ReservedMember::Refs)?,
+            gen_doc: raw(stream::ReservedMember::Gen)?,
+        };
+        Self::finish_document(builder, &members, options, location)
+    }
+
+    /// Parse the text of a reference document.
+    fn from_json_text(text: &str, options: &ParseOptions, location: &str) -> Result<Self, ParseError> {
+        let mut builder = ReferenceSetBuilder::new();
+        let members = stream::top_level(text, &mut builder, location)?;
+        Self::finish_document(builder, &members, options, location)
+    }
+
+    /// Finish a document whose version 0 references are in `builder` and
+    /// whose version 1 members are `members`.
+    fn finish_document(
+        mut builder: ReferenceSetBuilder,
+        members: &stream::DocumentMembers<'_>,
+        options: &ParseOptions,
+        location: &str,
+    ) -> Result<Self, ParseError> {
+        let json_error = |source| ParseError::Json { location: location.to_owned(), source };
+        let member = |raw: Option<&RawValue>| {
+            raw.map(|raw| serde_json::from_str::<Json>(raw.get()).map_err(json_error)).transpose()
+        };
+        let Some(version) = member(members.version)? else {
+            // Version 0: the whole object is the references, these names included; no templating.
+            for (name, raw) in [("templates", members.templates), ("refs", members.refs), ("gen", members.gen_doc)] {
+                if let Some(value) = member(raw)? {
+                    insert_value(&mut builder, name, &value, None)?;
+                }
+            }
+            return Ok(builder.build());
+        };
+        if version.as_f64() != Some(1.0) {
+            return Err(ParseError::UnsupportedVersion(version.to_string()));
+        }
+        // Version 1: only `refs` and `gen` hold references.
+        let mut builder = ReferenceSetBuilder::new();
+        let templates =
+            Templates::new(member(members.templates)?.as_ref(), &options.template_overrides, options.limits)?;
+        let templates_for_urls = (!templates.is_empty()).then_some(&templates);
+        if let Some(refs) = members.refs {
+            stream::refs(refs, &mut builder, templates_for_urls, location)?;
+        }
+        // fsspec applies `gen` last: generated keys replace same-named refs.
+        if let Some(gen_doc) = member(members.gen_doc)? {
+            generate::expand(&gen_doc, &templates, options.limits.generated_references, &mut builder)?;
+        }
+        Ok(builder.build())
+    }
+}
+
+pub(crate) fn insert_value(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    value: &Json,
+    templates: Option<&Templates>,
+) -> Result<(), ParseError> {
+    let invalid = |reason: String| ParseError::InvalidReference { key: key.to_owned(), reason };
+    match value {
+        Json::String(text) => match text.strip_prefix("base64:") {
+            Some(encoded) => {
+                let decoded =
+                    BASE64.decode(encoded.trim_end()).map_err(|e| invalid(format!("undecodable base64: {e}")))?;
+                builder.insert_inline(key, &decoded);
+            }
+            None => builder.insert_inline(key, text.as_bytes()),
+        },
+        Json::Object(_) => {
+            let text = serde_json::to_vec(value).expect("a JSON value serialises");
+            builder.insert_inline(key, &text);
+        }
+        Json::Array(items) => {
+            let url = match items.first() {
+                Some(Json::Null) => None,
+                Some(Json::String(url)) => Some(match templates {
+                    Some(t) if url.contains("{{") => t.render(url, &format!("key {key:?}"))?,
+                    _ => url.clone(),
+                }),
+                Some(other) => return Err(invalid(format!("the URL must be a string or null, found {other}"))),
+                None => return Err(invalid("an empty array is not a reference".into())),
+            };
+            match items.len() {
+                1 => builder.insert_whole(key, url.as_deref()),
+                3 => {
+                    let number = |i: usize, what: &str| {
+                        items[i].as_u64().ok_or_else(|| {
+                            invalid(format!("the {what} must be a non-negative integer, found {}", items[i]))
+                        })
+                    };
+                    insert_range(builder, key, url.as_deref(), number(1, "offset")?, number(2, "length")?)?;
+                }
+                n => {
+                    return Err(invalid(format!(
+                        "a reference array has 1 element [url] or 3 [url, offset, length], not {n}"
+                    )));
+                }
+            }
+        }
+        other => return Err(invalid(format!("a value must be a string, an object or an array, not {}", kind(other)))),
+    }
+    Ok(())
+}
+
+/// Set `key` to a range reference, if its end fits in a `u64`.
+pub(crate) fn insert_range(
+    builder: &mut ReferenceSetBuilder,
+    key: &str,
+    url: Option<&str>,
+    offset: u64,
+    length: u64,
+) -> Result<(), ParseError> {
+    if offset.checked_add(length).is_none() {
+        let reason = format!("offset {offset} + length {length} overflows");
+        return Err(ParseError::InvalidReference { key: key.to_owned(), reason });
+    }
+    builder.insert_range(key, url, offset, length);
+    Ok(())
+}
+
+/// Standard alphabet; padding optional and non-zero trailing bits allowed,
+/// as Python's `base64.b64decode` tolerates, but any other character is an error.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+fn kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests;

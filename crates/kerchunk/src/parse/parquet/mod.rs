@@ -1,0 +1,7 @@
+//! fsspec's parquet reference layout (`LazyReferenceMapper`): parsing only, no I/O.
+
+mod layout;
+mod record;
+
+pub use layout::{ParquetLayout, RecordId};
+pub use record::{Record, Row};

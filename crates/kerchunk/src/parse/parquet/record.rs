@@ -1,0 +1,429 @@
+//! Decoding one record file (`refs.<n>.parq`) into a compact table of rows.
+//!
+//! Columns are `path` (string, possibly dictionary-encoded, `large_string`,
+//! or entirely null with the parquet NULL type), `offset` and `size`
+//! (integers) and `raw` (binary). Older writers left out `raw` (every row a
+//! reference) or kept only `raw` (every row inline); both are accepted. All
+//! columns are normalised with arrow's cast kernel, so each writer's type
+//! choice decodes the same way.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch};
+use arrow_cast::CastOptions;
+use arrow_schema::DataType;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::error::RecordError;
+
+/// What one row says about its chunk key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Row<'a> {
+    /// No reference: the key is missing (read as the fill value).
+    Missing,
+    /// The value itself (`raw`, even when empty).
+    Inline(&'a [u8]),
+    /// A whole file (`offset == size == 0`).
+    Whole(&'a Arc<str>),
+    /// `size` bytes of a file from `offset`.
+    Range {
+        /// The file.
+        path: &'a Arc<str>,
+        /// The first byte.
+        offset: u64,
+        /// The number of bytes.
+        size: u64,
+    },
+}
+
+const NO_PATH: u32 = u32::MAX;
+
+/// A decoded record file.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// The distinct paths of this record.
+    paths: Vec<Arc<str>>,
+    /// Per row: index into `paths`, or `NO_PATH`.
+    path_ids: Vec<u32>,
+    offsets: Vec<u64>,
+    sizes: Vec<u64>,
+    /// Per row: the `raw` value's range in `raw`, if not null.
+    raw_spans: Vec<Option<(u32, u32)>>,
+    raw: Bytes,
+}
+
+impl Record {
+    /// An empty record: the file does not exist, so every key in it is missing.
+    #[must_use]
+    pub fn absent() -> Self {
+        Self::default()
+    }
+
+    /// Decode a record file.
+    ///
+    /// # Errors
+    /// [`RecordError`] saying what is wrong with the file.
+    pub fn decode(file: Bytes) -> Result<Self, RecordError> {
+        // The parquet crate's decoders can panic on corrupt files (seen in
+        // its dictionary decoder). A record file is untrusted input, so a
+        // panic there is this file's error, not the caller's crash. (With
+        // `panic = "abort"` it still aborts: nothing can be caught then.)
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::decode_unguarded(file)))
+            .unwrap_or_else(|panic| Err(RecordError::Panicked(panic_message(&*panic))))
+    }
+
+    fn decode_unguarded(file: Bytes) -> Result<Self, RecordError> {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(ParquetRecordBatchReaderBuilder::build)
+            .map_err(RecordError::Parquet)?;
+        let layout = |reason: String| RecordError::Layout(reason);
+        let mut record = Self::default();
+        let mut path_ids: HashMap<Arc<str>, u32> = HashMap::new();
+        let mut raw = Vec::new();
+        for batch in reader {
+            let batch = batch.map_err(RecordError::Decode)?;
+            let columns = Columns::of(&batch)?;
+            for i in 0..batch.num_rows() {
+                let path = columns.path.as_ref().filter(|p| p.is_valid(i)).map(|p| p.value(i));
+                let id = match path {
+                    None => NO_PATH,
+                    // Paths come in long runs: compare with the last one before hashing.
+                    Some(path)
+                        if record
+                            .path_ids
+                            .last()
+                            .is_some_and(|&last| record.paths.get(last as usize).is_some_and(|p| **p == *path)) =>
+                    {
+                        *record.path_ids.last().expect("checked")
+                    }
+                    Some(path) if let Some(id) = path_ids.get(path) => *id,
+                    Some(path) => {
+                        let id =
+                            u32::try_from(record.paths.len()).map_err(|_| layout("too many distinct paths".into()))?;
+                        let path: Arc<str> = Arc::from(path);
+                        record.paths.push(Arc::clone(&path));
+                        path_ids.insert(path, id);
+                        id
+                    }
+                };
+                record.path_ids.push(id);
+                let has_path = path.is_some();
+                let offset = row_number(columns.offset.as_ref(), i, has_path, "offset")?;
+                let size = row_number(columns.size.as_ref(), i, has_path, "size")?;
+                if path.is_some() && offset.checked_add(size).is_none() {
+                    return Err(layout(format!("row {i}: offset {offset} + size {size} overflows")));
+                }
+                record.offsets.push(offset);
+                record.sizes.push(size);
+                record.raw_spans.push(match columns.raw.as_ref().filter(|r| r.is_valid(i)) {
+                    None => None,
+                    Some(r) => {
+                        let value = r.value(i);
+                        let too_large = |_| layout("inline data over 4 GiB".into());
+                        let start = u32::try_from(raw.len()).map_err(too_large)?;
+                        let len = u32::try_from(value.len()).map_err(too_large)?;
+                        raw.extend_from_slice(value);
+                        Some((start, len))
+                    }
+                });
+            }
+        }
+        record.raw = Bytes::from(raw);
+        Ok(record)
+    }
+
+    /// The number of rows in the file (a last file may be shorter than the record size).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.path_ids.len()
+    }
+
+    /// Whether the file has no rows (an absent record file reads so).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.path_ids.is_empty()
+    }
+
+    /// Row `i`; rows past the end of the file are missing.
+    pub fn row(&self, i: usize) -> Row<'_> {
+        if i >= self.len() {
+            return Row::Missing;
+        }
+        if let Some((start, len)) = self.raw_spans[i] {
+            return Row::Inline(&self.raw[start as usize..(start + len) as usize]);
+        }
+        let Some(path) = self.paths.get(self.path_ids[i] as usize) else { return Row::Missing };
+        match (self.offsets[i], self.sizes[i]) {
+            (0, 0) => Row::Whole(path),
+            (offset, size) => Row::Range { path, offset, size },
+        }
+    }
+
+    /// Row `i`'s inline value as shared bytes (no copy), if it is inline.
+    pub fn inline_bytes(&self, i: usize) -> Option<Bytes> {
+        let (start, len) = (*self.raw_spans.get(i)?)?;
+        Some(self.raw.slice(start as usize..(start + len) as usize))
+    }
+
+    /// Roughly how many bytes this record holds in memory (for the cache bound).
+    pub fn memory_size(&self) -> usize {
+        self.paths.iter().map(|p| p.len() + 16).sum::<usize>() + self.len() * 40 + self.raw.len()
+    }
+}
+
+/// Row `i` of an `offset` or `size` column. A reference with a path needs
+/// both: a null one is an error, never 0 (which would serve another chunk's
+/// bytes). Kept small for the per-row loop; the errors are built out of line.
+#[inline]
+fn row_number(column: Option<&Int64Array>, i: usize, has_path: bool, name: &'static str) -> Result<u64, RecordError> {
+    match column {
+        Some(c) if c.is_valid(i) => u64::try_from(c.value(i)).map_err(|_| negative(i, name, c.value(i))),
+        Some(_) if has_path => Err(null_with_path(i, name)),
+        _ => Ok(0),
+    }
+}
+
+#[cold]
+fn negative(row: usize, name: &str, value: i64) -> RecordError {
+    RecordError::Layout(format!("row {row}: negative {name} {value}"))
+}
+
+#[cold]
+fn null_with_path(row: usize, name: &str) -> RecordError {
+    RecordError::Layout(format!("row {row}: a path with a null {name}"))
+}
+
+/// The columns of one batch, normalised.
+struct Columns {
+    path: Option<LargeStringArray>,
+    offset: Option<Int64Array>,
+    size: Option<Int64Array>,
+    raw: Option<LargeBinaryArray>,
+}
+
+impl Columns {
+    fn of(batch: &RecordBatch) -> Result<Self, RecordError> {
+        let schema = batch.schema();
+        let column = |name: &str| schema.index_of(name).ok().map(|i| batch.column(i));
+        if ["path", "raw"].iter().all(|name| column(name).is_none()) {
+            let found: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+            return Err(RecordError::Layout(format!(
+                "unexpected schema: no \"path\" or \"raw\" column (found {found:?})"
+            )));
+        }
+        let path = match column("path") {
+            // A float column is pandas' all-NaN object column: no paths at all.
+            Some(c) if c.data_type().is_floating() => {
+                let floats = cast::<Float64Array>(c, &DataType::Float64, "path")?;
+                if let Some(row) = floats.iter().position(|v| v.is_some_and(|v| !v.is_nan())) {
+                    return Err(RecordError::Layout(format!("column \"path\", row {row}: a number, not a path")));
+                }
+                None
+            }
+            Some(c) => Some(cast::<LargeStringArray>(c, &DataType::LargeUtf8, "path")?),
+            None => None,
+        };
+        let integers =
+            |name: &'static str| column(name).map(|c| cast::<Int64Array>(c, &DataType::Int64, name)).transpose();
+        let raw = column("raw").map(|c| cast::<LargeBinaryArray>(c, &DataType::LargeBinary, "raw")).transpose()?;
+        Ok(Self { path, offset: integers("offset")?, size: integers("size")?, raw })
+    }
+}
+
+/// `column` as `T`, converted exactly: a value that does not convert (text that
+/// is not a number, a fraction, an overflow) is an error, never a null read as 0.
+/// Floats become integers only where integral; NaN, pandas' missing value, becomes null.
+fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &'static str) -> Result<T, RecordError> {
+    let failed = |source| RecordError::Cast { column: name, data_type: column.data_type().to_string(), source };
+    let exact = CastOptions { safe: false, ..CastOptions::default() };
+    let integers;
+    let column = if column.data_type().is_floating() && to.is_integer() {
+        let floats = arrow_cast::cast_with_options(column, &DataType::Float64, &exact).map_err(failed)?;
+        let floats = floats.as_any().downcast_ref::<Float64Array>().expect("cast to Float64");
+        let mut values = Vec::with_capacity(floats.len());
+        for (row, value) in floats.iter().enumerate() {
+            values.push(match value {
+                None => None,
+                Some(v) if v.is_nan() => None,
+                #[expect(clippy::cast_possible_truncation, reason = "integral and within i64, checked")]
+                Some(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Some(v as i64),
+                Some(v) => {
+                    return Err(RecordError::Layout(format!("column \"{name}\", row {row}: {v} is not an integer")));
+                }
+            });
+        }
+        integers = Arc::new(Int64Array::from(values)) as ArrayRef;
+        &integers
+    } else {
+        column
+    };
+    let cast = arrow_cast::cast_with_options(column, to, &exact).map_err(failed)?;
+    cast.as_any()
+        .downcast_ref::<T>()
+        .cloned()
+        .ok_or_else(|| RecordError::Layout(format!("column \"{name}\" could not be normalised")))
+}
+
+/// The message of a caught panic, if it carried one.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(path: &str) -> Record {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/parquet_fastparquet/refs.parq/");
+        Record::decode(Bytes::from(std::fs::read(format!("{dir}{path}")).unwrap())).unwrap()
+    }
+
+    /// Every row of `field/refs.<n>.parq` matches the JSON references of the same case.
+    fn check_against_json(field: &str, files: usize, record_size: usize, chunk_keys: impl Fn(usize) -> String) {
+        let refs: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/parquet_fastparquet/refs.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        for n in 0..files {
+            let path = format!("{field}/refs.{n}.parq");
+            if !std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/data/parquet_fastparquet/refs.parq/"
+            ))
+            .join(&path)
+            .exists()
+            {
+                continue;
+            }
+            let rec = record(&path);
+            for row in 0..record_size {
+                let key = chunk_keys(n * record_size + row);
+                let expected = &refs["refs"][&key];
+                match (rec.row(row), expected) {
+                    (Row::Missing, serde_json::Value::Null) => {}
+                    (Row::Inline(bytes), serde_json::Value::String(text)) => {
+                        let want = match text.strip_prefix("base64:") {
+                            Some(b) => base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b).unwrap(),
+                            None => text.as_bytes().to_vec(),
+                        };
+                        assert_eq!(bytes, &want[..], "{key}");
+                    }
+                    (Row::Range { path, offset, size }, serde_json::Value::Array(want)) => {
+                        assert_eq!(
+                            (&**path, offset, size),
+                            (want[0].as_str().unwrap(), want[1].as_u64().unwrap(), want[2].as_u64().unwrap()),
+                            "{key}"
+                        );
+                    }
+                    (row, want) => panic!("{key}: {row:?} vs {want}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fastparquet_record_files_match_the_json_references() {
+        // record_size 10; holes is 1-D (30 chunks), field is 6 x 10 chunks.
+        check_against_json("holes", 3, 10, |c| format!("holes/{c}"));
+        check_against_json("field", 6, 10, |c| format!("field/{}.{}", c / 10, c % 10));
+        assert_eq!(record("holes/refs.0.parq").row(10), Row::Missing, "past the end of the file");
+    }
+
+    fn encode(columns: Vec<(&str, ArrayRef)>) -> Bytes {
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut bytes = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        Bytes::from(bytes)
+    }
+
+    #[test]
+    fn row_meanings() {
+        use arrow_array::{BinaryArray, Float64Array, StringArray};
+        let file = encode(vec![
+            (
+                "path",
+                Arc::new(StringArray::from(vec![Some("a.nc"), Some("a.nc"), None, None, Some("b.nc")])) as ArrayRef,
+            ),
+            ("offset", Arc::new(Int64Array::from(vec![0, 8, 0, 0, 3]))),
+            ("size", Arc::new(Int64Array::from(vec![0, 4, 0, 0, 2]))),
+            ("raw", Arc::new(BinaryArray::from(vec![None, None, Some(&b""[..]), None, Some(&b"xy"[..])]))),
+        ]);
+        let record = Record::decode(file).unwrap();
+        let a: Arc<str> = Arc::from("a.nc");
+        assert_eq!(record.row(0), Row::Whole(&a), "(path, 0, 0) is the whole file");
+        assert_eq!(record.row(1), Row::Range { path: &a, offset: 8, size: 4 });
+        assert_eq!(record.row(2), Row::Inline(b""), "an empty raw is a value");
+        assert_eq!(record.row(3), Row::Missing);
+        assert_eq!(record.row(4), Row::Inline(b"xy"), "raw wins over path");
+        assert_eq!(record.row(5), Row::Missing);
+
+        // pandas writes an object column of NaN as doubles: no paths at all.
+        let file = encode(vec![
+            ("path", Arc::new(Float64Array::from(vec![f64::NAN, f64::NAN])) as ArrayRef),
+            ("offset", Arc::new(Int64Array::from(vec![0, 0]))),
+            ("size", Arc::new(Int64Array::from(vec![0, 0]))),
+            ("raw", Arc::new(BinaryArray::from(vec![None, Some(&b"v"[..])]))),
+        ]);
+        let record = Record::decode(file).unwrap();
+        assert_eq!((record.row(0), record.row(1)), (Row::Missing, Row::Inline(b"v")));
+
+        let negative = encode(vec![
+            ("path", Arc::new(StringArray::from(vec!["a.nc"])) as ArrayRef),
+            ("offset", Arc::new(Int64Array::from(vec![-1]))),
+            ("size", Arc::new(Int64Array::from(vec![1]))),
+        ]);
+        assert!(Record::decode(negative).unwrap_err().to_string().contains("negative offset"));
+        let wrong = encode(vec![("key", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
+        assert!(Record::decode(wrong).unwrap_err().to_string().contains("unexpected schema"));
+    }
+
+    /// Offsets and sizes that do not convert exactly are errors, never offset 0.
+    #[test]
+    fn inexact_numbers_are_errors() {
+        use arrow_array::{Float64Array, StringArray};
+        let with = |offset: ArrayRef| {
+            let file = encode(vec![
+                ("path", Arc::new(StringArray::from(vec![Some("a.nc"), None])) as ArrayRef),
+                ("offset", offset),
+                ("size", Arc::new(Int64Array::from(vec![Some(4), None]))),
+            ]);
+            Record::decode(file)
+                .map(|record| record.row(0) == Row::Range { path: &Arc::from("a.nc"), offset: 8, size: 4 })
+        };
+        assert!(with(Arc::new(Float64Array::from(vec![8.0, f64::NAN]))).unwrap(), "integral floats, NaN missing");
+        assert!(with(Arc::new(StringArray::from(vec!["8", "0"]))).unwrap(), "integers as text");
+        for (offset, needle) in [
+            (Arc::new(Float64Array::from(vec![8.5, 0.0])) as ArrayRef, "not an integer"),
+            (Arc::new(Float64Array::from(vec![f64::INFINITY, 0.0])), "not an integer"),
+            (Arc::new(StringArray::from(vec!["eight", "0"])), "offset"),
+            (Arc::new(Int64Array::from(vec![None, Some(0)])), "null offset"),
+            (Arc::new(Float64Array::from(vec![f64::NAN, 0.0])), "null offset"),
+        ] {
+            let err = with(offset).unwrap_err().to_string();
+            assert!(err.contains(needle), "{needle}: {err}");
+        }
+        let numeric_paths = encode(vec![("path", Arc::new(Float64Array::from(vec![f64::NAN, 1.0])) as ArrayRef)]);
+        assert!(Record::decode(numeric_paths).unwrap_err().to_string().contains("not a path"));
+    }
+
+    #[test]
+    fn corrupt_files_are_errors() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/parquet_fastparquet/refs.parq/field/refs.0.parq"
+        ))
+        .unwrap();
+        for broken in [&bytes[..bytes.len() / 2], &b"PAR1 not really"[..], &[]] {
+            assert!(Record::decode(Bytes::copy_from_slice(broken)).is_err());
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Streaming kerchunk JSON: one reference at a time into any `Write`.
+
+use std::io::Write;
+
+use base64::Engine as _;
+
+use super::{JsonVersion, JsonWriteOptions};
+use crate::model::Reference;
+
+/// Where the document goes: the caller's writer, or a zstd frame written to it.
+enum Output<W: Write> {
+    Plain(W),
+    Zstd(zstd::Encoder<'static, W>),
+}
+
+impl<W: Write> Output<W> {
+    /// `out`, compressed as one zstd frame at `level` if a level is given.
+    fn new(out: W, zstd_level: Option<i32>) -> std::io::Result<Self> {
+        Ok(match zstd_level {
+            None => Self::Plain(out),
+            Some(level) => Self::Zstd(zstd::Encoder::new(out, level)?),
+        })
+    }
+
+    /// End the frame, if any, and flush; returns the caller's writer.
+    fn finish(self) -> std::io::Result<W> {
+        let mut out = match self {
+            Self::Plain(out) => out,
+            Self::Zstd(encoder) => encoder.finish()?,
+        };
+        out.flush()?;
+        Ok(out)
+    }
+}
+
+impl<W: Write> Write for Output<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Self::Plain(out) => out.write(buf),
+            Self::Zstd(encoder) => encoder.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Self::Plain(out) => out.flush(),
+            Self::Zstd(encoder) => encoder.flush(),
+        }
+    }
+}
+
+/// Writes a kerchunk JSON document as references arrive:
+/// `{"version":1,"refs":{...}}`, or a flat version 0 object, compact,
+/// optionally as one zstd frame. Memory stays at one reference whatever the
+/// document's length.
+///
+/// ```
+/// use kerchunk::{JsonWriteOptions, JsonWriter, Reference};
+/// let mut writer = JsonWriter::new(Vec::new(), &JsonWriteOptions::default())?;
+/// writer.entry(".zgroup", Reference::Inline(br#"{"zarr_format":2}"#))?;
+/// writer.entry("x/0", Reference::Range { url: Some("s3://bucket/file.nc"), offset: 100, length: 8 })?;
+/// let (written, out) = writer.finish()?;
+/// assert_eq!(written, 2);
+/// assert!(out.starts_with(br#"{"version":1,"refs":{".zgroup""#));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct JsonWriter<W: Write> {
+    out: Output<W>,
+    version: JsonVersion,
+    written: u64,
+}
+
+impl<W: Write> JsonWriter<W> {
+    /// Start a document in `out`, as `options` say (version, compression).
+    ///
+    /// # Errors
+    /// The error of `out`, or of the compressor, if the document's opening cannot be written.
+    pub fn new(out: W, options: &JsonWriteOptions) -> std::io::Result<Self> {
+        let mut out = Output::new(out, options.zstd_level)?;
+        let version = options.version;
+        out.write_all(match version {
+            JsonVersion::V0 => b"{",
+            JsonVersion::V1 => b"{\"version\":1,\"refs\":{",
+        })?;
+        Ok(Self { out, version, written: 0 })
+    }
+
+    /// Append one reference. A `null` URL is written as `null`; inline bytes
+    /// as kerchunk writes them (ASCII text as itself, anything else as `base64:`).
+    ///
+    /// # Errors
+    /// The error of `out`, or of the compressor.
+    pub fn entry(&mut self, key: &str, entry: Reference<'_>) -> std::io::Result<()> {
+        if self.written > 0 {
+            self.out.write_all(b",")?;
+        }
+        self.written += 1;
+        serde_json::to_writer(&mut self.out, key)?;
+        self.out.write_all(b":")?;
+        match entry {
+            Reference::Inline(bytes) => serde_json::to_writer(&mut self.out, &inline_text(bytes))?,
+            Reference::Whole { url } => serde_json::to_writer(&mut self.out, &[url])?,
+            Reference::Range { url, offset, length } => {
+                serde_json::to_writer(&mut self.out, &(url, offset, length))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of references written so far.
+    #[must_use]
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Close the document and its compression, and flush; returns the
+    /// number of references written and `out`.
+    ///
+    /// # Errors
+    /// The error of `out`, or of the compressor.
+    pub fn finish(mut self) -> std::io::Result<(u64, W)> {
+        self.out.write_all(match self.version {
+            JsonVersion::V0 => b"}",
+            JsonVersion::V1 => b"}}",
+        })?;
+        Ok((self.written, self.out.finish()?))
+    }
+}
+
+/// Inline bytes as kerchunk writes them: ASCII text as itself, anything else
+/// (and text that would read as base64) as `base64:...`.
+fn inline_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text.is_ascii() && !text.starts_with("base64:") => text.to_owned(),
+        _ => format!("base64:{}", base64::engine::general_purpose::STANDARD.encode(bytes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_every_kind_of_value() {
+        let mut writer = JsonWriter::new(Vec::new(), &JsonWriteOptions::default()).unwrap();
+        writer.entry(".zgroup", Reference::Inline(br#"{"zarr_format":2}"#)).unwrap();
+        writer.entry("a/0", Reference::Inline(&[0, 255])).unwrap();
+        writer.entry("a/1", Reference::Inline(b"base64:looks encoded")).unwrap();
+        writer.entry("a/2", Reference::Whole { url: Some("x \"y\".nc") }).unwrap();
+        writer.entry("a/3", Reference::Range { url: None, offset: 5, length: 0 }).unwrap();
+        let (n, bytes) = writer.finish().unwrap();
+        assert_eq!(n, 5);
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            doc,
+            serde_json::json!({"version": 1, "refs": {
+                ".zgroup": r#"{"zarr_format":2}"#,
+                "a/0": "base64:AP8=",
+                "a/1": "base64:YmFzZTY0Omxvb2tzIGVuY29kZWQ=",
+                "a/2": ["x \"y\".nc"],
+                "a/3": [null, 5, 0],
+            }})
+        );
+        let v0 = JsonWriteOptions::default().with_version(JsonVersion::V0);
+        let (_, bytes) = JsonWriter::new(Vec::new(), &v0).unwrap().finish().unwrap();
+        assert_eq!(bytes, b"{}");
+    }
+}

@@ -1,0 +1,383 @@
+//! Zarr V2 chunk grids: how many chunks an array has along each dimension,
+//! and where a chunk key sits in C order. Shared by the in-memory reference
+//! table and fsspec's parquet layout; pure, no I/O.
+
+use std::ops::Range;
+
+use serde_json::Value;
+
+/// Why a `.zarray` has no usable chunk grid, or a region does not fit it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GridError {
+    /// The field (`shape` or `chunks`) is not a list.
+    #[error("\"{0}\" must be a list")]
+    NotAList(&'static str),
+    /// The field holds something other than non-negative integers.
+    #[error("\"{0}\" must hold non-negative integers")]
+    NotNonNegative(&'static str),
+    /// `shape` and `chunks` have different numbers of dimensions.
+    #[error("\"shape\" has {shape} dimensions but \"chunks\" {chunks}")]
+    Dimensions {
+        /// Dimensions of `shape`.
+        shape: usize,
+        /// Dimensions of `chunks`.
+        chunks: usize,
+    },
+    /// `dimension_separator` is neither `.` nor `/`; what it is.
+    #[error("\"dimension_separator\" must be \".\" or \"/\", found {0}")]
+    Separator(Value),
+    /// A chunk length of 0 for a dimension of non-zero length.
+    #[error("a chunk length of 0 for a non-empty dimension")]
+    EmptyChunk,
+    /// The grid has more chunks than a `u64` counts.
+    #[error("the chunk grid is too large")]
+    TooLarge,
+    /// A region with another number of dimensions than the array.
+    #[error("the region has {region} dimensions but the array {array}")]
+    RegionDimensions {
+        /// Dimensions of the region.
+        region: usize,
+        /// Dimensions of the array.
+        array: usize,
+    },
+    /// A region that reaches past the end of a dimension.
+    #[error("the region {range:?} reaches past dimension {dimension}, of length {length}")]
+    RegionPastEnd {
+        /// The region's range in that dimension.
+        range: Range<u64>,
+        /// The dimension.
+        dimension: usize,
+        /// Its length.
+        length: u64,
+    },
+}
+
+/// The chunk grid of one array, read from its `.zarray`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkGrid {
+    /// The number of chunks along each dimension (`[]` for a scalar).
+    dims: Vec<u64>,
+    /// The array's shape and its chunks' shape, in elements.
+    shape: Vec<u64>,
+    chunk_shape: Vec<u64>,
+    /// What joins the indices of a chunk key: `.` (`0.1.2`) or `/` (`0/1/2`).
+    separator: char,
+    /// The number of chunks; fits in a `u64` by construction.
+    count: u64,
+}
+
+impl ChunkGrid {
+    /// The grid of a `.zarray` document: `shape`, `chunks` and `dimension_separator`.
+    ///
+    /// # Errors
+    /// [`GridError`] naming the field that is missing or malformed.
+    pub fn from_zarray(zarray: &Value) -> Result<Self, GridError> {
+        let dims = |name: &'static str| -> Result<Vec<u64>, GridError> {
+            zarray
+                .get(name)
+                .and_then(Value::as_array)
+                .ok_or(GridError::NotAList(name))?
+                .iter()
+                .map(|v| v.as_u64().ok_or(GridError::NotNonNegative(name)))
+                .collect()
+        };
+        let (shape, chunks) = (dims("shape")?, dims("chunks")?);
+        if shape.len() != chunks.len() {
+            return Err(GridError::Dimensions { shape: shape.len(), chunks: chunks.len() });
+        }
+        let separator = match zarray.get("dimension_separator") {
+            None | Some(Value::Null) => '.',
+            Some(Value::String(s)) if s == "." => '.',
+            Some(Value::String(s)) if s == "/" => '/',
+            Some(other) => return Err(GridError::Separator(other.clone())),
+        };
+        let dims = shape
+            .iter()
+            .zip(&chunks)
+            .map(|(&s, &c)| match (s, c) {
+                (0, _) => Ok(0),
+                (_, 0) => Err(GridError::EmptyChunk),
+                _ => Ok(s.div_ceil(c)),
+            })
+            .collect::<Result<Vec<u64>, GridError>>()?;
+        let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(GridError::TooLarge)?;
+        Ok(Self { dims, shape, chunk_shape: chunks, separator, count })
+    }
+
+    /// The same grid with chunk keys joined by `.`, whatever the array declares:
+    /// fsspec's parquet layout always splits chunk keys on `.`.
+    #[cfg(feature = "parquet")]
+    #[must_use]
+    pub fn dotted(mut self) -> Self {
+        self.separator = '.';
+        self
+    }
+
+    /// The number of chunks along each dimension.
+    #[must_use]
+    pub fn dims(&self) -> &[u64] {
+        &self.dims
+    }
+
+    /// The total number of chunks.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// What joins the indices of a chunk key.
+    #[must_use]
+    pub fn separator(&self) -> char {
+        self.separator
+    }
+
+    /// The C-order position of the chunk named `chunk` (the part of the key
+    /// after `<array>/`), if it names a chunk inside the grid.
+    ///
+    /// `canonical` requires indices written as Zarr writes them (no sign, no
+    /// leading zero), so that exactly one key names each position. Without it,
+    /// any run of digits is read as Python's `int` would, as fsspec's parquet
+    /// layout does.
+    #[must_use]
+    pub fn position(&self, chunk: &str, canonical: bool) -> Option<u64> {
+        if self.dims.is_empty() {
+            return (chunk == "0").then_some(0);
+        }
+        // One pass over the bytes: at a million keys a document's load time is
+        // counted in instructions per key, and splitting and parsing each part
+        // costs several times this.
+        let separator = if self.separator == '/' { b'/' } else { b'.' };
+        let mut rest = chunk.as_bytes();
+        let mut linear = 0u64;
+        for (dimension, &n) in self.dims.iter().enumerate() {
+            if dimension > 0 {
+                rest = rest.strip_prefix(&[separator])?;
+            }
+            let (mut i, mut digits) = (0u64, 0);
+            for &b in rest {
+                let digit = b.wrapping_sub(b'0');
+                if digit > 9 {
+                    break;
+                }
+                // An index that overflows is past every grid.
+                i = i.checked_mul(10)?.checked_add(u64::from(digit))?;
+                digits += 1;
+            }
+            if digits == 0 || (canonical && digits > 1 && rest[0] == b'0') || i >= n {
+                return None;
+            }
+            linear = linear * n + i;
+            rest = &rest[digits..];
+        }
+        rest.is_empty().then_some(linear)
+    }
+
+    /// The names of the chunks that hold part of `region` (a range of element
+    /// indices along each dimension), in C order.
+    ///
+    /// # Errors
+    /// [`GridError`] if `region` has the wrong number of dimensions or reaches past the array.
+    pub fn chunk_names_in(&self, region: &[Range<u64>]) -> Result<Vec<String>, GridError> {
+        if region.len() != self.shape.len() {
+            return Err(GridError::RegionDimensions { region: region.len(), array: self.shape.len() });
+        }
+        let mut spans = Vec::with_capacity(region.len());
+        for (d, ((range, &length), &chunk)) in region.iter().zip(&self.shape).zip(&self.chunk_shape).enumerate() {
+            if range.end > length {
+                return Err(GridError::RegionPastEnd { range: range.clone(), dimension: d, length });
+            }
+            if range.start >= range.end {
+                return Ok(Vec::new());
+            }
+            spans.push(range.start / chunk..(range.end - 1) / chunk + 1);
+        }
+        // An odometer over the chunk indices, the last dimension fastest.
+        let mut index: Vec<u64> = spans.iter().map(|s| s.start).collect();
+        let mut names = Vec::new();
+        loop {
+            let parts: Vec<String> = index.iter().map(u64::to_string).collect();
+            names.push(if parts.is_empty() { "0".to_owned() } else { parts.join(&self.separator.to_string()) });
+            let Some(d) = (0..index.len()).rev().find(|&d| index[d] + 1 < spans[d].end) else {
+                return Ok(names);
+            };
+            index[d] += 1;
+            for (i, span) in index.iter_mut().zip(&spans).skip(d + 1) {
+                *i = span.start;
+            }
+        }
+    }
+
+    /// The chunk name (`i.j.k`) at C-order `position`, if it lies inside the grid.
+    #[must_use]
+    pub fn chunk_name(&self, position: u64) -> Option<String> {
+        if position >= self.count {
+            return None;
+        }
+        if self.dims.is_empty() {
+            return Some("0".to_owned());
+        }
+        let mut index = vec![0; self.dims.len()];
+        let mut rest = position;
+        for (slot, &n) in index.iter_mut().zip(&self.dims).rev() {
+            *slot = rest % n;
+            rest /= n;
+        }
+        let mut name = String::with_capacity(index.len() * 4);
+        for (d, i) in index.iter().enumerate() {
+            if d > 0 {
+                name.push(self.separator);
+            }
+            name.push_str(&i.to_string());
+        }
+        Some(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn grid(zarray: &Value) -> ChunkGrid {
+        ChunkGrid::from_zarray(zarray).unwrap()
+    }
+
+    /// [`ChunkGrid::position`] as it was first written: split on the
+    /// separator, then check and parse each part.
+    fn position_by_splitting(g: &ChunkGrid, chunk: &str, canonical: bool) -> Option<u64> {
+        if g.dims.is_empty() {
+            return (chunk == "0").then_some(0);
+        }
+        let mut parts = chunk.split(g.separator);
+        let mut linear = 0u64;
+        for &n in &g.dims {
+            let part = parts.next()?;
+            let well_formed = !part.is_empty()
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && !(canonical && part.len() > 1 && part.starts_with('0'));
+            if !well_formed {
+                return None;
+            }
+            let i: u64 = part.parse().ok()?;
+            if i >= n {
+                return None;
+            }
+            linear = linear * n + i;
+        }
+        parts.next().is_none().then_some(linear)
+    }
+
+    #[test]
+    fn position_agrees_with_splitting_on_the_separator() {
+        let grids = [
+            grid(&json!({"shape": [5, 6], "chunks": [2, 4]})),
+            grid(&json!({"shape": [5, 6], "chunks": [2, 4], "dimension_separator": "/"})),
+            grid(&json!({"shape": [100], "chunks": [1]})),
+            grid(&json!({"shape": [], "chunks": []})),
+            grid(&json!({"shape": [u64::MAX, 1, 1], "chunks": [1, 1, 1]})),
+        ];
+        let names = [
+            "",
+            "0",
+            "1",
+            "00",
+            "01",
+            "0.0",
+            "2.1",
+            "3.0",
+            "0.2",
+            "0/0",
+            "2/1",
+            "1.1.",
+            ".1.1",
+            "1..1",
+            "1.1.1",
+            "1/1/",
+            "+1.1",
+            "-0.1",
+            "1 .1",
+            "1.1 ",
+            "a.1",
+            "1.a",
+            "٣.1",
+            "99",
+            "100",
+            "18446744073709551614.2.0",
+            "18446744073709551614.0.0",
+            "18446744073709551615.0.0",
+            "18446744073709551616.0.0",
+            "99999999999999999999999.0.0",
+            "0007.0.0",
+        ];
+        for g in &grids {
+            for name in names {
+                for canonical in [true, false] {
+                    assert_eq!(
+                        g.position(name, canonical),
+                        position_by_splitting(g, name, canonical),
+                        "{name} in {g:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn positions_and_names_invert() {
+        let g = grid(&json!({"shape": [5, 6], "chunks": [2, 4]}));
+        assert_eq!((g.dims(), g.count(), g.separator()), (&[3, 2][..], 6, '.'));
+        for position in 0..6 {
+            let name = g.chunk_name(position).unwrap();
+            assert_eq!(g.position(&name, true), Some(position), "{name}");
+        }
+        assert_eq!(g.chunk_name(6), None);
+        let nested = grid(&json!({"shape": [5, 6], "chunks": [2, 4], "dimension_separator": "/"}));
+        assert_eq!(nested.chunk_name(3).as_deref(), Some("1/1"));
+        assert_eq!(nested.position("1/1", true), Some(3));
+        assert_eq!(nested.position("1.1", true), None);
+        let scalar = grid(&json!({"shape": [], "chunks": []}));
+        assert_eq!((scalar.count(), scalar.chunk_name(0).as_deref()), (1, Some("0")));
+        assert_eq!(scalar.position("0", true), Some(0));
+    }
+
+    #[test]
+    #[expect(clippy::single_range_in_vec_init, reason = "a one-dimensional region")]
+    fn chunks_of_a_region() {
+        let g = grid(&json!({"shape": [5, 6], "chunks": [2, 4], "dimension_separator": "/"}));
+        assert_eq!(g.chunk_names_in(&[1..4, 3..5]).unwrap(), ["0/0", "0/1", "1/0", "1/1"]);
+        assert_eq!(g.chunk_names_in(&[4..5, 0..6]).unwrap(), ["2/0", "2/1"]);
+        assert_eq!(g.chunk_names_in(&[2..2, 0..6]).unwrap(), Vec::<String>::new());
+        assert!(g.chunk_names_in(&[0..6, 0..1]).unwrap_err().to_string().contains("dimension 0, of length 5"));
+        assert!(g.chunk_names_in(&[0..1]).unwrap_err().to_string().contains("1 dimensions but the array 2"));
+        let scalar = grid(&json!({"shape": [], "chunks": []}));
+        assert_eq!(scalar.chunk_names_in(&[]).unwrap(), ["0"]);
+    }
+
+    #[test]
+    fn canonical_names_only_when_asked() {
+        let g = grid(&json!({"shape": [20], "chunks": [1]}));
+        assert_eq!(g.position("07", false), Some(7));
+        assert_eq!(g.position("07", true), None);
+        assert_eq!(g.position("0", true), Some(0));
+        for outside in ["20", "-1", "+1", "x", "", "1.0", "1."] {
+            assert_eq!(g.position(outside, false), None, "{outside}");
+        }
+    }
+
+    #[test]
+    fn bad_grids() {
+        for (zarray, needle) in [
+            (json!({"shape": [3], "chunks": [0]}), "chunk length"),
+            (json!({"shape": [3, 3], "chunks": [1]}), "dimensions"),
+            (json!({"chunks": [1]}), "\"shape\""),
+            (json!({"shape": [3], "chunks": [1], "dimension_separator": "-"}), "dimension_separator"),
+            (json!({"shape": [u64::MAX, u64::MAX], "chunks": [1, 1]}), "too large"),
+        ] {
+            let err = ChunkGrid::from_zarray(&zarray).unwrap_err().to_string();
+            assert!(err.contains(needle), "{zarray}: {err}");
+        }
+        let empty = grid(&json!({"shape": [0, 9], "chunks": [0, 9]}));
+        assert_eq!(empty.count(), 0);
+    }
+}

@@ -1,0 +1,110 @@
+//! `info`: the groups and arrays of a reference set, from their metadata.
+
+use serde_json::{Map, Value, json};
+use zarrs_kerchunk::ReferenceStore;
+use zarrs_storage::ListableStorageTraits;
+
+use crate::array::read_json;
+use crate::outcome::{Outcome, Result};
+
+/// A group or an array, as its metadata describes it.
+struct Node {
+    path: String,
+    /// The `.zarray`, or `None` for a group.
+    array: Option<Value>,
+    attributes: Map<String, Value>,
+}
+
+pub(crate) fn run(store: &ReferenceStore, json: bool) -> Result {
+    let nodes = nodes(store)?;
+    if json {
+        let nodes: Vec<Value> = nodes
+            .iter()
+            .map(|node| {
+                let mut out =
+                    json!({ "path": node.path, "kind": if node.array.is_some() { "array" } else { "group" } });
+                if let Some(array) = &node.array {
+                    for field in ["shape", "chunks", "dtype", "compressor", "filters", "fill_value", "order"] {
+                        out[field] = array.get(field).cloned().unwrap_or(Value::Null);
+                    }
+                }
+                out["attributes"] = Value::Object(node.attributes.clone());
+                out
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json!({ "nodes": nodes }))?);
+        return Ok(Outcome::Done);
+    }
+    for node in &nodes {
+        match &node.array {
+            None => println!("{} (group)", node.path),
+            Some(array) => {
+                let field = |name: &str| array.get(name).map_or_else(|| "?".to_owned(), compact);
+                println!(
+                    "{}  {} {} chunks {} compressor {} filters {} fill {}",
+                    node.path,
+                    array.get("dtype").and_then(Value::as_str).unwrap_or("?"),
+                    field("shape"),
+                    field("chunks"),
+                    codec_names(array.get("compressor")),
+                    codec_names(array.get("filters")),
+                    field("fill_value"),
+                );
+            }
+        }
+        for (name, value) in &node.attributes {
+            println!("    {name} = {}", compact(value));
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+/// Every group and array, by path, read through the store (metadata as zarrs sees it).
+fn nodes(store: &ReferenceStore) -> Result<Vec<Node>> {
+    let mut nodes = Vec::new();
+    for key in store.list()? {
+        let key = key.as_str();
+        let (folder, kind) = key.rsplit_once('/').unwrap_or(("", key));
+        if kind != ".zarray" && kind != ".zgroup" {
+            continue;
+        }
+        let attributes = match read_json(store, &join(folder, ".zattrs"))? {
+            Some(Value::Object(attributes)) => attributes,
+            _ => Map::new(),
+        };
+        let array = if kind == ".zarray" { read_json(store, key)? } else { None };
+        nodes.push(Node { path: format!("/{folder}"), array, attributes });
+    }
+    nodes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(nodes)
+}
+
+fn join(folder: &str, name: &str) -> String {
+    if folder.is_empty() { name.to_owned() } else { format!("{folder}/{name}") }
+}
+
+/// A codec (`{"id": "zlib", "level": 4}`) or a list of them, as `zlib(level=4)`.
+fn codec_names(codecs: Option<&Value>) -> String {
+    let one = |codec: &Value| {
+        let id = codec.get("id").and_then(Value::as_str).unwrap_or("?");
+        let parameters: Vec<String> = codec
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| *name != "id")
+            .map(|(name, value)| format!("{name}={}", compact(value)))
+            .collect();
+        format!("{id}({})", parameters.join(", "))
+    };
+    match codecs {
+        None | Some(Value::Null) => "none".to_owned(),
+        Some(Value::Array(list)) if list.is_empty() => "none".to_owned(),
+        Some(Value::Array(list)) => list.iter().map(one).collect::<Vec<_>>().join(" "),
+        Some(codec) => one(codec),
+    }
+}
+
+fn compact(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 120 { format!("{}...", &text[..text.floor_char_boundary(117)]) } else { text }
+}

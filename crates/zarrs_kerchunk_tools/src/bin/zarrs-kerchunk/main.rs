@@ -1,0 +1,136 @@
+//! `zarrs-kerchunk`: inspect, audit, pin, print and convert kerchunk
+//! reference sets from the command line, over the `zarrs_kerchunk` library.
+//!
+//! Exit codes: 0 on success, 1 when an audit or a pin found a problem with a
+//! target, 2 on any error (one line on stderr naming what failed and why).
+
+mod array;
+mod audit;
+mod cat;
+mod convert;
+mod info;
+mod options;
+mod outcome;
+mod pin;
+mod plot;
+mod stats;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use options::Opening;
+use outcome::{Outcome, Result};
+
+#[derive(Parser)]
+#[command(name = "zarrs-kerchunk", version, about = "Inspect, audit, pin, print and convert kerchunk reference sets")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The hierarchy: groups and arrays with shapes, dtypes, chunks, codecs and attributes.
+    Info {
+        #[command(flatten)]
+        open: Opening,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// References per array (by kind, chunks missing, bytes) and per target.
+    Stats {
+        #[command(flatten)]
+        open: Opening,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+        /// List every target with its references and bytes.
+        #[arg(long)]
+        targets: bool,
+    },
+    /// The values of an array, or of a slice of it, as text or as a .npy file.
+    Cat {
+        #[command(flatten)]
+        open: Opening,
+        /// The array's path, such as `temp` or `/group/temp`.
+        array: String,
+        /// One entry per dimension, as Python slices: `0`, `2:5`, `:`, `-1`; omitted dimensions are whole.
+        slice: Option<String>,
+        /// Write the values to this .npy file instead of printing them.
+        #[arg(long, value_name = "FILE")]
+        npy: Option<std::path::PathBuf>,
+    },
+    /// A 2-D slice of an array as a PNG: colour bar, axes from coordinate arrays, fill value transparent.
+    Plot {
+        #[command(flatten)]
+        open: Opening,
+        /// The array's path, such as `temp` or `/group/temp`.
+        array: String,
+        /// As for `cat`; it must leave 2 dimensions longer than 1 (default: index 0 of all but the last two).
+        slice: Option<String>,
+        /// The PNG file to write.
+        #[arg(long, short, value_name = "FILE")]
+        output: std::path::PathBuf,
+    },
+    /// Check every target with one metadata request: missing, short, unreachable or (with --pins) changed.
+    Audit {
+        #[command(flatten)]
+        open: Opening,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+        /// Metadata requests at once.
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+    },
+    /// Record each target's size, ETag and last-modified time in a pin file next to the references.
+    Pin {
+        #[command(flatten)]
+        open: Opening,
+        /// Where to write the pins (default: `<refs>.pins.json`, for local references).
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Convert between kerchunk JSON (v0, v1, plain or zstd) and fsspec's parquet layout.
+    Convert(convert::Convert),
+}
+
+fn main() -> ExitCode {
+    // A bug must not reach the user as a backtrace: one line, and the exit code of an error.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(ToString::to_string)
+            .or_else(|| info.payload().downcast_ref::<String>().cloned());
+        let location = info.location().map(ToString::to_string).unwrap_or_default();
+        eprintln!("zarrs-kerchunk: internal error (please report it): {} at {location}", message.unwrap_or_default());
+    }));
+    let cli = Cli::parse();
+    // cat, stats and plot decode chunks; the sized codec inflates each zlib chunk in one call and
+    // stops a stream that would inflate past its chunk. It stays registered for the process.
+    let _zlib = zarrs_zlib_sized::register_zlib_codec();
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
+        Ok(Ok(Outcome::Problems)) => ExitCode::from(1),
+        Ok(Err(error)) => {
+            eprintln!("zarrs-kerchunk: error: {}", kerchunk::error_chain(error.as_ref()).replace('\n', " "));
+            ExitCode::from(2)
+        }
+        Err(_) => ExitCode::from(2),
+    }
+}
+
+fn run(cli: Cli) -> Result {
+    match cli.command {
+        Command::Info { open, json } => info::run(&open.open()?, json),
+        Command::Stats { open, json, targets } => stats::run(&open.open()?, json, targets),
+        Command::Cat { open, array, slice, npy } => cat::run(&open.open()?, &array, slice.as_deref(), npy.as_deref()),
+        Command::Plot { open, array, slice, output } => plot::run(&open.open()?, &array, slice.as_deref(), &output),
+        Command::Audit { open, json, concurrency } => audit::run(&open.open()?, json, concurrency),
+        Command::Pin { open, output } => pin::run(&open, output),
+        Command::Convert(convert) => convert.run(),
+    }
+}

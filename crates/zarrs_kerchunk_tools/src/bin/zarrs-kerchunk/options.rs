@@ -1,0 +1,109 @@
+//! The options every command takes to open references: the builder's, as flags.
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use zarrs_kerchunk::{Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
+
+/// Where the references are, and how to open them.
+#[derive(Args)]
+pub(crate) struct Opening {
+    /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a URL.
+    pub(crate) refs: String,
+    /// Read public data without credentials.
+    #[arg(long)]
+    anonymous: bool,
+    /// An object store configuration key, such as `aws_region=us-west-2` (repeatable).
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = pair)]
+    options: Vec<(String, String)>,
+    /// The target of references whose URL is null.
+    #[arg(long, value_name = "URL")]
+    target: Option<String>,
+    /// Replace a version 1 template, such as `root=s3://bucket/data` (repeatable).
+    #[arg(long = "template", value_name = "NAME=VALUE", value_parser = pair)]
+    templates: Vec<(String, String)>,
+    /// Read targets under FROM from TO instead, such as `s3://old/=/data/copy/` (repeatable).
+    #[arg(long = "rewrite", value_name = "FROM=TO", value_parser = pair)]
+    rewrites: Vec<(String, String)>,
+    /// Read only targets under this folder URL (repeatable).
+    #[arg(long = "allow-prefix", value_name = "URL")]
+    allowed_prefixes: Vec<String>,
+    /// Let remote references point at local files.
+    #[arg(long)]
+    allow_local: bool,
+    /// Check every read (and the audit) against the pins in FILE, written by `pin`.
+    #[arg(long, value_name = "FILE")]
+    pins: Option<std::path::PathBuf>,
+    /// Read targets under this folder URL without checking their pins (repeatable).
+    #[arg(long = "relax-pins", value_name = "URL", requires = "pins")]
+    relaxed: Vec<String>,
+}
+
+impl Opening {
+    /// The builder these options describe.
+    pub(crate) fn builder(&self) -> Result<ReferenceStoreBuilder, Box<dyn std::error::Error>> {
+        let mut builder = ReferenceStoreBuilder::new().allow_local_files_from_remote_references(self.allow_local);
+        if self.anonymous {
+            builder = builder.with_anonymous();
+        }
+        for (key, value) in &self.options {
+            builder = builder.with_option(key, value);
+        }
+        if let Some(target) = &self.target {
+            builder = builder.with_target(target);
+        }
+        for (name, value) in &self.templates {
+            builder = builder.with_template_override(name, value);
+        }
+        for (from, to) in &self.rewrites {
+            builder = builder.with_url_rewrite(from, to);
+        }
+        if !self.allowed_prefixes.is_empty() {
+            builder = builder.with_allowed_prefixes(&self.allowed_prefixes);
+        }
+        if let Some(file) = &self.pins {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| format!("cannot read pins {}: {e}", file.display()))?;
+            let mut pins = Pins::from_json(&text).map_err(|e| format!("pins {}: {e}", file.display()))?;
+            for prefix in &self.relaxed {
+                pins.relax_under(prefix)?;
+            }
+            builder = builder.with_pins(pins);
+        }
+        Ok(builder)
+    }
+
+    /// The registry that makes object stores for URLs with these options,
+    /// as the builder's does: for outputs (`convert`).
+    pub(crate) fn registry(&self) -> StoreRegistry {
+        let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
+        self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value))
+    }
+
+    /// The store over the references.
+    pub(crate) fn open(&self) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
+        Ok(self.builder()?.open(&self.refs)?)
+    }
+}
+
+/// A flag's value that is not `NAME=VALUE`.
+#[derive(Debug, thiserror::Error)]
+#[error("expected NAME=VALUE, found {0:?}")]
+struct NotAPair(String);
+
+/// `name=value`, split at the first `=`.
+fn pair(text: &str) -> Result<(String, String), NotAPair> {
+    text.split_once('=')
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .ok_or_else(|| NotAPair(text.to_owned()))
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub(crate) fn progress_bar(message: &'static str) -> ProgressBar {
+    let bar = ProgressBar::new(0).with_message(message);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    bar
+}

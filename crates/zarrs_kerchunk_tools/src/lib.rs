@@ -1,0 +1,31 @@
+//! Tools over [`zarrs_kerchunk`] stores: what a reference set points at,
+//! without reading its chunks ([`inspect`]: statistics, audits of its
+//! targets, pins), and the `zarrs-kerchunk` command line (feature `cli`, on
+//! by default: `cargo install zarrs_kerchunk_tools`).
+//!
+//! ```
+//! use zarrs_kerchunk::ReferenceStore;
+//! use zarrs_kerchunk_tools::inspect::{AuditOptions, audit, stats};
+//!
+//! # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/nc4_deflate_shuffle/refs.json");
+//! let store = ReferenceStore::open(location)?;
+//! let stats = stats(&store)?;
+//! assert_eq!(stats.arrays.iter().find(|a| a.path == "temp").unwrap().missing_chunks, Some(0));
+//! let audit = audit(&store, &AuditOptions::default())?;
+//! assert!(audit.is_ok(), "{audit}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `cli` | yes | the `zarrs-kerchunk` binary (`info`, `stats`, `cat`, `plot`, `audit`, `pin`, `convert`), with every store and the parquet layout, and `zarrs_zlib_sized` with libdeflate to decode |
+//!
+//! # Compatibility
+//!
+//! | `zarrs_kerchunk_tools` | `zarrs_kerchunk` | `kerchunk` | `zarrs` |
+//! |---|---|---|---|
+//! | 0.1 | 0.1 | 0.1 | 0.23 |
+
+pub mod inspect;

@@ -1,0 +1,318 @@
+//! The `zarrs-kerchunk` command line, run as a user runs it: output, files
+//! and exit codes on the conformance cases, a local HTTP server and targets
+//! changed on disk.
+#![cfg(feature = "cli")]
+
+#[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use common::{Case, copy_case, copy_case_with_a_missing_and_a_short_target, read_npy, server};
+
+fn cli() -> Command {
+    Command::cargo_bin("zarrs-kerchunk").unwrap()
+}
+
+/// Run the command line; return its exit code, stdout and stderr.
+fn run(args: &[&str]) -> (i32, String, String) {
+    let output = cli().args(args).output().unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+/// A reference file of `case`: JSON if it has one.
+fn any_refs(case: &Case) -> PathBuf {
+    case.dir.join(case.references(true).into_iter().chain(case.references(false)).next().unwrap())
+}
+
+fn case(name: &str) -> Case {
+    Case::all().into_iter().find(|c| c.name == name).unwrap()
+}
+
+/// The elements of a `.npy` file in native byte order, with their size.
+fn native_values(path: &Path) -> (Vec<u64>, usize, Vec<u8>) {
+    let npy = read_npy(path);
+    let size: usize = npy.descr[2..].parse().unwrap();
+    let mut data = npy.data;
+    if npy.descr.starts_with('>') && size > 1 {
+        data.chunks_mut(size).for_each(<[u8]>::reverse);
+    }
+    (npy.shape, size, data)
+}
+
+/// An error is one line on stderr, with exit code 2, and never a panic or backtrace.
+fn assert_one_line_error(code: i32, stderr: &str) {
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("zarrs-kerchunk: error: "), "{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+}
+
+/// The chunk shape zarrs opens for a manifest entry: the document's, except
+/// that an empty dimension's chunk length of 0 (kerchunk's HDF4 scanner) is
+/// opened as 1, as `src/zarr/metadata.rs`'s table of rewrites says.
+fn opened_chunks(entry: &serde_json::Value) -> serde_json::Value {
+    let shape = entry["shape"].as_array().unwrap();
+    let chunks = entry["chunks"].as_array().unwrap();
+    shape.iter().zip(chunks).map(|(s, c)| if s == 0 && c == 0 { serde_json::json!(1) } else { c.clone() }).collect()
+}
+
+#[test]
+fn info_shows_every_array_of_every_case() {
+    for case in Case::all() {
+        let refs = any_refs(&case);
+        let (code, stdout, stderr) = run(&["info", refs.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{}: {stderr}", case.name);
+        let info: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        for entry in case.arrays() {
+            let path = format!("/{}", entry["path"].as_str().unwrap());
+            let node = info["nodes"].as_array().unwrap().iter().find(|n| n["path"] == path.as_str());
+            let node = node.unwrap_or_else(|| panic!("{}: {path} not in {stdout}", case.name));
+            assert_eq!(node["kind"], "array");
+            assert_eq!(node["shape"], entry["shape"], "{}: {path}", case.name);
+            assert_eq!(node["chunks"], opened_chunks(entry), "{}: {path}", case.name);
+            assert_eq!(node["attributes"], entry["attrs"], "{}: {path}", case.name);
+        }
+        let (code, text, _) = run(&["info", refs.to_str().unwrap()]);
+        assert_eq!(code, 0);
+        assert!(case.arrays().iter().all(|e| text.contains(&format!("/{} ", e["path"].as_str().unwrap()))), "{text}");
+    }
+}
+
+#[test]
+fn stats_count_what_the_manifests_say() {
+    let case = case("nc4_fill_missing");
+    let refs = case.dir.join("refs.json");
+    let (code, stdout, stderr) = run(&["stats", refs.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for entry in case.arrays() {
+        let array = stats["arrays"].as_array().unwrap().iter().find(|a| a["path"] == entry["path"]).unwrap();
+        assert_eq!(array["missing_chunks"], entry["n_missing_chunks"], "{array}");
+        assert_eq!(array["grid_chunks"], entry["n_chunks_grid"], "{array}");
+    }
+    let (code, table, _) = run(&["stats", refs.to_str().unwrap(), "--targets"]);
+    assert_eq!(code, 0);
+    assert!(table.contains("sparse") && table.contains("data.nc") && table.contains("references"), "{table}");
+}
+
+#[test]
+fn cat_writes_exactly_the_expected_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for case in Case::all() {
+        for entry in case.arrays() {
+            let descr = entry["expected_npy_dtype"].as_str().unwrap_or("");
+            if entry["support"] != "required" || !matches!(descr.get(1..2), Some("i" | "u" | "f" | "b")) {
+                continue;
+            }
+            let path = entry["path"].as_str().unwrap();
+            let out = dir.path().join(format!("{}-{}.npy", case.name, path.replace('/', "_")));
+            let refs = any_refs(&case);
+            let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), path, "--npy", out.to_str().unwrap()]);
+            assert_eq!(code, 0, "{}: {path}: {stderr}", case.name);
+            let expected = case.dir.join(entry["expected"].as_str().unwrap());
+            assert_eq!(native_values(&out), native_values(&expected), "{}: {path}", case.name);
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}
+
+#[test]
+fn cat_prints_a_slice_as_text() {
+    let case = case("nc4_deflate_shuffle");
+    let refs = case.dir.join("refs.json");
+    let (code, stdout, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "1,2:4,-2:"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, size, data) = native_values(&case.dir.join("expected/temp.npy"));
+    assert_eq!(size, 4);
+    let value =
+        |t: usize, y: usize, x: usize| f32::from_ne_bytes(data[((t * 7 + y) * 9 + x) * 4..][..4].try_into().unwrap());
+    let expected = format!(
+        "# shape [1, 2, 2], dtype <f4\n[0, 0]: {} {}\n[0, 1]: {} {}\n",
+        value(1, 2, 7),
+        value(1, 2, 8),
+        value(1, 3, 7),
+        value(1, 3, 8)
+    );
+    assert_eq!(stdout, expected);
+    let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "9"]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("outside dimension 0"), "{stderr}");
+}
+
+#[test]
+fn audit_over_http_exits_non_zero_naming_the_missing_and_the_short_target() {
+    let (_dir, root) = copy_case_with_a_missing_and_a_short_target();
+    let refs = format!("{}/refs.json", server::serve_dir(root));
+    let (code, stdout, stderr) = run(&["audit", &refs]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("missing: http://") && stdout.contains("/day2.nc"), "{stdout}");
+    assert!(stdout.contains("short: http://") && stdout.contains("/day3.nc has 64 bytes"), "{stdout}");
+    assert!(stdout.ends_with("4 targets: 2 ok, 1 missing, 1 short\n"), "{stdout}");
+    let (code, json, _) = run(&["audit", &refs, "--json"]);
+    assert_eq!(code, 1);
+    let audit: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let statuses: Vec<&str> =
+        audit["targets"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["missing", "short", "ok", "ok"]);
+    let (code, stdout, _) = run(&["audit", case("mzz_time_concat").dir.join("refs.json").to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (0, "4 targets: 4 ok\n"));
+}
+
+#[test]
+fn pin_then_a_rewrite_in_place_fails_the_read_naming_what_changed() {
+    let (_dir, root) = copy_case("nc4_deflate_shuffle");
+    let refs = root.join("refs.json");
+    let refs = refs.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["pin", refs]);
+    assert_eq!(code, 0, "{stderr}");
+    let pins = format!("{refs}.pins.json");
+    assert_eq!(stdout, format!("pinned 1 of 1 targets in {pins}\n"));
+    assert!(Path::new(&pins).exists());
+    let (code, _, stderr) = run(&["cat", refs, "temp", "0,0,0", "--pins", &pins]);
+    assert_eq!(code, 0, "{stderr}");
+
+    let data = root.join("data.nc");
+    let mut bytes = std::fs::read(&data).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&data, bytes).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options().write(true).open(&data).unwrap().set_modified(later).unwrap();
+
+    let (code, _, stderr) = run(&["cat", refs, "temp", "--pins", &pins]);
+    assert_one_line_error(code, &stderr);
+    for part in
+        ["cannot read key", "temp/", "data.nc", "changed since it was pinned", "pinned ", "found ", "last modified"]
+    {
+        assert!(stderr.contains(part), "{part:?} not in {stderr}");
+    }
+    let (code, stdout, _) = run(&["audit", refs, "--pins", &pins]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("changed: file://") && stdout.contains("1 changed"), "{stdout}");
+    // Relaxed, the folder's targets are read unchecked.
+    let folder = url::Url::from_directory_path(&root).unwrap();
+    let (code, _, stderr) = run(&["audit", refs, "--pins", &pins, "--relax-pins", folder.as_str()]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn rewriting_onto_a_copied_folder_reads_exactly() {
+    let (dir, root) = copy_case("mzz_time_concat");
+    let moved = dir.path().join("moved");
+    std::fs::rename(&root, &moved).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    std::fs::rename(moved.join("refs.json"), root.join("refs.json")).unwrap();
+    let refs = root.join("refs.json");
+    let out = dir.path().join("t.npy");
+    let args = |extra: &[&str]| {
+        let mut args = vec!["cat", refs.to_str().unwrap(), "tas", "--npy", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.into_iter().map(ToOwned::to_owned).collect::<Vec<_>>()
+    };
+    let plain: Vec<String> = args(&[]);
+    let (code, _, stderr) = run(&plain.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("day1.nc") && stderr.contains("not found"), "{stderr}");
+    let rewrite = format!("{}/={}/", root.display(), moved.display());
+    let moved_args: Vec<String> = args(&["--rewrite", &rewrite]);
+    let (code, _, stderr) = run(&moved_args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{stderr}");
+    let expected = case("mzz_time_concat").dir.join("expected/tas.npy");
+    assert_eq!(native_values(&out), native_values(&expected));
+}
+
+#[test]
+fn convert_round_trips_through_parquet() {
+    // Written beside the original, so that relative target URLs still name the case's data.
+    let (_dir, root) = copy_case("nc4_fill_missing");
+    let refs = root.join("refs.json");
+    let parquet = root.join("written.parq");
+    let back = root.join("back.json");
+    let (code, _, stderr) = run(&["convert", refs.to_str().unwrap(), parquet.to_str().unwrap(), "--record-size", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("references written to"), "{stderr}");
+    let (code, _, stderr) = run(&["convert", parquet.to_str().unwrap(), back.to_str().unwrap(), "--v0"]);
+    assert_eq!(code, 0, "{stderr}");
+    let stats = |refs: &Path| run(&["stats", refs.to_str().unwrap(), "--json"]).1;
+    let arrays = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap()["arrays"].clone();
+    assert_eq!(arrays(stats(&back)), arrays(stats(&refs)));
+}
+
+#[test]
+fn errors_are_one_line_and_exit_2() {
+    let (code, _, stderr) = run(&["stats", "/no/such/refs.json"]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("/no/such/refs.json") && stderr.contains("not found"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"version\": 1, \"refs\": {\"a/.zarray\": 5").unwrap();
+    let (code, _, stderr) = run(&["info", bad.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    let (code, _, stderr) = run(&["cat", case("hdf5_contiguous").dir.join("refs.json").to_str().unwrap(), "nope"]);
+    assert_one_line_error(code, &stderr);
+    let (code, _, stderr) = run(&["stats", "x.json", "--option", "novalue"]);
+    assert_eq!(code, 2, "clap's usage errors exit 2 too: {stderr}");
+}
+
+/// The pixels of a PNG: (width, height, transparent pixels, distinct opaque colours).
+fn pixel_statistics(png: &Path) -> (u32, u32, usize, usize) {
+    let image = image::open(png).unwrap().to_rgba8();
+    let transparent = image.pixels().filter(|p| p.0[3] == 0).count();
+    let colours: std::collections::HashSet<[u8; 4]> = image.pixels().filter(|p| p.0[3] == 255).map(|p| p.0).collect();
+    (image.width(), image.height(), transparent, colours.len())
+}
+
+#[test]
+fn plot_draws_a_slice_with_fill_values_transparent() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zarrs_kerchunk/examples/data/sample.json");
+    let air = dir.path().join("air.png");
+    let (code, stdout, stderr) = run(&["plot", sample.to_str().unwrap(), "air", "2,:,:", "-o", air.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("24x18 cells"), "{stdout}");
+    let (width, height, transparent, colours) = pixel_statistics(&air);
+    assert_eq!((width, height, transparent), (900, 600, 0), "no fill value in this slice");
+    assert!(colours > 100, "a colour per value, a colour bar and text: {colours}");
+
+    // 400 of the 600 cells of `sparse` are in chunks with no reference: the fill value.
+    let case = case("nc4_fill_missing");
+    let sparse = dir.path().join("sparse.png");
+    let refs = case.dir.join("refs.json");
+    let (code, _, stderr) = run(&["plot", refs.to_str().unwrap(), "sparse", "-o", sparse.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, _, transparent, colours) = pixel_statistics(&sparse);
+    let entry = case.arrays().iter().find(|e| e["path"] == "sparse").unwrap();
+    let (_, size, data) = native_values(&case.dir.join(entry["expected"].as_str().unwrap()));
+    let fill = entry["fill_value"].as_f64().unwrap();
+    #[expect(clippy::cast_possible_truncation, reason = "a float32 array holds its fill value as float32")]
+    let fill = if size == 4 { f64::from(fill as f32) } else { fill };
+    let values: Vec<f64> = data
+        .chunks(size)
+        .map(|v| match size {
+            4 => f64::from(f32::from_ne_bytes(v.try_into().unwrap())),
+            _ => f64::from_ne_bytes(v.try_into().unwrap()),
+        })
+        .collect();
+    let fills = values.iter().filter(|v| v.to_bits() == fill.to_bits() || v.is_nan()).count();
+    assert!(fills > 0 && fills < values.len(), "{fills}");
+    // The plot area is about 64% of the image; the fill cells' share of it is transparent.
+    #[expect(clippy::cast_precision_loss, reason = "pixel and cell counts are small")]
+    let share = transparent as f64 / (900.0 * 600.0) / (fills as f64 / values.len() as f64);
+    assert!((0.5..0.8).contains(&share), "transparent pixels {transparent}, fill cells {fills}: {share}");
+    assert!(colours > 50, "{colours}");
+
+    // NaN as the fill value of a float32 array is transparent too.
+    let nanfill = dir.path().join("nanfill.png");
+    let (code, _, stderr) = run(&["plot", refs.to_str().unwrap(), "nanfill", "-o", nanfill.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(pixel_statistics(&nanfill).2 > 0);
+
+    let (code, _, stderr) = run(&["plot", sample.to_str().unwrap(), "lat", "-o", air.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("plot draws 2"), "{stderr}");
+}

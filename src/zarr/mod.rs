@@ -1,7 +1,0 @@
-//! What this crate knows of Zarr version 2 metadata, with no I/O: chunk grids
-//! and chunk keys, JSON as Python writes it, and the rewrites that let zarrs
-//! open kerchunk's metadata. The lowest layer: it imports nothing of the crate.
-
-pub(crate) mod grid;
-pub(crate) mod lenient;
-pub(crate) mod metadata;
