@@ -228,7 +228,7 @@ impl ReferenceStoreBuilder {
     }
 
     /// Check every read of a pinned target against its pin (see
-    /// [`inspect::pin`](crate::inspect::pin)): a target whose ETag, or
+    /// `zarrs_kerchunk_tools::inspect::pin`): a target whose ETag, or
     /// last-modified time where it has no ETag, or size differs from the pin
     /// is [`ReadError::Stale`], an error naming the key, the URL, the pinned
     /// and the found values, never other bytes. Object stores are asked with

@@ -33,7 +33,7 @@ pub(crate) struct UrlId(u32);
 /// What one key of a reference set holds, borrowed from the set.
 ///
 /// A `url` of `None` is a `null` URL in the document: the store's default
-/// target ([`ReferenceStoreBuilder::with_target`](crate::ReferenceStoreBuilder::with_target)).
+/// target (`zarrs_kerchunk::ReferenceStoreBuilder::with_target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reference<'a> {
     /// The value itself (inline text, decoded base64, or a JSON object as JSON text).

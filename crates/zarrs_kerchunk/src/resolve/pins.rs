@@ -77,7 +77,7 @@ impl fmt::Display for Pin {
 /// unpinned.
 ///
 /// Written as a JSON sidecar next to the references by
-/// [`pin`](crate::inspect::pin) or `zarrs-kerchunk pin`, and given to
+/// `zarrs_kerchunk_tools::inspect::pin` or `zarrs-kerchunk pin`, and given to
 /// [`ReferenceStoreBuilder::with_pins`](crate::ReferenceStoreBuilder::with_pins).
 ///
 /// ```

@@ -107,7 +107,7 @@ impl ReferenceSet {
     /// ```
     ///
     /// # Errors
-    /// As [`from_json`](Self::from_json), and [`ParseError::Read`] if
+    /// As [`from_json`](Self::from_json), and [`ParseError::Io`] if
     /// `reader` fails. Unlike [`from_json`](Self::from_json), bare `NaN` and
     /// `Infinity` tokens outside strings are a JSON error, reported with a byte
     /// offset rather than a line and column.
