@@ -343,31 +343,31 @@ impl ReferenceStoreBuilder {
     async fn open_core(&self, text: &str) -> Result<Core, OpenError> {
         let (location, resolver) = self.prepare(text)?;
         #[cfg(feature = "parquet")]
-        if let Some(root) = parquet_root(&location) {
+        if let Some(root) = parquet_root(&location).await {
             return self.open_parquet(root, resolver).await;
         }
         let source = resolver.source(&location, &location).map_err(|source| resolve_error(&location, source))?;
-        if let Source::Local { path, .. } = &source {
-            // A local file is streamed a block at a time and never held whole. What the stream
-            // does not take (bare NaN tokens; a syntax error, to report with its line) is read
-            // whole below.
+        if let Source::Local { path, .. } = &source
+            && let Some(file) = fetch::open_local(path.clone()).await.map_err(|source| read_error(&location, source))?
+        {
+            // A local file is read once, a block at a time, and never held whole; parsing is
+            // CPU work, done on the blocking pool. Only text that is not JSON is read again,
+            // whole, below, to report its line and column.
             let (options, name) = (self.parse.clone(), location.to_string());
-            let streamed =
-                fetch::with_local_file(path.clone(), move |file| ReferenceSet::from_json_reader(file, &options, &name))
-                    .await
-                    .map_err(|source| read_error(&location, source))?;
+            let streamed = fetch::off_the_executor(move || ReferenceSet::from_json_reader(file, &options, &name))
+                .await
+                .map_err(|e| read_error(&location, ReadError::Task(e)))?;
             match streamed {
-                Some(Ok(references)) => return Ok(self.core(Arc::new(references), location, resolver)),
-                Some(Err(error)) if error.is_not_json() => {}
-                None => {}
-                Some(Err(error)) => return Err(error.into()),
+                Ok(references) => return Ok(self.core(Arc::new(references), location, resolver)),
+                Err(error) if error.is_not_json() => {}
+                Err(error) => return Err(error.into()),
             }
         }
         let limit = self.parse.limits().max_document_bytes();
         match fetch::read_if_exists(&source, limit).await.map_err(|source| read_error(&location, source))? {
             Some(bytes) => {
                 // Parsing a large document is CPU work: on the blocking pool, not the executor.
-                // A local file got here because the stream did not take it: no second stream.
+                // A local file got here because it is not JSON: read whole for the error's line.
                 let streamed = matches!(source, Source::Local { .. });
                 let (options, name) = (self.parse.clone(), location.to_string());
                 let parse = move || {
@@ -505,13 +505,17 @@ impl AsyncReferenceStore {
 /// The parquet root `location` names, if it names one by its form: a local
 /// folder, a name ending with `/`, `.parq` or `.parquet`, or a root's `.zmetadata`.
 #[cfg(feature = "parquet")]
-fn parquet_root(location: &Location) -> Option<Location> {
+async fn parquet_root(location: &Location) -> Option<Location> {
     let text = location.to_string();
     if text.ends_with("/.zmetadata") {
         return location.join(".").ok().map(Location::without_trailing_slash);
     }
     let looks_like_a_root = match location {
-        Location::Local(path) => path.is_dir(),
+        // A file system call: on the blocking pool, not the executor.
+        Location::Local(path) => {
+            let path = path.clone();
+            fetch::off_the_executor(move || path.is_dir()).await.unwrap_or(false)
+        }
         Location::Remote(url) => {
             let path = url.path();
             path.ends_with('/') || [".parq", ".parquet"].iter().any(|suffix| path.ends_with(suffix))

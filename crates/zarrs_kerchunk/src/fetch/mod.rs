@@ -84,6 +84,12 @@ pub(crate) async fn read_if_exists(source: &Source, limit: u64) -> Result<Option
     }
 }
 
+/// The local file at `path`, opened (on tokio's blocking pool when a runtime
+/// is present); `None` if there is no such file.
+pub(crate) async fn open_local(path: PathBuf) -> Result<Option<std::fs::File>, ReadError> {
+    with_local_file(path, |file| file).await
+}
+
 /// `read` applied to the local file at `path`, opened (on tokio's blocking
 /// pool when a runtime is present); `None` if there is no such file.
 pub(crate) async fn with_local_file<T: Send + 'static>(

@@ -108,9 +108,9 @@ impl ReferenceSet {
     ///
     /// # Errors
     /// As [`from_json`](Self::from_json), and [`ParseError::Io`] if
-    /// `reader` fails. Unlike [`from_json`](Self::from_json), bare `NaN` and
-    /// `Infinity` tokens outside strings are a JSON error, reported with a byte
-    /// offset rather than a line and column.
+    /// `reader` fails. Bare `NaN` and `Infinity` tokens are accepted, as by
+    /// [`from_json`](Self::from_json); text that is not JSON is reported with a
+    /// byte offset rather than a line and column.
     pub fn from_reader(reader: impl Read, options: &ParseOptions) -> Result<Self, ParseError> {
         Self::from_json_reader(reader, options, "(reader)")
     }
@@ -139,11 +139,11 @@ impl ReferenceSet {
     /// it is never in memory whole (unless it is version 1, whose `refs` wait
     /// for the templates). `location` names it in errors.
     ///
-    /// Errors that are about the JSON text are [`ParseError::Json`] with
-    /// a byte offset; the caller may read the document whole and use
-    /// [`from_json_at`](Self::from_json_at) instead, which also accepts bare
-    /// `NaN` and `Infinity` and reports lines and columns
-    /// ([`ParseError::is_not_json`] tells these errors apart).
+    /// Bare `NaN` and `Infinity` tokens are accepted. Errors that are about
+    /// the JSON text are reported with a byte offset; to report them with a
+    /// line and column, the caller may read the document whole and use
+    /// [`from_json_at`](Self::from_json_at) ([`ParseError::is_not_json`]
+    /// tells these errors apart).
     ///
     /// # Errors
     /// As [`from_reader`](Self::from_reader).
@@ -161,7 +161,17 @@ impl ReferenceSet {
         let mut naming = pipeline::Naming { location, format: None, limit: options.limits.document_bytes };
         let (reader, format) = compression::decompressing(reader, naming.limit).map_err(|e| naming.read_error(e))?;
         naming.format = format;
-        let pipeline::Members { builder, kept } = pipeline::read(members::MemberScanner::new(reader, block), naming)?;
+        let pipeline::Members { builder, mut kept } =
+            pipeline::read(members::MemberScanner::new(reader, block), naming)?;
+        // Bare NaN/Infinity tokens in a kept member (version 1 `refs`, say) are quoted, as
+        // the whole-document reader quotes them; only a member that is not JSON is looked at.
+        for member in kept.iter_mut().flatten() {
+            if serde_json::from_slice::<serde::de::IgnoredAny>(member).is_err()
+                && let Some(quoted) = lenient::quote_non_finite(member)
+            {
+                *member = quoted;
+            }
+        }
         let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ParseError> {
             let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
             raw.map_err(|source| ParseError::Json { location: location.to_owned(), source })

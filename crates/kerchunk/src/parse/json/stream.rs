@@ -19,6 +19,7 @@ use super::template::Templates;
 use super::{insert_range, insert_value};
 use crate::error::ParseError;
 use crate::model::ReferenceSetBuilder;
+use crate::zarr::lenient;
 
 /// The version 1 members of the top-level object, unparsed.
 #[derive(Default)]
@@ -70,6 +71,16 @@ pub(super) fn top_level_member(
     }
     let mut failure = None;
     let value: Result<RawReference<'_>, _> = serde_json::from_slice(member.value);
+    // Bare NaN/Infinity tokens (Python's json) are quoted in this member alone, as the
+    // whole-document reader quotes them, so a document that has them is still read once.
+    let quoted = match &value {
+        Err(e) if e.is_syntax() => lenient::quote_non_finite(member.value),
+        _ => None,
+    };
+    let value = match &quoted {
+        Some(quoted) => serde_json::from_slice(quoted).or(value),
+        None => value,
+    };
     let done = value.and_then(|v| insert(builder, &key, v, None, &mut failure).map_err(de::Error::custom));
     finish(done, failure, location).map(|()| None)
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::Reference;
+use crate::model::{Reference, ReferenceSource as _};
 
 fn parse(doc: &str) -> Result<ReferenceSet, ParseError> {
     ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default())
@@ -110,6 +110,28 @@ fn bare_non_finite_tokens_are_accepted() {
     assert_eq!(set.get("x/.zarray"), Some(Reference::Inline(br#"{"fill_value":"NaN","v":"-Infinity"}"#)));
     // Inside a string the token is left for the metadata layer.
     assert_eq!(set.get("x/.zattrs"), Some(Reference::Inline(br#"{"a": NaN}"#)));
+}
+
+#[test]
+fn the_streamed_reader_reads_bare_non_finite_tokens_as_the_whole_document_reader_does() {
+    for doc in [
+        r#"{"x/.zarray": {"fill_value": NaN, "v": -Infinity}, "x/.zattrs": "{\"a\": NaN}", "x/0": ["f", 0, 1]}"#,
+        r#"{"version": 1, "refs": {"x/.zarray": {"fill_value": Infinity}, "x/0": ["f", 0, 1]}}"#,
+    ] {
+        let whole = parse(doc).unwrap();
+        for block in [1, 7, 4096] {
+            let streamed = ReferenceSet::from_json_blocks(doc.as_bytes(), &ParseOptions::default(), "(test)", block);
+            assert_same(&streamed.unwrap(), &whole);
+        }
+    }
+    // Text that is not JSON for another reason is still an error.
+    let err = ReferenceSet::from_json_blocks(
+        &br#"{"x/.zarray": {"fill_value": NaX}}"#[..],
+        &ParseOptions::default(),
+        "(test)",
+        7,
+    );
+    assert!(err.is_err_and(|e| e.is_not_json()));
 }
 
 #[test]
@@ -465,4 +487,19 @@ fn tiny_blocks_read_as_the_whole_document() {
             }
         }
     }
+}
+
+#[test]
+fn a_set_answers_the_chunk_grid_of_each_array_it_holds_inline() {
+    let set = parse(
+        r#"{"a/.zarray": {"shape": [4, 6], "chunks": [2, 3], "fill_value": NaN}, "a/0.0": ["f", 0, 1],
+            "b/.zarray": {"shape": [4], "chunks": "x"}, "c/.zarray": ["f", 0, 10], ".zarray": {"shape": [2], "chunks": [1]}}"#,
+    )
+    .unwrap();
+    let grid = set.chunk_grid("a").unwrap().unwrap();
+    assert_eq!((grid.dims(), grid.count()), (&[2, 2][..], 4));
+    assert_eq!(set.chunk_grid("").unwrap().unwrap().count(), 2);
+    assert!(matches!(set.chunk_grid("b"), Some(Err(crate::zarr::GridError::NotAList("chunks")))));
+    // A `.zarray` in a target is for a store to read; no `.zarray` at all, likewise.
+    assert!(set.chunk_grid("c").is_none() && set.chunk_grid("d").is_none());
 }
