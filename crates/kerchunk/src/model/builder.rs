@@ -9,7 +9,6 @@ use foldhash::HashMap as FastHashMap;
 use super::table::{ChunkTable, MAX_URLS, Tables};
 use super::{ReferenceSet, Stored, UrlId, span};
 use crate::zarr::grid::ChunkGrid;
-use crate::zarr::lenient;
 
 /// Builds a [`ReferenceSet`], interning URLs and packing inline values into one arena.
 ///
@@ -128,9 +127,9 @@ impl ReferenceSetBuilder {
     /// Keep the table of the array at `path` in step with its `.zarray`, `key`.
     fn array_metadata_changed(&mut self, key: &str, path: &str) {
         let grid = match self.loose.get(key) {
-            Some(&Stored::Inline { start, len }) => lenient::parse_json_lenient(&self.inline[span(start, len)])
-                .ok()
-                .and_then(|zarray| ChunkGrid::from_zarray(&zarray).ok()),
+            Some(&Stored::Inline { start, len }) => {
+                ChunkGrid::from_zarray_document(&self.inline[span(start, len)]).ok()
+            }
             _ => None,
         };
         if grid.is_some() && self.tables.get(path).map(ChunkTable::grid) == grid.as_ref() {

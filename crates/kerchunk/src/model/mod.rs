@@ -24,7 +24,9 @@ use bytes::Bytes;
 
 pub use builder::ReferenceSetBuilder;
 pub use source::{Listing, Lookup, PendingKeys, PendingReference, ReferenceSource, Walk};
-use table::Tables;
+use table::{ChunkTable, Tables};
+
+use crate::zarr::ChunkGrid;
 
 /// The index of an interned target URL in a [`ReferenceSet`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -183,6 +185,11 @@ impl ReferenceSet {
         }
         keys.sort_unstable();
         keys
+    }
+
+    /// The grid of the chunk table of the array at `path`, if it has one.
+    pub(crate) fn table_grid(&self, path: &str) -> Option<&ChunkGrid> {
+        self.tables.get(path).map(ChunkTable::grid)
     }
 
     /// The keys directly under the folder `prefix` (`""` or ending in `/`) and

@@ -13,6 +13,7 @@ use futures::stream::{self, BoxStream};
 use super::{OwnedReference, ReferenceSet};
 use crate::error::SourceError;
 use crate::zarr::metadata::is_metadata_key;
+use crate::zarr::{ChunkGrid, GridError};
 
 /// A reference that is known once the source has read something.
 pub type PendingReference = BoxFuture<'static, Result<Option<OwnedReference>, SourceError>>;
@@ -108,12 +109,31 @@ pub trait ReferenceSource: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The chunk grid of the array at `array` (`a/b`, or `""` for an array
+    /// at the root), as its `.zarray` says, if the source holds that document
+    /// inline and can answer without a read; `None` otherwise (the `.zarray`
+    /// may then be in a target, for a store to read). What read-ahead, region
+    /// prefetches and statistics lay chunk keys on; a [`ReferenceSet`]
+    /// answers from its chunk tables, with no parse.
+    fn chunk_grid(&self, array: &str) -> Option<Result<ChunkGrid, GridError>> {
+        inline_chunk_grid(self, array)
+    }
+
     /// Whether every key but metadata is a chunk of an array, named as
     /// `.zmetadata` would place it (indices joined by `.`). A parquet root
     /// holds nothing else; a JSON set may. Writers of fsspec's parquet layout
     /// skip their check of every key when this is `true`.
     fn holds_only_dotted_chunk_keys(&self) -> bool {
         false
+    }
+}
+
+/// The grid of `array` from its `.zarray`, if `source` holds it inline.
+fn inline_chunk_grid<S: ReferenceSource + ?Sized>(source: &S, array: &str) -> Option<Result<ChunkGrid, GridError>> {
+    let key = if array.is_empty() { ".zarray".to_owned() } else { format!("{array}/.zarray") };
+    match source.lookup(&key) {
+        Ok(Lookup::Ready(Some(OwnedReference::Inline(document)))) => Some(ChunkGrid::from_zarray_document(&document)),
+        _ => None,
     }
 }
 
@@ -143,5 +163,12 @@ impl ReferenceSource for ReferenceSet {
 
     fn in_memory(&self) -> Option<&ReferenceSet> {
         Some(self)
+    }
+
+    fn chunk_grid(&self, array: &str) -> Option<Result<ChunkGrid, GridError>> {
+        match self.table_grid(array) {
+            Some(grid) => Some(Ok(grid.clone())),
+            None => inline_chunk_grid(self, array),
+        }
     }
 }

@@ -41,6 +41,9 @@ pub enum GridError {
         /// Dimensions of the array.
         array: usize,
     },
+    /// The `.zarray` is not JSON (bare `NaN` and `Infinity` accepted).
+    #[error("the .zarray is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
     /// A region that reaches past the end of a dimension.
     #[error("the region {range:?} reaches past dimension {dimension}, of length {length}")]
     RegionPastEnd {
@@ -73,6 +76,20 @@ impl ChunkGrid {
     /// # Errors
     /// [`GridError`] naming the field that is missing or malformed.
     pub fn from_zarray(zarray: &Value) -> Result<Self, GridError> {
+        Self::from_zarray_value(zarray)
+    }
+
+    /// The grid of the `.zarray` document `document`, as a reader finds it
+    /// (bare `NaN` and `Infinity` accepted): the one parse of a `.zarray`
+    /// that sources, stores and tools share.
+    ///
+    /// # Errors
+    /// [`GridError::NotJson`] if it is not JSON; else as [`from_zarray`](Self::from_zarray).
+    pub fn from_zarray_document(document: &[u8]) -> Result<Self, GridError> {
+        Self::from_zarray_value(&super::lenient::parse_json_lenient(document).map_err(GridError::NotJson)?)
+    }
+
+    fn from_zarray_value(zarray: &Value) -> Result<Self, GridError> {
         let dims = |name: &'static str| -> Result<Vec<u64>, GridError> {
             zarray
                 .get(name)

@@ -103,8 +103,11 @@ impl AsyncReferenceStore {
     /// [`StorageError`] if the array has no readable `.zarray`, `region` does
     /// not fit the array, or a read fails (naming the key, target and cause).
     pub async fn prefetch_region(&self, array: &str, region: &[std::ops::Range<u64>]) -> Result<u64, StorageError> {
-        let zarray = self.get(&region::zarray_key(array)?).await?;
-        self.prefetch(region::chunk_keys(array, zarray, region)?).await
+        let grid = match region::known_grid(self.source().as_ref(), array) {
+            Some(grid) => Some(grid),
+            None => region::read_grid(self.get(&region::zarray_key(array)?).await?),
+        };
+        self.prefetch(region::chunk_keys(array, grid, region)?).await
     }
 
     /// Release every prefetched value not yet read.

@@ -39,7 +39,7 @@ use futures::future::{BoxFuture, Shared};
 
 use crate::fetch::{self, BatchOptions, Coalescing, FileRequests};
 use kerchunk::zarr::grid::ChunkGrid;
-use kerchunk::zarr::{lenient, metadata};
+use kerchunk::zarr::metadata;
 use kerchunk::{Lookup, OwnedReference, ReferenceSource};
 
 /// Streams followed at once; the least recently used one is dropped for a new one.
@@ -424,12 +424,9 @@ fn locate(state: &mut State, key: &str, source: &dyn ReferenceSource) -> Option<
     None
 }
 
-/// The grid of the array in `folder`, if its `.zarray` is in memory and valid.
+/// The grid of the array in `folder`, if the source knows it without a read and it is valid.
 fn array_at(folder: &str, source: &dyn ReferenceSource) -> Option<ArrayGrid> {
-    let key = if folder.is_empty() { ".zarray".to_owned() } else { format!("{folder}/.zarray") };
-    let Ok(Lookup::Ready(Some(OwnedReference::Inline(document)))) = source.lookup(&key) else { return None };
-    let zarray = lenient::parse_json_lenient(&document).ok()?;
-    Some(ArrayGrid::new(folder, ChunkGrid::from_zarray(&zarray).ok()?))
+    Some(ArrayGrid::new(folder, source.chunk_grid(folder)?.ok()?))
 }
 
 #[cfg(test)]

@@ -149,8 +149,11 @@ impl ReferenceStore {
     /// [`StorageError`] if the array has no readable `.zarray`, `region` does
     /// not fit the array, or a read fails (naming the key, target and cause).
     pub fn prefetch_region(&self, array: &str, region: &[std::ops::Range<u64>]) -> Result<u64, StorageError> {
-        let zarray = self.get(&region::zarray_key(array)?)?;
-        self.prefetch(region::chunk_keys(array, zarray, region)?)
+        let grid = match region::known_grid(self.source().as_ref(), array) {
+            Some(grid) => Some(grid),
+            None => region::read_grid(self.get(&region::zarray_key(array)?)?),
+        };
+        self.prefetch(region::chunk_keys(array, grid, region)?)
     }
 
     /// Release every prefetched value not yet read.

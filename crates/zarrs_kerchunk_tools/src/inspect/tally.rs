@@ -20,8 +20,6 @@ use super::InspectError;
 pub(super) enum NoGrid {
     #[error("no .zarray")]
     Missing,
-    #[error("the .zarray is not JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
     #[error(transparent)]
     Grid(#[from] GridError),
 }
@@ -119,7 +117,7 @@ impl Tally {
             let (key, reference) = next?;
             let array = if key == ".zarray" { Some("") } else { key.strip_suffix("/.zarray") };
             if let Some(array) = array {
-                let grid = read_grid(store, &key).await?;
+                let grid = read_grid(store, array, &key).await?;
                 tally.arrays.insert(array.to_owned(), ArrayTally::new(grid));
             }
             tally.add(&key, &reference);
@@ -172,12 +170,18 @@ impl ArrayTally {
     }
 }
 
-/// The chunk grid of the `.zarray` at `key`, read through the store (it
-/// may be inline or in a target); a malformed one is reported, not fatal.
-async fn read_grid(store: &AsyncReferenceStore, key: &str) -> Result<Result<ChunkGrid, NoGrid>, StorageError> {
+/// The chunk grid of `array`: as the source knows it, or else from its
+/// `.zarray` at `key` read through the store (it may be in a target); a
+/// malformed one is reported, not fatal.
+async fn read_grid(
+    store: &AsyncReferenceStore,
+    array: &str,
+    key: &str,
+) -> Result<Result<ChunkGrid, NoGrid>, StorageError> {
+    if let Some(grid) = store.source().chunk_grid(array) {
+        return Ok(grid.map_err(NoGrid::Grid));
+    }
     let key = StoreKey::new(key)?;
     let Some(document) = store.get(&key).await? else { return Ok(Err(NoGrid::Missing)) };
-    Ok(serde_json::from_slice(&document)
-        .map_err(NoGrid::NotJson)
-        .and_then(|zarray| Ok(ChunkGrid::from_zarray(&zarray)?)))
+    Ok(ChunkGrid::from_zarray_document(&document).map_err(NoGrid::Grid))
 }
