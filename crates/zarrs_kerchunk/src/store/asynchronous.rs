@@ -4,16 +4,21 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use zarrs_storage::byte_range::{ByteRange, ByteRangeIterator};
+use zarrs_storage::byte_range::ByteRangeIterator;
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, MaybeBytes, StorageError,
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
-use super::core::{Plan, SizePlan, source_error};
+use kerchunk::{Listing, OwnedReference, PendingReference, ReferenceSet, ReferenceSource, SourceError};
+
+use super::core::source_error;
+use super::read::Io;
+use super::read_ahead::{Issue, Taken};
 use super::{Core, listing, region};
-use crate::fetch;
-use kerchunk::{Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSource};
+use crate::error::ReadError;
+use crate::fetch::{self, Request};
+use crate::resolve::Source;
 
 /// A kerchunk reference set as an async zarrs store.
 ///
@@ -72,10 +77,7 @@ impl AsyncReferenceStore {
 
     /// What `key` holds, after the source's read if it needs one.
     async fn value(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
-        match self.core.lookup(key)? {
-            Lookup::Ready(value) => Ok(value),
-            Lookup::Pending(pending) => pending.await.map_err(|e| source_error(key.as_str(), &e)),
-        }
+        self.core.value(key, &Awaiting).await
     }
 
     /// Read the values of `keys` now, in one batch; see [`ReferenceStore::prefetch`](crate::ReferenceStore::prefetch).
@@ -115,44 +117,6 @@ impl AsyncReferenceStore {
         self.core.clear_prefetched();
     }
 
-    /// The value of `key`, whole (`ranges` is `None`) or in parts.
-    async fn read(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Option<Vec<Bytes>>, StorageError> {
-        if let Some(values) = self.core.read_prefetched(key, ranges.as_deref()) {
-            return values.map(Some);
-        }
-        let whole = ranges.is_none();
-        if whole && let Some(taken) = self.core.take_read_ahead(key) {
-            // A failed read-ahead is read again below, where its error is reported.
-            if let Some(bytes) = taken.bytes().await {
-                self.read_ahead(key, bytes.len() as u64);
-                return Ok(Some(vec![bytes]));
-            }
-        }
-        let Some(value) = self.value(key).await? else { return Ok(None) };
-        match self.core.plan(key, value, ranges)? {
-            Plan::Ready(values) => Ok(Some(values)),
-            Plan::Fetch(mut fetch) => {
-                if let Some(length) = fetch.whole_remote_chunk() {
-                    self.read_ahead(key, length);
-                }
-                let requests = std::mem::take(&mut fetch.requests);
-                let fetched = fetch::read_async(&fetch.resolved.source, requests).await;
-                fetch.finish(fetched).map(Some)
-            }
-        }
-    }
-
-    /// Follow a whole read of the remote chunk `key`: read the chunks after
-    /// it in the background (on the caller's runtime, if there is one) if it
-    /// continues a sequential run.
-    fn read_ahead(&self, key: &StoreKey, length: u64) {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current()
-            && let Some(issue) = self.core.read_ahead(key, length)
-        {
-            drop(runtime.spawn(issue.run()));
-        }
-    }
-
     /// The keys and folders of a listing, after the source's reads if it needs any.
     async fn complete(&self, prefix: &StorePrefix, dir: bool) -> Result<(Vec<String>, Vec<String>), StorageError> {
         let Listing { mut keys, prefixes, pending, .. } = self.core.list(prefix.as_str(), dir)?;
@@ -163,10 +127,42 @@ impl AsyncReferenceStore {
     }
 }
 
+/// The async store's waits: each awaited on the caller's runtime.
+struct Awaiting;
+
+impl Io for Awaiting {
+    async fn pending(&self, pending: PendingReference) -> Result<Option<OwnedReference>, SourceError> {
+        pending.await
+    }
+
+    async fn read_ahead(&self, taken: Taken) -> Option<Bytes> {
+        taken.bytes().await
+    }
+
+    async fn fetch(&self, source: &Source, requests: Vec<Request>) -> Result<Vec<Bytes>, ReadError> {
+        fetch::read_async(source, requests).await
+    }
+
+    async fn size(&self, source: &Source) -> Result<u64, ReadError> {
+        fetch::size_async(source).await
+    }
+
+    /// Reads ahead run on the caller's runtime, if there is one.
+    fn spawn(&self, issue: Issue) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            drop(runtime.spawn(issue.run()));
+        }
+    }
+
+    fn can_spawn(&self) -> bool {
+        tokio::runtime::Handle::try_current().is_ok()
+    }
+}
+
 #[async_trait::async_trait]
 impl AsyncReadableStorageTraits for AsyncReferenceStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        Ok(self.read(key, None).await?.and_then(|v| v.into_iter().next()))
+        Ok(self.core.read(key, None, &Awaiting).await?.and_then(|v| v.into_iter().next()))
     }
 
     async fn get_partial_many<'a>(
@@ -174,20 +170,12 @@ impl AsyncReadableStorageTraits for AsyncReferenceStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<AsyncMaybeBytesIterator<'a>, StorageError> {
-        let values = self.read(key, Some(byte_ranges.collect())).await?;
+        let values = self.core.read(key, Some(byte_ranges.collect()), &Awaiting).await?;
         Ok(values.map(|values| futures::stream::iter(values.into_iter().map(Ok)).boxed()))
     }
 
     async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        let Some(value) = self.value(key).await? else { return Ok(None) };
-        match self.core.plan_size(key, value)? {
-            SizePlan::Known(size) => Ok(Some(size)),
-            SizePlan::Document => Ok(self.get(key).await?.map(|v| v.len() as u64)),
-            SizePlan::Stat(resolved) => fetch::size_async(&resolved.source)
-                .await
-                .map(Some)
-                .map_err(|cause| resolved.error(key.as_str(), &cause)),
-        }
+        self.core.size(key, &Awaiting).await
     }
 
     fn supports_get_partial(&self) -> bool {

@@ -3,21 +3,22 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use zarrs_storage::byte_range::{ByteRange, ByteRangeIterator};
+use zarrs_storage::byte_range::ByteRangeIterator;
 use zarrs_storage::{
     ListableStorageTraits, MaybeBytes, MaybeBytesIterator, ReadableStorageTraits, StorageError, StoreKey, StoreKeys,
     StoreKeysPrefixes, StorePrefix,
 };
 
-use super::core::{Plan, SizePlan, source_error};
+use kerchunk::{Listing, OwnedReference, PendingReference, ReferenceSet, ReferenceSource, SourceError};
+
+use super::core::source_error;
+use super::read::{self, Io};
+use super::read_ahead::{Issue, Taken};
 use super::runtime::IoRuntime;
 use super::{Core, listing, region};
-use kerchunk::SourceError;
-
 use crate::error::ReadError;
 use crate::fetch::{self, Request};
 use crate::resolve::Source;
-use kerchunk::{Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSource};
 
 /// A kerchunk reference set as a sync zarrs store.
 ///
@@ -88,14 +89,12 @@ impl ReferenceStore {
 
     /// What `key` holds, after the source's read if it needs one.
     fn value(&self, key: &StoreKey) -> Result<Option<OwnedReference>, StorageError> {
-        match self.core.lookup(key)? {
-            Lookup::Ready(value) => Ok(value),
-            Lookup::Pending(pending) => self
-                .runtime
-                .block_on(pending)
-                .unwrap_or_else(|e| Err(SourceError::Runtime(e.into())))
-                .map_err(|e| source_error(key.as_str(), &e)),
-        }
+        read::at_once(self.core.value(key, &self.io()))
+    }
+
+    /// How this store waits: on its runtime, or on the calling thread.
+    fn io(&self) -> Blocking<'_> {
+        Blocking { runtime: &self.runtime }
     }
 
     /// Read the values of `keys` now, in one batch: ranges of the same file
@@ -161,41 +160,6 @@ impl ReferenceStore {
         self.core.clear_prefetched();
     }
 
-    /// The value of `key`, whole (`ranges` is `None`) or in parts.
-    fn read(&self, key: &StoreKey, ranges: Option<Vec<ByteRange>>) -> Result<Option<Vec<Bytes>>, StorageError> {
-        if let Some(values) = self.core.read_prefetched(key, ranges.as_deref()) {
-            return values.map(Some);
-        }
-        let whole = ranges.is_none();
-        if whole && let Some(taken) = self.core.take_read_ahead(key) {
-            // A failed read-ahead is read again below, where its error is reported.
-            if let Ok(Some(bytes)) = self.runtime.block_on_here(taken.bytes()) {
-                self.read_ahead(key, bytes.len() as u64);
-                return Ok(Some(vec![bytes]));
-            }
-        }
-        let Some(value) = self.value(key)? else { return Ok(None) };
-        match self.core.plan(key, value, ranges)? {
-            Plan::Ready(values) => Ok(Some(values)),
-            Plan::Fetch(mut fetch) => {
-                if let Some(length) = fetch.whole_remote_chunk() {
-                    self.read_ahead(key, length);
-                }
-                let requests = std::mem::take(&mut fetch.requests);
-                let fetched = read_blocking(&self.runtime, &fetch.resolved.source, requests);
-                fetch.finish(fetched).map(Some)
-            }
-        }
-    }
-
-    /// Follow a whole read of the remote chunk `key`: read the chunks after
-    /// it in the background if it continues a sequential run.
-    fn read_ahead(&self, key: &StoreKey, length: u64) {
-        if let Some(issue) = self.core.read_ahead(key, length) {
-            self.runtime.spawn(issue.run());
-        }
-    }
-
     /// The keys and folders of a listing, after the source's reads if it needs any.
     fn complete(&self, prefix: &StorePrefix, dir: bool) -> Result<(Vec<String>, Vec<String>), StorageError> {
         let Listing { mut keys, prefixes, pending, .. } = self.core.list(prefix.as_str(), dir)?;
@@ -207,20 +171,53 @@ impl ReferenceStore {
     }
 }
 
-/// Read from a source on this thread (local files) or on the runtime (everything else).
-fn read_blocking(runtime: &IoRuntime, source: &Source, requests: Vec<Request>) -> Result<Vec<Bytes>, ReadError> {
-    match source {
-        Source::Local { path, pin } => fetch::read_local(path, pin.as_deref(), &requests),
-        Source::Object { .. } => {
-            let source = source.clone();
-            runtime.block_on(async move { fetch::read_async(&source, requests).await })?
+/// The sync store's waits: each blocks before it returns, on the runtime
+/// (remote reads, a source's reads) or on the calling thread (local files).
+struct Blocking<'a> {
+    runtime: &'a IoRuntime,
+}
+
+impl Io for Blocking<'_> {
+    async fn pending(&self, pending: PendingReference) -> Result<Option<OwnedReference>, SourceError> {
+        self.runtime.block_on(pending).unwrap_or_else(|e| Err(SourceError::Runtime(e.into())))
+    }
+
+    async fn read_ahead(&self, taken: Taken) -> Option<Bytes> {
+        self.runtime.block_on_here(taken.bytes()).ok().flatten()
+    }
+
+    async fn fetch(&self, source: &Source, requests: Vec<Request>) -> Result<Vec<Bytes>, ReadError> {
+        match source {
+            Source::Local { path, pin } => fetch::read_local(path, pin.as_deref(), &requests),
+            Source::Object { .. } => {
+                let source = source.clone();
+                self.runtime.block_on(async move { fetch::read_async(&source, requests).await })?
+            }
         }
+    }
+
+    async fn size(&self, source: &Source) -> Result<u64, ReadError> {
+        match source {
+            Source::Local { path, pin } => fetch::size_local(path, pin.as_deref()),
+            Source::Object { .. } => {
+                let source = source.clone();
+                self.runtime.block_on(async move { fetch::size_async(&source).await }).and_then(|r| r)
+            }
+        }
+    }
+
+    fn spawn(&self, issue: Issue) {
+        self.runtime.spawn(issue.run());
+    }
+
+    fn can_spawn(&self) -> bool {
+        true
     }
 }
 
 impl ReadableStorageTraits for ReferenceStore {
     fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        Ok(self.read(key, None)?.and_then(|v| v.into_iter().next()))
+        Ok(read::at_once(self.core.read(key, None, &self.io()))?.and_then(|v| v.into_iter().next()))
     }
 
     fn get_partial_many<'a>(
@@ -228,26 +225,12 @@ impl ReadableStorageTraits for ReferenceStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<MaybeBytesIterator<'a>, StorageError> {
-        let values = self.read(key, Some(byte_ranges.collect()))?;
+        let values = read::at_once(self.core.read(key, Some(byte_ranges.collect()), &self.io()))?;
         Ok(values.map(|values| Box::new(values.into_iter().map(Ok)) as _))
     }
 
     fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        let Some(value) = self.value(key)? else { return Ok(None) };
-        match self.core.plan_size(key, value)? {
-            SizePlan::Known(size) => Ok(Some(size)),
-            SizePlan::Document => Ok(self.get(key)?.map(|v| v.len() as u64)),
-            SizePlan::Stat(resolved) => {
-                let size = match &resolved.source {
-                    Source::Local { path, pin } => fetch::size_local(path, pin.as_deref()),
-                    source @ Source::Object { .. } => {
-                        let source = source.clone();
-                        self.runtime.block_on(async move { fetch::size_async(&source).await }).and_then(|r| r)
-                    }
-                };
-                size.map(Some).map_err(|cause| resolved.error(key.as_str(), &cause))
-            }
-        }
+        read::at_once(self.core.size(key, &self.io()))
     }
 
     fn supports_get_partial(&self) -> bool {
