@@ -1,6 +1,6 @@
 //! Sources of references that read before they answer. A JSON
-//! [`ReferenceSet`](crate::ReferenceSet) answers from memory (its
-//! [`ReferenceSource`](crate::ReferenceSource) lives with the model); a
+//! [`ReferenceSet`](kerchunk::ReferenceSet) answers from memory (its
+//! [`ReferenceSource`](kerchunk::ReferenceSource) lives with the model); a
 //! parquet reference root loads its record files on demand, through the
 //! resolver and the fetch layer.
 

@@ -1,4 +1,4 @@
-//! The zarrs stores over any [`ReferenceSource`](crate::ReferenceSource).
+//! The zarrs stores over any [`ReferenceSource`](kerchunk::ReferenceSource).
 //!
 //! All the logic is in [`core::Core`]: a request for a key becomes a
 //! [`core::Plan`] (the answer, or the reads to make and how to finish them),

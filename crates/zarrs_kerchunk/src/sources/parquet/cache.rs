@@ -65,7 +65,7 @@ impl RecordCacheOptions {
 
     /// Give up on a record file whose decoding takes longer than `deadline`
     /// (default 30 s; a record of 10^5 rows takes milliseconds) with
-    /// [`RecordError::TooSlow`](kerchunk::RecordError::TooSlow). The parquet crate
+    /// [`RecordError::TooSlow`]. The parquet crate
     /// can spin for minutes on some corrupt page headers; past the deadline
     /// the read fails, while the thread decoding it runs on until it ends.
     #[must_use]
