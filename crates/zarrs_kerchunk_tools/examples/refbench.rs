@@ -350,7 +350,10 @@ fn inflater(args: &[String]) -> Result<zarrs_zlib_sized::Inflater, Box<dyn Error
 }
 
 /// How one inflater decodes a chunk into `out` (exactly its decoded length); returns the bytes written.
-type Inflate = fn(&[u8], &mut [u8]) -> Result<usize, String>;
+type Inflate = fn(&[u8], &mut [u8]) -> Result<usize, BoxError>;
+
+/// An error from an inflater's worker thread.
+type BoxError = Box<dyn Error + Send + Sync>;
 
 fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn Error>> {
     let store = ReferenceStore::open(&format!("{root}/refs_z_v0.json"))?;
@@ -364,17 +367,15 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
         let range = usize::try_from(offset)?..usize::try_from(offset + length)?;
         chunks.push(file.get(range).ok_or("a chunk past the end of data_z.bin")?);
     }
-    let libdeflate: Inflate =
-        |chunk, out| libdeflater::Decompressor::new().zlib_decompress(chunk, out).map_err(|e| e.to_string());
+    let libdeflate: Inflate = |chunk, out| Ok(libdeflater::Decompressor::new().zlib_decompress(chunk, out)?);
     let zlib_rs: Inflate = |chunk, out| {
         let mut inflate = flate2::Decompress::new(true);
-        inflate.decompress(chunk, out, flate2::FlushDecompress::Finish).map_err(|e| e.to_string())?;
-        usize::try_from(inflate.total_out()).map_err(|e| e.to_string())
+        inflate.decompress(chunk, out, flate2::FlushDecompress::Finish)?;
+        Ok(usize::try_from(inflate.total_out())?)
     };
     let zlib_rs_as_zarrs: Inflate = |chunk, out| {
         let mut decoded = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(std::io::Cursor::new(chunk)), &mut decoded)
-            .map_err(|e| e.to_string())?;
+        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(std::io::Cursor::new(chunk)), &mut decoded)?;
         out.copy_from_slice(&decoded);
         Ok(decoded.len())
     };
@@ -403,8 +404,8 @@ fn inflate_limit(root: &str, threads: u64) -> Result<serde_json::Value, Box<dyn 
 /// into a new buffer of its size, which zarrs then copies into its place.
 fn codec_cases() -> Vec<(&'static str, Inflate, bool)> {
     use zarrs_zlib_sized::Inflater;
-    fn as_codec(inflater: Inflater, chunk: &[u8], out: &mut [u8]) -> Result<usize, String> {
-        let decoded = inflater.inflate(chunk, out.len()).map_err(|e| e.to_string())?;
+    fn as_codec(inflater: Inflater, chunk: &[u8], out: &mut [u8]) -> Result<usize, BoxError> {
+        let decoded = inflater.inflate(chunk, out.len())?;
         out.get_mut(..decoded.len()).ok_or("decoded too much")?.copy_from_slice(&decoded);
         Ok(decoded.len())
     }
@@ -429,7 +430,7 @@ fn inflate_all(chunks: &[&[u8]], threads: u64, inflate: Inflate, into_new_array:
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                scope.spawn(|| {
+                scope.spawn(|| -> Result<(), BoxError> {
                     let mut buffer = vec![0u8; chunk_bytes];
                     loop {
                         let (i, out) = if into_new_array {
@@ -441,14 +442,15 @@ fn inflate_all(chunks: &[&[u8]], threads: u64, inflate: Inflate, into_new_array:
                         let Some(chunk) = chunks.get(i) else { return Ok(()) };
                         let written = inflate(chunk, out)?;
                         if written != chunk_bytes {
-                            return Err(format!("chunk {i}: {written} bytes decoded"));
+                            return Err(format!("chunk {i}: {written} bytes decoded").into());
                         }
                     }
                 })
             })
             .collect();
-        workers.into_iter().try_for_each(|w| w.join().map_err(|_| "a worker panicked".to_owned())?)
-    })?;
+        workers.into_iter().try_for_each(|w| w.join().map_err(|_| BoxError::from("a worker panicked"))?)
+    })
+    .map_err(|e| -> Box<dyn Error> { e })?;
     let seconds = start.elapsed().as_secs_f64();
     drop(array);
     Ok(seconds)
