@@ -249,8 +249,7 @@ impl Dimension {
     /// Value `i` for native rendering; only called when [`is_native`](Self::is_native).
     fn variable(&self, i: u64) -> Variable<'_> {
         match self {
-            #[expect(clippy::cast_possible_wrap, reason = "i is below the dimension's length, itself an i64")]
-            Self::Range { start, step, .. } => Variable::Integer(start + step * i as i64),
+            Self::Range { start, step, .. } => Variable::Integer(range_value(*start, *step, i)),
             #[expect(clippy::cast_possible_truncation, reason = "an index of a list in memory")]
             Self::List(values) => {
                 let value = &values[i as usize];
@@ -264,13 +263,23 @@ impl Dimension {
 
     fn value(&self, i: u64) -> Value {
         match self {
-            // In range by construction: start + step * (len - 1) lies between start and stop.
-            #[expect(clippy::cast_possible_wrap, reason = "i is below the dimension's length, itself an i64")]
-            Self::Range { start, step, .. } => Value::from(start + step * i as i64),
+            Self::Range { start, step, .. } => Value::from(range_value(*start, *step, i)),
             #[expect(clippy::cast_possible_truncation, reason = "an index of a list in memory")]
             Self::List(values) => values[i as usize].clone(),
         }
     }
+}
+
+/// Value `i` of `range(start, stop, step)`, for `i` below the range's length.
+///
+/// `start + step * i` lies between `start` and `stop`, both `i64`, but
+/// `step * i` alone may not fit an `i64` (a range from `i64::MIN` to
+/// `i64::MAX` in steps of 2^62): so it is computed in `i128`, where it fits
+/// (`|step| * i < 2^127`), and the sum is then in range by construction.
+fn range_value(start: i64, step: i64, i: u64) -> i64 {
+    let value = i128::from(start) + i128::from(step) * i128::from(i);
+    // Unreachable for `i` below the length; the nearer end of the range if it ever were.
+    i64::try_from(value).unwrap_or(if value < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// Why a `gen` dimension cannot be read.
