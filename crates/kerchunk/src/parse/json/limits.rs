@@ -3,6 +3,7 @@
 //! budget that every template render of the document draws on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// A document's template budget is spent.
 #[derive(Debug, thiserror::Error)]
@@ -29,19 +30,22 @@ pub struct Limits {
     pub(crate) generated_references: u64,
     pub(crate) generated_bytes: u64,
     pub(crate) template_fuel: u64,
+    pub(crate) template_time: Duration,
     pub(crate) chunk_bytes: u64,
 }
 
 impl Default for Limits {
     /// A 2 GiB document (after decompression); 10^8 generated references and
     /// 4 GiB of generated text; 10^8 units of template work (minijinja's fuel,
-    /// about a second of CPU) for the whole document; 2 GiB chunks.
+    /// about a second of CPU) and 60 s of template rendering for the whole
+    /// document; 2 GiB chunks.
     fn default() -> Self {
         Self {
             document_bytes: 2 << 30,
             generated_references: 100_000_000,
             generated_bytes: 4 << 30,
             template_fuel: 100_000_000,
+            template_time: Duration::from_mins(1),
             chunk_bytes: 2 << 30,
         }
     }
@@ -81,6 +85,18 @@ impl Limits {
         self
     }
 
+    /// The most time the template engine may spend rendering one document,
+    /// across every render (`gen` and function templates included). Fuel
+    /// counts the engine's instructions, and a builtin can do much work in
+    /// one (`range(100000)|sum`); this bounds what such renders cost in all.
+    /// Templates rendered natively (plain names and integer arithmetic, what
+    /// nearly every real `gen` uses) are not timed: they cost microseconds.
+    #[must_use]
+    pub fn with_max_template_time(mut self, time: Duration) -> Self {
+        self.template_time = time;
+        self
+    }
+
     /// The largest chunk an array may declare: its `chunks` times the size of
     /// its dtype. A larger one is refused when its `.zarray` is read, before
     /// anything is allocated for it.
@@ -110,12 +126,39 @@ impl Limits {
 pub(crate) struct Budget {
     fuel: AtomicU64,
     bytes: AtomicU64,
+    /// Rendering time left, in nanoseconds.
+    nanos: AtomicU64,
     limits: Limits,
 }
 
 impl Budget {
     pub(crate) fn new(limits: Limits) -> Self {
-        Self { fuel: AtomicU64::new(limits.template_fuel), bytes: AtomicU64::new(limits.generated_bytes), limits }
+        Self {
+            fuel: AtomicU64::new(limits.template_fuel),
+            bytes: AtomicU64::new(limits.generated_bytes),
+            nanos: AtomicU64::new(u64::try_from(limits.template_time.as_nanos()).unwrap_or(u64::MAX)),
+            limits,
+        }
+    }
+
+    /// Whether rendering time is left.
+    pub(crate) fn has_time(&self) -> bool {
+        self.nanos.load(Ordering::Relaxed) > 0
+    }
+
+    /// Spend the time since `started`; an error once the document's rendering time is gone.
+    pub(crate) fn spend_time(&self, started: Instant) -> Result<(), OverBudget> {
+        let spent = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        take(&self.nanos, spent).map_err(|()| self.out_of_time())
+    }
+
+    /// The error for a document whose rendering time is gone.
+    pub(crate) fn out_of_time(&self) -> OverBudget {
+        OverBudget {
+            what: "milliseconds of rendering",
+            limit: u64::try_from(self.limits.template_time.as_millis()).unwrap_or(u64::MAX),
+            method: "Limits::with_max_template_time",
+        }
     }
 
     /// The fuel one render may use at most: what is left, up to `per_render`.

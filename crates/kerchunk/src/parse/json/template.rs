@@ -158,10 +158,18 @@ fn render_counted(template: &Template<'_, '_>, variables: Value, budget: &Budget
     if budget.fuel_for_render(FUEL_PER_RENDER) == 0 {
         return Err(Rendered::OverBudget(budget.spend_fuel(1).expect_err("no fuel is left")));
     }
-    match template.render_captured(variables) {
+    if !budget.has_time() {
+        return Err(Rendered::OverBudget(budget.out_of_time()));
+    }
+    let started = std::time::Instant::now();
+    let rendered = template.render_captured(variables);
+    // A function template's render is inside its caller's: its time counts for both, a bound still.
+    let timed = budget.spend_time(started);
+    match rendered {
         Ok(captured) => {
             let used = captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed);
             budget.spend_fuel(used).map_err(Rendered::OverBudget)?;
+            timed.map_err(Rendered::OverBudget)?;
             Ok(captured.output().to_owned())
         }
         Err(error) => {

@@ -276,6 +276,21 @@ fn template_work_is_bounded_per_document() {
     assert!(err.contains("units of work") && err.contains("with_max_template_fuel"), "{err}");
 }
 
+/// A template cheap to write and to fuel but expensive to render: the
+/// document's rendering time bounds what every render of it costs in all.
+#[test]
+fn template_time_is_bounded_per_document() {
+    let doc = br#"{"version": 1, "gen": [{"key": "k{{i}}{{ range(100000)|sum }}", "url": "u",
+        "dimensions": {"i": {"stop": 100000000}}}]}"#;
+    let limits = Limits::default().with_max_template_time(std::time::Duration::from_millis(50));
+    let err = ReferenceSet::from_json(doc, &ParseOptions::default().with_limits(limits)).unwrap_err().to_string();
+    assert!(err.contains("milliseconds of rendering") && err.contains("with_max_template_time"), "{err}");
+    // Within the time, the same template renders.
+    let doc =
+        br#"{"version": 1, "gen": [{"key": "k{{i}}{{ range(100)|sum }}", "url": "u", "dimensions": {"i": [1, 2]}}]}"#;
+    assert_eq!(ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap().len(), 2);
+}
+
 #[test]
 fn gen_literal_integers() {
     let set = parse(
