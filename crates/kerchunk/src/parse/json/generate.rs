@@ -174,6 +174,16 @@ impl<'a> GenSpec<'a> {
                 templates.render_jinja(&t.jinja, vars, &field_context)
             };
             let key = render(&key_t)?;
+            if key.len() > templates.max_key_bytes() {
+                return Err(ParseError::InvalidReference {
+                    key: key.chars().take(64).chain("...".chars()).collect(),
+                    reason: format!(
+                        "{context} renders a key of {} bytes, longer than the limit of {} (Limits::with_max_key_bytes)",
+                        key.len(),
+                        templates.max_key_bytes()
+                    ),
+                });
+            }
             let url = render(&url_t)?;
             match &range_t {
                 None => builder.insert_whole(&key, Some(&url)),

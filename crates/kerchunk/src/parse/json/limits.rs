@@ -31,6 +31,7 @@ pub struct Limits {
     pub(crate) generated_bytes: u64,
     pub(crate) template_fuel: u64,
     pub(crate) template_time: Duration,
+    pub(crate) key_bytes: usize,
     pub(crate) chunk_bytes: u64,
 }
 
@@ -38,7 +39,7 @@ impl Default for Limits {
     /// A 2 GiB document (after decompression); 10^8 generated references and
     /// 4 GiB of generated text; 10^8 units of template work (minijinja's fuel,
     /// about a second of CPU) and 60 s of template rendering for the whole
-    /// document; 2 GiB chunks.
+    /// document; keys `gen` renders of at most 1 KiB; 2 GiB chunks.
     fn default() -> Self {
         Self {
             document_bytes: 2 << 30,
@@ -46,6 +47,7 @@ impl Default for Limits {
             generated_bytes: 4 << 30,
             template_fuel: 100_000_000,
             template_time: Duration::from_mins(1),
+            key_bytes: 1024,
             chunk_bytes: 2 << 30,
         }
     }
@@ -94,6 +96,15 @@ impl Limits {
     #[must_use]
     pub fn with_max_template_time(mut self, time: Duration) -> Self {
         self.template_time = time;
+        self
+    }
+
+    /// The longest key `gen` may render, in bytes. No Zarr key is longer than
+    /// a few hundred bytes; a longer one is an error naming the entry,
+    /// before it is stored.
+    #[must_use]
+    pub fn with_max_key_bytes(mut self, bytes: usize) -> Self {
+        self.key_bytes = bytes;
         self
     }
 
@@ -150,6 +161,11 @@ impl Budget {
     pub(crate) fn spend_time(&self, started: Instant) -> Result<(), OverBudget> {
         let spent = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         take(&self.nanos, spent).map_err(|()| self.out_of_time())
+    }
+
+    /// The longest key `gen` may render.
+    pub(crate) fn max_key_bytes(&self) -> usize {
+        self.limits.key_bytes
     }
 
     /// The error for a document whose rendering time is gone.

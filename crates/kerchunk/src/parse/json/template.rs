@@ -110,6 +110,11 @@ impl Templates {
         self.rendered(output, context)
     }
 
+    /// The longest key `gen` may render ([`Limits::with_max_key_bytes`]).
+    pub(crate) fn max_key_bytes(&self) -> usize {
+        self.budget.max_key_bytes()
+    }
+
     /// Text rendered for `context`: within the per-render cap and the document's budget.
     pub(crate) fn rendered(&self, text: String, context: &str) -> Result<String, ParseError> {
         let text = check_len(text, context)?;

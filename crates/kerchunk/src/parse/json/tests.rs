@@ -292,6 +292,17 @@ fn template_time_is_bounded_per_document() {
 }
 
 #[test]
+fn gen_keys_are_bounded_in_length() {
+    // 108 bytes of document for 20 000 keys of 60 KB each, 1.1 GiB, before the limit.
+    let doc = br#"{"version": 1, "gen": [{"key": "{{ 'k' * 60000 }}{{i}}", "url": "u", "dimensions": {"i": {"stop": 20000}}}]}"#;
+    let err = ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("gen[0] renders a key of 60001 bytes") && err.contains("with_max_key_bytes"), "{err}");
+    let limits = Limits::default().with_max_key_bytes(70_000);
+    let doc = br#"{"version": 1, "gen": [{"key": "{{ 'k' * 60000 }}{{i}}", "url": "u", "dimensions": {"i": [1, 2]}}]}"#;
+    assert_eq!(ReferenceSet::from_json(doc, &ParseOptions::default().with_limits(limits)).unwrap().len(), 2);
+}
+
+#[test]
 fn gen_literal_integers() {
     let set = parse(
         r#"{"version": 1, "gen": [{"key": "k{{i}}", "url": "u", "offset": 5, "length": "{{i}}", "dimensions": {"i": [2]}}]}"#,
