@@ -89,6 +89,47 @@ fn references_past_the_end_of_the_target_are_errors() {
     assert_eq!(&store.get(&key("ok")).unwrap().unwrap()[..], &[10, 11, 12, 13, 14]);
 }
 
+/// References past the end of `data.bin` (100 bytes), and one that fits.
+fn past_the_end() -> (tempfile::TempDir, PathBuf) {
+    scratch(&format!(
+        r#"{{"huge": ["data.bin", 0, {}], "long": ["data.bin", 10, 91], "ok": ["data.bin", 10, 90]}}"#,
+        u64::MAX
+    ))
+}
+
+/// A reference that does not fit its target is wrong for every read of it:
+/// parts of it too, though the parts asked for lie inside the file.
+#[test]
+fn partial_reads_of_a_reference_past_the_end_are_errors() {
+    let (_dir, path) = past_the_end();
+    let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
+    let parts = || Box::new([ByteRange::FromStart(10, Some(10)), ByteRange::FromStart(0, Some(1))].into_iter());
+    for k in ["huge", "long"] {
+        let err = store.get_partial_many(&key(k), parts()).err().unwrap_or_else(|| panic!("{k}: a part was read"));
+        let err = err.to_string();
+        assert!(err.contains(&format!("\"{k}\"")) && err.contains("data.bin") && err.contains("past the end"), "{err}");
+    }
+    let got: Vec<_> = store.get_partial_many(&key("ok"), parts()).unwrap().unwrap().map(Result::unwrap).collect();
+    assert_eq!(got, [&(20u8..30).collect::<Vec<_>>()[..], &[10]]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_reads_of_a_reference_past_the_end_are_errors_async() {
+    use futures::StreamExt;
+    use zarrs_storage::AsyncReadableStorageTraits;
+    let (_dir, path) = past_the_end();
+    let store = ReferenceStoreBuilder::new().open_async(path.to_str().unwrap()).await.unwrap();
+    let parts = || Box::new([ByteRange::FromStart(10, Some(10)), ByteRange::FromStart(0, Some(1))].into_iter());
+    for k in ["huge", "long"] {
+        let err =
+            store.get_partial_many(&key(k), parts()).await.err().unwrap_or_else(|| panic!("{k}: a part was read"));
+        assert!(err.to_string().contains("past the end"), "{err}");
+    }
+    let got = store.get_partial_many(&key("ok"), parts()).await.unwrap().unwrap();
+    let got: Vec<_> = got.map(Result::unwrap).collect().await;
+    assert_eq!(got, [&(20u8..30).collect::<Vec<_>>()[..], &[10]]);
+}
+
 #[test]
 fn missing_target_file_is_an_error_not_a_fill_value() {
     let doc = r#"{".zgroup": "{\"zarr_format\": 2}",

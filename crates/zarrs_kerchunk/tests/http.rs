@@ -10,6 +10,7 @@ use std::sync::Arc;
 use common::{Case, server};
 use kerchunk::{ParseOptions, ReferenceSet};
 use zarrs_kerchunk::{AsyncReferenceStore, ReferenceStore, ReferenceStoreBuilder};
+use zarrs_storage::byte_range::ByteRange;
 use zarrs_storage::{AsyncReadableStorageTraits, ReadableStorageTraits, StoreKey};
 
 fn http_cases_sync(json: bool) {
@@ -187,6 +188,35 @@ fn a_range_reference_costs_one_ranged_get_and_no_head() {
     store.get(&StoreKey::new("idx/.zarray").unwrap()).unwrap().unwrap();
     assert!(store.size_key(&StoreKey::new("idx/0.1").unwrap()).unwrap() == Some(length));
     assert!(log.lock().unwrap().is_empty());
+}
+
+/// A part of a reference past the end of a remote target is an error, as a
+/// whole read of it is: checked against the size the ranged answer states,
+/// with no request more.
+#[test]
+fn partial_reads_of_a_remote_reference_past_the_end_are_errors() {
+    let (base, log) = server::files_logged();
+    let file = "nc4_deflate_shuffle/data.nc";
+    let len = std::fs::metadata(common::data_dir().join(file)).unwrap().len();
+    let url = format!("{base}/files/{file}");
+    let doc = format!(r#"{{"long": ["{url}", 0, {}], "ok": ["{url}", 0, {len}]}}"#, len + 1);
+    let set = || ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default()).unwrap();
+    let builder = ReferenceStoreBuilder::new();
+    let (sync, asynchronous) = (builder.build(set(), &base).unwrap(), builder.build_async(set(), &base).unwrap());
+    let parts = || Box::new([ByteRange::FromStart(0, Some(4))].into_iter());
+    log.lock().unwrap().clear();
+    let err = sync.get_partial_many(&StoreKey::new("long").unwrap(), parts()).err().expect("a part past the end");
+    assert!(err.to_string().contains("past the end") && err.to_string().contains(&url), "{err}");
+    assert_eq!(log.lock().unwrap().len(), 1, "one ranged GET, no HEAD");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let err = runtime
+        .block_on(AsyncReadableStorageTraits::get_partial_many(&asynchronous, &StoreKey::new("long").unwrap(), parts()))
+        .err()
+        .expect("a part past the end, async");
+    assert!(err.to_string().contains("past the end"), "{err}");
+    let got: Vec<_> = sync.get_partial_many(&StoreKey::new("ok").unwrap(), parts()).unwrap().unwrap().collect();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].as_ref().unwrap().len(), 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

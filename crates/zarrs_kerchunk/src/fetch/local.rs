@@ -27,6 +27,8 @@ pub(crate) fn read_local(path: &Path, pin: Option<&Pin>, requests: &[Request]) -
         .iter()
         .map(|request| {
             let range = match request {
+                Request::Fits(end) if *end > len => return Err(past_end(0..*end)),
+                Request::Fits(_) => return Ok(Bytes::new()),
                 Request::Whole => 0..len,
                 Request::Part(GetRange::Bounded(range)) => range.clone(),
                 Request::Part(GetRange::Offset(start)) => *start..len.max(*start),

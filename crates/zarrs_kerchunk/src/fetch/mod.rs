@@ -32,13 +32,17 @@ use crate::resolve::{Pin, Source};
 pub(crate) enum Request {
     Whole,
     Part(GetRange),
+    /// No bytes: a check that the target is at least this long, so that a
+    /// partial read of a reference that lies past the target's end fails as
+    /// a whole read of it does. Answered with empty bytes.
+    Fits(u64),
 }
 
 impl Request {
     /// The range to ask an object store for (`None`: the whole object).
     fn get_range(&self) -> Option<GetRange> {
         match self {
-            Self::Whole => None,
+            Self::Whole | Self::Fits(_) => None,
             Self::Part(range) => Some(range.clone()),
         }
     }

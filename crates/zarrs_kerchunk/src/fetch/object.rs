@@ -44,12 +44,22 @@ impl Object<'_> {
                 })
                 .collect();
             // Neighbours are merged and fetched in parallel; each merged
-            // range is checked for length before it is sliced.
-            let fetch = |range: Range<u64>| self.get_exact(range);
+            // range is checked for length before it is sliced. The object's
+            // size each answer states is kept for `Request::Fits`.
+            let size = std::sync::atomic::AtomicU64::new(u64::MAX);
+            let fetch = |range: Range<u64>| self.get_exact(range, &size);
             let mut fetched = object_store::coalesce_ranges(&bounded, fetch, COALESCE_GAP).await?.into_iter();
             let mut out = Vec::with_capacity(requests.len());
             for request in requests {
                 let bytes = match request {
+                    Request::Fits(end) => {
+                        let known = size.load(std::sync::atomic::Ordering::Relaxed);
+                        let size = if known == u64::MAX { self.size().await? } else { known };
+                        if *end > size {
+                            return Err(ReadError::PastEnd { range: 0..*end, file_len: Some(size) });
+                        }
+                        Bytes::new()
+                    }
                     Request::Part(GetRange::Bounded(range)) if range.is_empty() => Bytes::new(),
                     Request::Part(GetRange::Bounded(range)) => {
                         let bytes = fetched.next().ok_or(ReadError::MissingRanges)?;
@@ -113,9 +123,11 @@ impl Object<'_> {
         .await
     }
 
-    /// Exactly the bytes of `range`.
-    async fn get_exact(&self, range: Range<u64>) -> Result<Bytes, ReadError> {
-        let bytes = self.get(Some(GetRange::Bounded(range.clone()))).await?.bytes().await?;
+    /// Exactly the bytes of `range`; the object's size, as the answer states it, goes to `size`.
+    async fn get_exact(&self, range: Range<u64>, size: &std::sync::atomic::AtomicU64) -> Result<Bytes, ReadError> {
+        let got = self.get(Some(GetRange::Bounded(range.clone()))).await?;
+        size.store(got.meta.size, std::sync::atomic::Ordering::Relaxed);
+        let bytes = got.bytes().await?;
         check_length(&range, &bytes)?;
         Ok(bytes)
     }

@@ -91,6 +91,9 @@ pub(crate) struct Fetch {
 enum Serve {
     /// The bytes as fetched, one value per request.
     AsFetched,
+    /// Parts of a range reference: the bytes as fetched, but for the last
+    /// request's, a check that the whole reference fits its target.
+    Parts,
     /// A metadata document (one whole-value request): rewritten (with this
     /// chunk size limit), then sliced by these ranges (`None`: whole).
     Metadata { ranges: Option<Vec<ByteRange>>, max_chunk_bytes: u64 },
@@ -108,6 +111,11 @@ impl Fetch {
         let fetched = fetched.map_err(|cause| self.resolved.error(&self.key, &cause))?;
         match self.serve {
             Serve::AsFetched => Ok(fetched),
+            Serve::Parts => {
+                let mut parts = fetched;
+                parts.pop();
+                Ok(parts)
+            }
             Serve::Metadata { ranges, max_chunk_bytes } => {
                 let document = fetched.into_iter().next().unwrap_or_default();
                 let served = serve_metadata(&self.key, document, max_chunk_bytes)?;
@@ -369,18 +377,23 @@ impl Core {
             }
             OwnedReference::Range { url, offset, length } => {
                 let whole = byte_range(key, offset, length)?;
-                let requests = match ranges {
-                    None => vec![Request::Part(GetRange::Bounded(whole))],
-                    Some(ranges) => ranges
-                        .into_iter()
-                        .map(|r| {
-                            check_range(r, length)?;
-                            // Within `whole`, whose end did not overflow.
-                            Ok(Request::Part(GetRange::Bounded(offset + r.start(length)..offset + r.end(length))))
-                        })
-                        .collect::<Result<_, StorageError>>()?,
-                };
-                fetch(url, requests, Serve::AsFetched)
+                match ranges {
+                    None => fetch(url, vec![Request::Part(GetRange::Bounded(whole))], Serve::AsFetched),
+                    Some(ranges) => {
+                        let mut requests = ranges
+                            .into_iter()
+                            .map(|r| {
+                                check_range(r, length)?;
+                                // Within `whole`, whose end did not overflow.
+                                Ok(Request::Part(GetRange::Bounded(offset + r.start(length)..offset + r.end(length))))
+                            })
+                            .collect::<Result<Vec<_>, StorageError>>()?;
+                        // A reference that does not fit its target is an error for every read of it,
+                        // parts included, as it is for a whole read.
+                        requests.push(Request::Fits(whole.end));
+                        fetch(url, requests, Serve::Parts)
+                    }
+                }
             }
         }
     }
