@@ -54,6 +54,18 @@ pub enum ParseError {
         /// The limit, in bytes after decompression.
         limit: u64,
     },
+    /// Reading the document needed more memory than the process could have:
+    /// one member longer than the memory left (its size is within the limits).
+    #[error(
+        "reference file {location}: cannot allocate {bytes} bytes to read one of its members \
+         (the process's memory is limited; Limits::with_max_document_bytes bounds a document)"
+    )]
+    OutOfMemory {
+        /// Where the reference file was read from.
+        location: String,
+        /// The allocation that failed.
+        bytes: u64,
+    },
     /// The reference file is compressed and could not be decompressed.
     #[error("cannot decompress reference file ({format}): {source}")]
     Decompress {

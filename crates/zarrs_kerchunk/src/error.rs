@@ -178,6 +178,13 @@ pub enum ReadError {
         /// The deadline.
         after: std::time::Duration,
     },
+    /// The bytes read could not be held: the process's memory is limited
+    /// (a container's limit, `ulimit -v`) below what the limits allow.
+    #[error("cannot allocate {bytes} bytes to hold what was read (the process's memory is limited)")]
+    OutOfMemory {
+        /// The size that could not be had.
+        bytes: usize,
+    },
     /// The store answered fewer ranges than were asked of it.
     #[error("the store returned fewer ranges than requested")]
     MissingRanges,

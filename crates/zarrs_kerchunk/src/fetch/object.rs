@@ -94,7 +94,12 @@ impl Object<'_> {
             let mut body = got.into_stream();
             let mut bytes = Vec::new();
             while let Some(part) = body.next().await {
-                bytes.extend_from_slice(&part?);
+                let part = part?;
+                // Grown with the data; a failed allocation is an error, not an abort.
+                bytes
+                    .try_reserve(part.len())
+                    .map_err(|_| ReadError::OutOfMemory { bytes: bytes.len() + part.len() })?;
+                bytes.extend_from_slice(&part);
                 if bytes.len() as u64 > limit {
                     return Err(ReadError::TooLarge { limit });
                 }

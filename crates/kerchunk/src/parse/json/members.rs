@@ -23,6 +23,8 @@ const SPARE_BLOCKS: usize = 2;
 #[derive(Debug)]
 pub(super) enum MemberError {
     Io(io::Error),
+    /// A block of this many bytes, for one long member, could not be had.
+    OutOfMemory(usize),
     /// Not a JSON object where the scanner looked: the byte offset and what was expected.
     Syntax {
         offset: u64,
@@ -165,8 +167,8 @@ impl<R: Read> MemberScanner<R> {
                     self.pos = next;
                     self.state = State::Done;
                     // What follows is read into a new block: this one holds the members.
-                    let bytes = self.take_block();
-                    let end = self.expect_only_whitespace().map(|()| false);
+                    let (bytes, taken) = self.take_block();
+                    let end = taken.and_then(|()| self.expect_only_whitespace()).map(|()| false);
                     return Block { bytes, found, end };
                 }
                 Err(Stop::NeedMore) if self.eof => {
@@ -181,8 +183,16 @@ impl<R: Read> MemberScanner<R> {
             }
             found.extend(scan.ok());
         };
+        let (bytes, end) = match end {
+            // After an error nothing more is read: the unread bytes are not carried on.
+            Err(e) => (self.hand_out(), Err(e)),
+            Ok(more) => {
+                let (bytes, taken) = self.take_block();
+                (bytes, taken.map(|()| more))
+            }
+        };
         self.state = if matches!(end, Ok(true)) { self.state } else { State::Done };
-        Block { bytes: self.take_block(), found, end }
+        Block { bytes, found, end }
     }
 
     /// Give back the memory of a block handed out, to read into again.
@@ -193,15 +203,28 @@ impl<R: Read> MemberScanner<R> {
         }
     }
 
-    /// Hand out the current block, going on in a new one that starts with its unread bytes.
-    fn take_block(&mut self) -> Vec<u8> {
+    /// Hand out the current block, going on in a new one that starts with its
+    /// unread bytes; if that block cannot be had, the current one is handed
+    /// out with the error, and nothing more is read.
+    fn take_block(&mut self) -> (Vec<u8>, Result<(), MemberError>) {
         let unread = self.end - self.pos;
         let mut next = self.spare.pop().unwrap_or_default();
-        next.resize(self.block_size.max(unread), 0);
+        let size = self.block_size.max(unread);
+        if next.try_reserve_exact(size.saturating_sub(next.len())).is_err() {
+            return (self.hand_out(), Err(MemberError::OutOfMemory(size)));
+        }
+        next.resize(size, 0);
         next[..unread].copy_from_slice(&self.block[self.pos..self.end]);
         self.before_block += self.pos as u64;
         (self.pos, self.end) = (0, unread);
-        std::mem::replace(&mut self.block, next)
+        (std::mem::replace(&mut self.block, next), Ok(()))
+    }
+
+    /// Hand out the current block, and read no more.
+    fn hand_out(&mut self) -> Vec<u8> {
+        self.state = State::Done;
+        (self.pos, self.end) = (0, 0);
+        std::mem::take(&mut self.block)
     }
 
     fn syntax(&self, at: usize, expected: &'static str) -> MemberError {
@@ -215,8 +238,14 @@ impl<R: Read> MemberScanner<R> {
         self.end -= self.pos;
         self.pos = 0;
         if self.end == self.block.len() {
-            // One member fills the whole block.
-            self.block.resize(self.block.len() * 2, 0);
+            // One member fills the whole block: twice the room, if the process can have it. A
+            // failed allocation is an error naming the document, not an abort (a container's
+            // memory limit, `ulimit -v`); the document limit stops the reader before 2^64.
+            let grown = self.block.len().saturating_mul(2);
+            if self.block.try_reserve_exact(grown - self.block.len()).is_err() {
+                return Err(MemberError::OutOfMemory(grown));
+            }
+            self.block.resize(grown, 0);
         }
         while self.end < self.block.len() {
             match self.reader.read(&mut self.block[self.end..]) {

@@ -55,6 +55,9 @@ impl Naming<'_> {
                 ParseError::TooLarge { location: self.location.to_owned(), limit: self.limit }
             }
             MemberError::Io(e) => self.read_error(e),
+            MemberError::OutOfMemory(bytes) => {
+                ParseError::OutOfMemory { location: self.location.to_owned(), bytes: bytes as u64 }
+            }
             MemberError::Syntax { offset, expected } => {
                 ParseError::Syntax { location: self.location.to_owned(), offset, expected }
             }
