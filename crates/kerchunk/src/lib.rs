@@ -62,6 +62,6 @@ pub use model::{
     ReferenceSource, Walk,
 };
 pub use parse::{Limits, ParseOptions};
-pub use write::{JsonVersion, JsonWriteOptions, JsonWriter, PROGRESS_EVERY, Progress};
+pub use write::{JsonVersion, JsonWriteOptions, JsonWriter, Progress};
 #[cfg(feature = "parquet")]
 pub use write::{ParquetWriteOptions, PathEncoding};

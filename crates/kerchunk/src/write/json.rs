@@ -4,7 +4,10 @@ use std::io::Write;
 
 use base64::Engine as _;
 
-use super::{JsonVersion, JsonWriteOptions};
+use super::{JsonVersion, JsonWriteOptions, Progress};
+
+/// How often progress is reported while writing, in references.
+const PROGRESS_EVERY: u64 = 100_000;
 use crate::model::Reference;
 
 /// Where the document goes: the caller's writer, or a zstd frame written to it.
@@ -52,7 +55,8 @@ impl<W: Write> Write for Output<W> {
 /// Writes a kerchunk JSON document as references arrive:
 /// `{"version":1,"refs":{...}}`, or a flat version 0 object, compact,
 /// optionally as one zstd frame. Memory stays at one reference whatever the
-/// document's length.
+/// document's length. Progress, if the options ask for it, is reported every
+/// 100 000 references and when the document is finished.
 ///
 /// ```
 /// use kerchunk::{JsonWriteOptions, JsonWriter, Reference};
@@ -68,6 +72,7 @@ pub struct JsonWriter<W: Write> {
     out: Output<W>,
     version: JsonVersion,
     written: u64,
+    progress: Option<Progress>,
 }
 
 impl<W: Write> JsonWriter<W> {
@@ -82,7 +87,7 @@ impl<W: Write> JsonWriter<W> {
             JsonVersion::V0 => b"{",
             JsonVersion::V1 => b"{\"version\":1,\"refs\":{",
         })?;
-        Ok(Self { out, version, written: 0 })
+        Ok(Self { out, version, written: 0, progress: options.progress().cloned() })
     }
 
     /// Append one reference. A `null` URL is written as `null`; inline bytes
@@ -104,6 +109,11 @@ impl<W: Write> JsonWriter<W> {
                 serde_json::to_writer(&mut self.out, &(url, offset, length))?;
             }
         }
+        if let Some(progress) = &self.progress
+            && self.written.is_multiple_of(PROGRESS_EVERY)
+        {
+            progress.report(self.written);
+        }
         Ok(())
     }
 
@@ -123,7 +133,11 @@ impl<W: Write> JsonWriter<W> {
             JsonVersion::V0 => b"}",
             JsonVersion::V1 => b"}}",
         })?;
-        Ok((self.written, self.out.finish()?))
+        let out = self.out.finish()?;
+        if let Some(progress) = &self.progress {
+            progress.report(self.written);
+        }
+        Ok((self.written, out))
     }
 }
 
@@ -164,5 +178,18 @@ mod tests {
         let v0 = JsonWriteOptions::default().with_version(JsonVersion::V0);
         let (_, bytes) = JsonWriter::new(Vec::new(), &v0).unwrap().finish().unwrap();
         assert_eq!(bytes, b"{}");
+    }
+
+    #[test]
+    fn progress_is_reported_every_100_000_references_and_at_the_end() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = std::sync::Arc::clone(&seen);
+        let options = JsonWriteOptions::default().with_progress(Progress::new(move |n| log.lock().unwrap().push(n)));
+        let mut writer = JsonWriter::new(std::io::sink(), &options).unwrap();
+        for _ in 0..250_000 {
+            writer.entry("k", Reference::Whole { url: None }).unwrap();
+        }
+        assert_eq!(writer.finish().unwrap().0, 250_000);
+        assert_eq!(*seen.lock().unwrap(), [100_000, 200_000, 250_000]);
     }
 }

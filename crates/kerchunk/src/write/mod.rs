@@ -223,19 +223,7 @@ impl ReferenceSet {
         let rest = self.iter().filter(|(key, _)| !is_metadata_key(key));
         for (key, reference) in metadata.chain(rest) {
             writer.entry(&key, reference).map_err(failed)?;
-            if let Some(progress) = options.progress()
-                && writer.written() % PROGRESS_EVERY == 0
-            {
-                progress.report(writer.written());
-            }
         }
-        let (written, _) = writer.finish().map_err(failed)?;
-        if let Some(progress) = options.progress() {
-            progress.report(written);
-        }
-        Ok(written)
+        Ok(writer.finish().map_err(failed)?.0)
     }
 }
-
-/// How often progress is reported while writing, in references.
-pub const PROGRESS_EVERY: u64 = 100_000;

@@ -4,9 +4,7 @@ use std::io::Write;
 
 use futures::StreamExt;
 
-use kerchunk::{
-    JsonWriteOptions, JsonWriter, OwnedReference, PROGRESS_EVERY, ReferenceSource, SourceError, Walk, WriteError,
-};
+use kerchunk::{JsonWriteOptions, JsonWriter, OwnedReference, ReferenceSource, SourceError, Walk, WriteError};
 
 use crate::store::IoRuntime;
 
@@ -42,28 +40,18 @@ pub fn write_json(
     options: &JsonWriteOptions,
 ) -> Result<u64, WriteError> {
     let mut writer = JsonWriter::new(out, options).map_err(output_failed)?;
-    let progress = options.progress();
     let walked = IoRuntime::default()
         .block_on_here(async {
             let mut references = source.walk(Walk::All);
             while let Some(item) = references.next().await {
                 let (key, reference) = item?;
                 writer.entry(&key, reference.as_reference()).map_err(output_failed)?;
-                if let Some(progress) = progress
-                    && writer.written() % PROGRESS_EVERY == 0
-                {
-                    progress.report(writer.written());
-                }
             }
             Ok::<_, WriteError>(())
         })
         .map_err(|e| WriteError::Read(SourceError::Runtime(e.into())))?;
     walked?;
-    let (written, _) = writer.finish().map_err(output_failed)?;
-    if let Some(progress) = progress {
-        progress.report(written);
-    }
-    Ok(written)
+    Ok(writer.finish().map_err(output_failed)?.0)
 }
 
 /// [`write_json`] for async code: the source is walked on the caller's
@@ -88,9 +76,6 @@ pub async fn write_json_async<W: Write + Send + 'static>(
         while let Some(batch) = receiver.blocking_recv() {
             for (key, reference) in batch {
                 writer.entry(&key, reference.as_reference())?;
-            }
-            if let Some(progress) = options.progress() {
-                progress.report(writer.written());
             }
         }
         writer.finish()
