@@ -161,20 +161,21 @@ impl ReferenceSet {
         let mut naming = pipeline::Naming { location, format: None, limit: options.limits.document_bytes };
         let (reader, format) = compression::decompressing(reader, naming.limit).map_err(|e| naming.read_error(e))?;
         naming.format = format;
-        let pipeline::Members { builder, mut kept } =
-            pipeline::read(members::MemberScanner::new(reader, block), naming)?;
-        // Bare NaN/Infinity tokens in a kept member (version 1 `refs`, say) are quoted, as
-        // the whole-document reader quotes them; only a member that is not JSON is looked at.
-        for member in kept.iter_mut().flatten() {
-            if serde_json::from_slice::<serde::de::IgnoredAny>(member).is_err()
-                && let Some(quoted) = lenient::quote_non_finite(member)
-            {
-                *member = quoted;
-            }
-        }
+        let pipeline::Members { builder, kept } = pipeline::read(members::MemberScanner::new(reader, block), naming)?;
+        // Each kept member is parsed once. Only one that is not JSON is looked at again: its
+        // bare NaN/Infinity tokens quoted (version 1 `refs`, say), as the whole-document
+        // reader quotes them, and the quoted copy parsed.
+        let quoted: [std::cell::OnceCell<Vec<u8>>; 4] = Default::default();
         let raw = |i: stream::ReservedMember| -> Result<Option<&RawValue>, ParseError> {
-            let raw = kept[i as usize].as_deref().map(serde_json::from_slice).transpose();
-            raw.map_err(|source| ParseError::Json { location: location.to_owned(), source })
+            let Some(member) = kept[i as usize].as_deref() else { return Ok(None) };
+            let mut parsed = serde_json::from_slice(member);
+            if let Err(e) = &parsed
+                && e.is_syntax()
+                && let Some(copy) = lenient::quote_non_finite(member)
+            {
+                parsed = serde_json::from_slice(quoted[i as usize].get_or_init(|| copy));
+            }
+            parsed.map(Some).map_err(|source| ParseError::Json { location: location.to_owned(), source })
         };
         let members = stream::DocumentMembers {
             version: raw(stream::ReservedMember::Version)?,
