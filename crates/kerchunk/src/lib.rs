@@ -61,7 +61,7 @@ pub use model::{
     Listing, Lookup, OwnedReference, PendingKeys, PendingReference, Reference, ReferenceSet, ReferenceSetBuilder,
     ReferenceSource, Walk,
 };
-pub use parse::{Limits, ParseOptions};
+pub use parse::{Limits, MalformedReferences, ParseOptions};
 pub use write::{JsonVersion, JsonWriteOptions, JsonWriter, Progress};
 #[cfg(feature = "parquet")]
 pub use write::{ParquetWriteOptions, PathEncoding};

@@ -347,3 +347,61 @@ fn a_record_file_that_makes_the_decoder_spin_is_an_error_after_the_deadline() {
     assert!(err.contains("field/refs.0.parq") && err.contains("took longer than 1s"), "{err}");
     assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
 }
+
+/// A row whose offset is no readable number fails its own key when read, as a
+/// malformed JSON reference does; the other rows of the file, and the other
+/// files, read as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_row_fails_its_key_and_only_it() {
+    use arrow_array::{Array as _, Int64Array};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let scratch = Scratch::new();
+    let good = std::fs::read(scratch.path().join("refs.parq/field/refs.1.parq")).unwrap();
+    let batches: Vec<arrow_array::RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(good))
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // Row 0 of the file gets offset -1: whatever its key, it alone must fail.
+    let schema = batches[0].schema();
+    let at = schema.index_of("offset").unwrap();
+    let offsets = batches[0].column(at).as_any().downcast_ref::<Int64Array>().unwrap();
+    let broken: Int64Array = (0..offsets.len()).map(|i| Some(if i == 0 { -1 } else { offsets.value(i) })).collect();
+    let mut columns = batches[0].columns().to_vec();
+    columns[at] = Arc::new(broken);
+    let mut bytes = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema.clone(), None).unwrap();
+    writer.write(&arrow_array::RecordBatch::try_new(schema, columns).unwrap()).unwrap();
+    for batch in &batches[1..] {
+        writer.write(batch).unwrap();
+    }
+    writer.close().unwrap();
+    scratch.write("field/refs.1.parq", &bytes);
+
+    let json = ReferenceStore::open(data_dir().join(CASE).join("refs.json").to_str().unwrap()).unwrap();
+    let sync = ReferenceStore::open(&scratch.root()).unwrap();
+    let store = ReferenceStoreBuilder::new().open_async(&scratch.root()).await.unwrap();
+    let mut failed = Vec::new();
+    for k in sync.list_prefix(&StorePrefix::new("field/").unwrap()).unwrap() {
+        match (sync.get(&k), store.get(&k).await) {
+            (Ok(read), Ok(read_async)) => {
+                assert_eq!(read, read_async, "{k}");
+                if !k.as_str().ends_with(".zarray") && !k.as_str().ends_with(".zattrs") {
+                    assert_eq!(read, json.get(&k).unwrap(), "{k}");
+                }
+            }
+            (Err(err), Err(err_async)) => {
+                let (err, err_async) = (err.to_string(), err_async.to_string());
+                assert!(
+                    err.contains(k.as_str()) && err.contains("malformed") && err.contains("negative offset -1"),
+                    "{err}"
+                );
+                assert_eq!(err, err_async);
+                failed.push(k.as_str().to_owned());
+            }
+            (sync, not_sync) => panic!("{k}: {sync:?} and {not_sync:?}"),
+        }
+    }
+    assert_eq!(failed.len(), 1, "{failed:?}");
+}

@@ -169,3 +169,37 @@ fn rewriting_onto_a_copied_folder_reads_exactly() {
     let err = ReferenceStoreBuilder::new().with_url_rewrite("s3://a/", "s3://b/file.nc").open(refs.to_str().unwrap());
     assert!(err.is_err());
 }
+
+/// Malformed references are counted by `stats` and named by `audit`, which
+/// is then not ok; `pin` still pins the targets that are fine.
+#[test]
+fn stats_and_audit_count_malformed_references() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.bin"), [0u8; 100]).unwrap();
+    let doc = r#"{".zgroup": {"zarr_format": 2},
+        "x/.zarray": {"shape": [8], "chunks": [2], "dtype": "|u1", "compressor": null, "filters": null,
+                      "fill_value": 0, "order": "C", "zarr_format": 2},
+        "x/0": ["data.bin", 0, 2], "x/1": ["data.bin", 2], "x/2": ["data.bin", 18446744073709551615, 2],
+        "stray": "base64:!!"}"#;
+    let path = dir.path().join("refs.json");
+    std::fs::write(&path, doc).unwrap();
+    let store = ReferenceStore::open(path.to_str().unwrap()).unwrap();
+    let stats = stats(&store).unwrap();
+    assert_eq!(stats.malformed(), 3);
+    assert_eq!(stats.arrays[0].references.malformed, 2);
+    assert_eq!(stats.other.malformed, 1);
+    assert!(stats.to_string().contains("3 malformed references"), "{stats}");
+    let audit = audit(&store, &AuditOptions::default()).unwrap();
+    assert!(!audit.is_ok());
+    assert_eq!(audit.malformed_references, 3);
+    let named: Vec<&str> = audit.malformed.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(named, ["stray", "x/1", "x/2"]);
+    let shown = audit.to_string();
+    assert!(
+        shown.contains("malformed: x/1: a reference array has 1 element") && shown.contains("overflows"),
+        "{shown}"
+    );
+    assert_eq!(audit.problems().count(), 0, "data.bin itself is fine");
+    let (pins, _) = pin(&store, &AuditOptions::default()).unwrap();
+    assert_eq!(pins.len(), 1);
+}

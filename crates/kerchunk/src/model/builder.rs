@@ -32,6 +32,9 @@ pub struct ReferenceSetBuilder {
     /// chunk's table by its path took a sixth of a large document's load.
     filling: Option<(Box<str>, ChunkTable)>,
     inline: Vec<u8>,
+    /// A parser's policy: refuse a document with a malformed reference
+    /// instead of keeping the key ([`crate::MalformedReferences::Refuse`]).
+    pub(crate) refuse_malformed: bool,
 }
 
 impl ReferenceSetBuilder {
@@ -90,6 +93,15 @@ impl ReferenceSetBuilder {
     pub fn insert_range(&mut self, key: &str, url: Option<&str>, offset: u64, length: u64) {
         let url = self.intern(url);
         self.insert(key, Stored::Range { url, offset, length });
+    }
+
+    /// Set `key` to a reference that cannot be read, saying why (see
+    /// [`Reference::Malformed`](super::Reference::Malformed)): the key exists,
+    /// and reading it is an error with `reason`.
+    pub fn insert_malformed(&mut self, key: &str, reason: &str) {
+        let start = self.inline.len() as u64;
+        self.inline.extend_from_slice(reason.as_bytes());
+        self.insert(key, Stored::Malformed { start, len: reason.len() as u64 });
     }
 
     fn insert(&mut self, key: &str, entry: Stored) {

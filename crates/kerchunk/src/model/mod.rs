@@ -54,6 +54,15 @@ pub enum Reference<'a> {
         /// The number of bytes.
         length: u64,
     },
+    /// A reference the document states but that cannot be read: a wrong
+    /// number of elements, an offset that is not a non-negative integer, an
+    /// end past `u64::MAX`, undecodable base64, and the like. Its key exists,
+    /// and every read of it is an error naming the key and `reason`; the
+    /// other keys of the set read as usual (as fsspec and GDAL read them).
+    Malformed {
+        /// What is wrong with the reference.
+        reason: &'a str,
+    },
 }
 
 /// What one key holds, owned: a [`Reference`] that outlives its source, as
@@ -77,6 +86,11 @@ pub enum OwnedReference {
         /// The number of bytes.
         length: u64,
     },
+    /// A reference that cannot be read (see [`Reference::Malformed`]).
+    Malformed {
+        /// What is wrong with the reference.
+        reason: Arc<str>,
+    },
 }
 
 impl OwnedReference {
@@ -89,15 +103,18 @@ impl OwnedReference {
             Self::Range { url, offset, length } => {
                 Reference::Range { url: url.as_deref(), offset: *offset, length: *length }
             }
+            Self::Malformed { reason } => Reference::Malformed { reason },
         }
     }
 }
 
-/// One reference, as stored: inline values are a span of the set's arena,
-/// URLs an interned id (`None`: a `null` URL).
+/// One reference, as stored: inline values and the reasons of malformed
+/// references are spans of the set's arena, URLs an interned id (`None`: a
+/// `null` URL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stored {
     Inline { start: u64, len: u64 },
+    Malformed { start: u64, len: u64 },
     Whole(Option<UrlId>),
     Range { url: Option<UrlId>, offset: u64, length: u64 },
 }
@@ -265,6 +282,9 @@ impl ReferenceSet {
             Stored::Inline { start, len } => OwnedReference::Inline(self.inline.slice(span(start, len))),
             Stored::Whole(id) => OwnedReference::Whole { url: url(id) },
             Stored::Range { url: id, offset, length } => OwnedReference::Range { url: url(id), offset, length },
+            Stored::Malformed { start, len } => {
+                OwnedReference::Malformed { reason: Arc::from(self.reason(start, len)) }
+            }
         }
     }
 
@@ -273,7 +293,22 @@ impl ReferenceSet {
             Stored::Inline { start, len } => Reference::Inline(&self.inline[span(start, len)]),
             Stored::Whole(url) => Reference::Whole { url: self.url(url) },
             Stored::Range { url, offset, length } => Reference::Range { url: self.url(url), offset, length },
+            Stored::Malformed { start, len } => Reference::Malformed { reason: self.reason(start, len) },
         }
+    }
+
+    /// The reason of a malformed reference: text the builder put in the arena.
+    fn reason(&self, start: u64, len: u64) -> &str {
+        std::str::from_utf8(&self.inline[span(start, len)]).unwrap_or("malformed reference")
+    }
+
+    /// The keys whose references are malformed, with what is wrong with each
+    /// (see [`Reference::Malformed`]), in the order of [`iter`](Self::iter).
+    pub fn malformed(&self) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
+        self.iter().filter_map(|(key, reference)| match reference {
+            Reference::Malformed { reason } => Some((key, reason)),
+            _ => None,
+        })
     }
 }
 
@@ -323,6 +358,7 @@ mod tests {
                 Reference::Inline(v) => format!("{k} inline {v:?}"),
                 Reference::Whole { url } => format!("{k} whole {url:?}"),
                 Reference::Range { url, offset, length } => format!("{k} {url:?} {offset} {length}"),
+                Reference::Malformed { reason } => format!("{k} malformed {reason}"),
             })
             .collect();
         lines.sort();

@@ -16,8 +16,10 @@ const MISSING: u32 = u32::MAX;
 const INLINE: u32 = WHOLE - 1;
 /// A `null` URL: the store's default target.
 const DEFAULT_URL: u32 = WHOLE - 2;
+/// A malformed reference: `offset` and `length` are the span of its reason in the set's arena.
+const MALFORMED: u32 = WHOLE - 3;
 /// How many distinct URLs a set can intern: the rest of the 31 bits are codes.
-pub(super) const MAX_URLS: u32 = DEFAULT_URL;
+pub(super) const MAX_URLS: u32 = MALFORMED;
 
 /// A table grows its columns to a position only while at least one slot in
 /// `DENSITY` holds a reference (or the columns stay below `ALWAYS_DENSE`
@@ -202,6 +204,7 @@ fn encode(entry: Stored) -> (u32, u64, u64) {
     let url_code = |url: Option<UrlId>| url.map_or(DEFAULT_URL, |UrlId(id)| id);
     match entry {
         Stored::Inline { start, len } => (INLINE, start, len),
+        Stored::Malformed { start, len } => (MALFORMED, start, len),
         Stored::Whole(url) => (WHOLE | url_code(url), 0, 0),
         Stored::Range { url, offset, length } => (url_code(url), offset, length),
     }
@@ -213,6 +216,7 @@ fn decode(target: u32, offset: u64, length: u64) -> Option<Stored> {
     }
     let url = match target & !WHOLE {
         INLINE => return Some(Stored::Inline { start: offset, len: length }),
+        MALFORMED => return Some(Stored::Malformed { start: offset, len: length }),
         DEFAULT_URL => None,
         index => Some(UrlId(index)),
     };
@@ -360,6 +364,7 @@ mod tests {
     fn codes_round_trip() {
         for entry in [
             Stored::Inline { start: 5, len: 0 },
+            Stored::Malformed { start: 7, len: 12 },
             Stored::Whole(Some(UrlId(0))),
             Stored::Whole(None),
             Stored::Range { url: Some(UrlId(MAX_URLS - 1)), offset: u64::MAX, length: 0 },

@@ -7,4 +7,4 @@ pub(crate) mod json;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 
-pub use json::{Limits, ParseOptions};
+pub use json::{Limits, MalformedReferences, ParseOptions};

@@ -94,8 +94,17 @@ impl<W: Write> JsonWriter<W> {
     /// as kerchunk writes them (ASCII text as itself, anything else as `base64:`).
     ///
     /// # Errors
-    /// The error of `out`, or of the compressor.
+    /// The error of `out`, or of the compressor; an error of kind
+    /// `InvalidData` naming the key for a [`Reference::Malformed`], which has
+    /// nothing to write (the document it came from is not kept), before
+    /// anything of it is written.
     pub fn entry(&mut self, key: &str, entry: Reference<'_>) -> std::io::Result<()> {
+        if let Reference::Malformed { reason } = entry {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("key {key:?} has a malformed reference, which cannot be written: {reason}"),
+            ));
+        }
         if self.written > 0 {
             self.out.write_all(b",")?;
         }
@@ -108,6 +117,7 @@ impl<W: Write> JsonWriter<W> {
             Reference::Range { url, offset, length } => {
                 serde_json::to_writer(&mut self.out, &(url, offset, length))?;
             }
+            Reference::Malformed { .. } => {} // refused above
         }
         if let Some(progress) = &self.progress
             && self.written.is_multiple_of(PROGRESS_EVERY)

@@ -94,7 +94,8 @@ impl RecordEncoder {
     ///
     /// # Errors
     /// [`WriteError::Unrepresentable`] for a reference the layout cannot hold:
-    /// a `null` URL (parquet has no default target) or an offset or length past `i64::MAX`.
+    /// a `null` URL (parquet has no default target), an offset or length past
+    /// `i64::MAX`, or a [`Reference::Malformed`].
     pub fn push(&mut self, key: impl FnOnce() -> String, entry: Option<Reference<'_>>) -> Result<(), WriteError> {
         let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key(), reason };
         let (path, offset, size, raw): (Option<&str>, u64, u64, Option<&[u8]>) = match entry {
@@ -104,6 +105,9 @@ impl RecordEncoder {
             // `(path, 0, 0)` means the whole file in parquet; an empty range is an empty value.
             Some(Reference::Range { url: Some(_), offset: 0, length: 0 }) => (None, 0, 0, Some(&[][..])),
             Some(Reference::Range { url: Some(url), offset, length }) => (Some(url), offset, length, None),
+            Some(Reference::Malformed { reason }) => {
+                return Err(unrepresentable(format!("a malformed reference cannot be written: {reason}")));
+            }
             Some(Reference::Whole { url: None } | Reference::Range { url: None, .. }) => {
                 return Err(unrepresentable(
                     "a null URL (the default target) cannot be written to parquet, which has none".into(),

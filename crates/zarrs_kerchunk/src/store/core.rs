@@ -213,7 +213,8 @@ impl Core {
                 continue;
             }
             let (url, range) = match value {
-                OwnedReference::Inline(_) => continue,
+                // Its read fails when it is made, not the batch's.
+                OwnedReference::Inline(_) | OwnedReference::Malformed { .. } => continue,
                 OwnedReference::Whole { url } => (url, None),
                 OwnedReference::Range { url, offset, length } => (url, Some(byte_range(&key, offset, length)?)),
             };
@@ -351,6 +352,7 @@ impl Core {
             Ok(Plan::Fetch(Fetch { key: key.as_str().to_owned(), resolved, requests, serve, whole_chunk }))
         };
         match value {
+            OwnedReference::Malformed { reason } => Err(malformed(key, &reason)),
             OwnedReference::Inline(mut value) => {
                 if is_metadata {
                     value = serve_metadata(key.as_str(), value, self.max_chunk_bytes)?;
@@ -407,6 +409,7 @@ impl Core {
             };
         }
         match value {
+            OwnedReference::Malformed { reason } => Err(malformed(key, &reason)),
             OwnedReference::Inline(value) => Ok(SizePlan::Known(value.len() as u64)),
             OwnedReference::Range { length, .. } => Ok(SizePlan::Known(length)),
             OwnedReference::Whole { url } => Ok(SizePlan::Stat(self.resolve_for(key, url.as_ref())?)),
@@ -459,6 +462,11 @@ fn serve_metadata(key: &str, document: Bytes, max_chunk_bytes: u64) -> Result<By
 /// The bytes `[offset, offset + length)` that `key`'s reference names, or an
 /// error naming the key if the end lies past `u64::MAX` (a reference made by
 /// hand, or by a source of one's own, may say so).
+/// The error of every read of a key whose reference is malformed.
+fn malformed(key: &StoreKey, reason: &str) -> StorageError {
+    StorageError::Other(format!("cannot read key {:?}: its reference is malformed: {reason}", key.as_str()))
+}
+
 fn byte_range(key: &StoreKey, offset: u64, length: u64) -> Result<std::ops::Range<u64>, StorageError> {
     let end = offset.checked_add(length).ok_or_else(|| {
         StorageError::Other(format!(

@@ -113,13 +113,29 @@ pub struct TargetAudit {
 pub struct Audit {
     /// Every target, problems first, then by URL.
     pub targets: Vec<TargetAudit>,
+    /// How many references are malformed
+    /// ([`kerchunk::Reference::Malformed`]): keys whose every read is an error.
+    pub malformed_references: u64,
+    /// The first 100 of them, in the walk's order.
+    pub malformed: Vec<MalformedKey>,
+}
+
+/// A key whose reference is malformed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MalformedKey {
+    /// The key.
+    pub key: String,
+    /// What is wrong with its reference.
+    pub reason: String,
 }
 
 impl Audit {
-    /// Whether every target is there, long enough and as pinned.
+    /// Whether every reference can be read: none is malformed, and every
+    /// target is there, long enough and as pinned.
     #[must_use]
     pub fn is_ok(&self) -> bool {
-        self.targets.iter().all(|t| t.status == TargetStatus::Ok)
+        self.malformed_references == 0 && self.targets.iter().all(|t| t.status == TargetStatus::Ok)
     }
 
     /// The targets with a problem.
@@ -153,6 +169,8 @@ impl Audit {
 /// targets are not errors: they are in the [`Audit`].
 pub async fn audit_async(store: &AsyncReferenceStore, options: &AuditOptions) -> Result<Audit, InspectError> {
     let tally = Tally::walk(store).await?;
+    let malformed_references = tally.other.malformed + tally.arrays.values().map(|a| a.chunks.malformed).sum::<u64>();
+    let malformed = tally.malformed.into_iter().map(|(key, reason)| MalformedKey { key, reason }).collect();
     // Two spellings of one file are one target.
     let mut targets: HashMap<String, (Resolution, TargetUse)> = HashMap::new();
     for (written, usage) in tally.targets {
@@ -174,7 +192,7 @@ pub async fn audit_async(store: &AsyncReferenceStore, options: &AuditOptions) ->
         .collect()
         .await;
     audited.sort_by(|a, b| (a.status == TargetStatus::Ok, &a.url).cmp(&(b.status == TargetStatus::Ok, &b.url)));
-    Ok(Audit { targets: audited })
+    Ok(Audit { targets: audited, malformed_references, malformed })
 }
 
 /// [`audit_async`], on the runtime of a sync store.
@@ -250,6 +268,14 @@ fn is_not_found(error: &ReadError) -> bool {
 impl fmt::Display for Audit {
     /// One line per problem, then the counts.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for MalformedKey { key, reason } in &self.malformed {
+            writeln!(f, "malformed: {key}: {reason}")?;
+        }
+        if self.malformed_references > 0 {
+            let more = self.malformed_references - self.malformed.len() as u64;
+            let more = if more > 0 { format!(" ({more} not shown)") } else { String::new() };
+            writeln!(f, "{} malformed references{more}: reading them is an error", self.malformed_references)?;
+        }
         let mut counts: [(&str, usize); 6] =
             [("ok", 0), ("missing", 0), ("short", 0), ("changed", 0), ("unreachable", 0), ("refused", 0)];
         for target in &self.targets {

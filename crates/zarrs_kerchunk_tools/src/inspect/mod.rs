@@ -21,7 +21,9 @@ mod audit;
 mod stats;
 mod tally;
 
-pub use audit::{Audit, AuditOptions, AuditProgress, TargetAudit, TargetStatus, audit, audit_async, pin, pin_async};
+pub use audit::{
+    Audit, AuditOptions, AuditProgress, MalformedKey, TargetAudit, TargetStatus, audit, audit_async, pin, pin_async,
+};
 pub use stats::{ArrayStats, ReferenceCounts, Stats, TargetStats, stats, stats_async};
 
 /// Why [`stats`], [`audit`] or [`pin`] could not finish. A target that is

@@ -25,19 +25,28 @@ pub struct ReferenceCounts {
     pub inline: u64,
     /// The bytes of the inline values.
     pub inline_bytes: u64,
+    /// Malformed references: keys whose every read is an error
+    /// ([`kerchunk::Reference::Malformed`]).
+    pub malformed: u64,
 }
 
 impl ReferenceCounts {
-    /// All references.
+    /// All references, malformed ones included.
     #[must_use]
     pub fn total(&self) -> u64 {
-        self.range + self.whole + self.inline
+        self.range + self.whole + self.inline + self.malformed
     }
 }
 
 impl From<Kinds> for ReferenceCounts {
     fn from(kinds: Kinds) -> Self {
-        Self { range: kinds.range, whole: kinds.whole, inline: kinds.inline, inline_bytes: kinds.inline_bytes }
+        Self {
+            range: kinds.range,
+            whole: kinds.whole,
+            inline: kinds.inline,
+            inline_bytes: kinds.inline_bytes,
+            malformed: kinds.malformed,
+        }
     }
 }
 
@@ -100,6 +109,12 @@ impl Stats {
     #[must_use]
     pub fn references(&self) -> u64 {
         self.other.total() + self.arrays.iter().map(|a| a.references.total()).sum::<u64>()
+    }
+
+    /// The malformed references of the set: keys whose every read is an error.
+    #[must_use]
+    pub fn malformed(&self) -> u64 {
+        self.other.malformed + self.arrays.iter().map(|a| a.references.malformed).sum::<u64>()
     }
 }
 
@@ -227,6 +242,9 @@ impl fmt::Display for Stats {
         if let Some(memory) = self.memory_bytes {
             write!(f, ", {memory} bytes of memory for the references")?;
         }
-        writeln!(f)
+        match self.malformed() {
+            0 => writeln!(f),
+            n => writeln!(f, "\n{n} malformed references: reading them is an error (audit names them)"),
+        }
     }
 }

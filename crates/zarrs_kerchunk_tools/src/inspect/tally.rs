@@ -47,7 +47,7 @@ impl TargetUse {
                 self.end = self.end.max(offset.saturating_add(*length));
             }
             OwnedReference::Whole { .. } => self.whole_file_references += 1,
-            OwnedReference::Inline(_) => {}
+            OwnedReference::Inline(_) | OwnedReference::Malformed { .. } => {}
         }
     }
 
@@ -66,6 +66,7 @@ pub(super) struct Kinds {
     pub(super) whole: u64,
     pub(super) inline: u64,
     pub(super) inline_bytes: u64,
+    pub(super) malformed: u64,
 }
 
 impl Kinds {
@@ -77,6 +78,7 @@ impl Kinds {
                 self.inline += 1;
                 self.inline_bytes += bytes.len() as u64;
             }
+            OwnedReference::Malformed { .. } => self.malformed += 1,
         }
     }
 }
@@ -104,7 +106,12 @@ pub(super) struct Tally {
     pub(super) other: Kinds,
     /// Every target, with the references of metadata and stray keys included.
     pub(super) targets: HashMap<Written, TargetUse>,
+    /// The first [`MALFORMED_SHOWN`] keys whose references are malformed, with why.
+    pub(super) malformed: Vec<(String, String)>,
 }
+
+/// How many malformed keys a tally names; it counts them all.
+const MALFORMED_SHOWN: usize = 100;
 
 impl Tally {
     /// Walk every reference of `store` once.
@@ -129,6 +136,12 @@ impl Tally {
         let written = match reference {
             OwnedReference::Range { url, .. } | OwnedReference::Whole { url } => Some(url.clone()),
             OwnedReference::Inline(_) => None,
+            OwnedReference::Malformed { reason } => {
+                if self.malformed.len() < MALFORMED_SHOWN {
+                    self.malformed.push((key.to_owned(), reason.to_string()));
+                }
+                None
+            }
         };
         if let Some(url) = &written {
             self.targets.entry(url.clone()).or_default().add(reference);

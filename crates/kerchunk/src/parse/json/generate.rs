@@ -188,17 +188,21 @@ impl<'a> GenSpec<'a> {
             match &range_t {
                 None => builder.insert_whole(&key, Some(&url)),
                 Some((offset_t, length_t)) => {
+                    // A render that fails stops the document; one that gives no integer
+                    // makes this key malformed.
                     let value = |field: &CompiledField<'_, '_>| match field {
-                        CompiledField::Literal(n) => Ok(*n),
+                        CompiledField::Literal(n) => Ok(Ok(*n)),
                         CompiledField::Template(t) => {
                             match t.native.as_ref().and_then(|n| n.integer(&variables)).map(u64::try_from) {
-                                Some(Ok(n)) => Ok(n),
-                                _ => parse_integer(&render(t)?, &key, &t.name),
+                                Some(Ok(n)) => Ok(Ok(n)),
+                                _ => Ok(parse_integer(&render(t)?, &t.name)),
                             }
                         }
                     };
-                    let (offset, length) = (value(offset_t)?, value(length_t)?);
-                    super::insert_range(builder, &key, Some(&url), offset, length)?;
+                    match (value(offset_t)?, value(length_t)?) {
+                        (Ok(offset), Ok(length)) => super::insert_range(builder, &key, Some(&url), offset, length)?,
+                        (Err(reason), _) | (_, Err(reason)) => super::malformed(builder, &key, reason)?,
+                    }
                 }
             }
             // Odometer: the last dimension varies fastest.
@@ -348,9 +352,7 @@ fn scalar_value(value: &Json) -> Result<Value, DimensionError> {
     })
 }
 
-fn parse_integer(text: &str, key: &str, field: &str) -> Result<u64, ParseError> {
-    text.trim().parse::<u64>().map_err(|_| ParseError::InvalidReference {
-        key: key.to_owned(),
-        reason: format!("generated {field} {text:?} is not a non-negative integer"),
-    })
+/// A rendered offset or length, or what is wrong with it.
+fn parse_integer(text: &str, field: &str) -> Result<u64, String> {
+    text.trim().parse::<u64>().map_err(|_| format!("generated {field} {text:?} is not a non-negative integer"))
 }

@@ -37,6 +37,32 @@ use template::Templates;
 pub struct ParseOptions {
     template_overrides: BTreeMap<String, String>,
     limits: Limits,
+    malformed: MalformedReferences,
+}
+
+/// What a parser does with a reference the document states but that cannot
+/// be read (see [`Reference::Malformed`](crate::Reference::Malformed)): a
+/// 2- or 4-element array, an offset or length that is not a non-negative
+/// integer, an end past `u64::MAX`, undecodable base64, a URL that is not a
+/// string, a `gen` offset that renders to something other than an integer.
+///
+/// Whatever the policy, a document that is not a reference set (not JSON,
+/// not an object, a `gen` entry without its fields, a template that fails,
+/// a limit passed) is refused as a whole: only the reference is in doubt
+/// here, never the document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MalformedReferences {
+    /// Keep the key, and make every read of it an error naming the key and
+    /// the cause; the other keys read as usual. What fsspec and GDAL do: one
+    /// corrupt entry leaves the rest of a large set readable.
+    #[default]
+    FailWhenRead,
+    /// Refuse the whole document with [`ParseError::InvalidReference`],
+    /// naming the first malformed key: for validating a set before it is
+    /// published. (A parquet root's records are read lazily, so a malformed
+    /// row there always fails its key when read.)
+    Refuse,
 }
 
 impl ParseOptions {
@@ -66,6 +92,27 @@ impl ParseOptions {
     #[must_use]
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// What to do with a malformed reference (default: keep its key, and
+    /// fail its reads; see [`MalformedReferences`]).
+    #[must_use]
+    pub fn with_malformed_references(mut self, policy: MalformedReferences) -> Self {
+        self.malformed = policy;
+        self
+    }
+
+    /// The policy for malformed references in force.
+    #[must_use]
+    pub fn malformed_references(&self) -> MalformedReferences {
+        self.malformed
+    }
+
+    /// An empty builder that applies these options' policy for malformed references.
+    fn builder(&self) -> ReferenceSetBuilder {
+        let mut builder = ReferenceSetBuilder::new();
+        builder.refuse_malformed = self.malformed == MalformedReferences::Refuse;
+        builder
     }
 }
 
@@ -158,7 +205,7 @@ impl ReferenceSet {
         location: &str,
         block: usize,
     ) -> Result<Self, ParseError> {
-        let mut naming = pipeline::Naming { location, format: None, limit: options.limits.document_bytes };
+        let mut naming = pipeline::Naming { location, format: None, limit: options.limits.document_bytes, options };
         let (reader, format) = compression::decompressing(reader, naming.limit).map_err(|e| naming.read_error(e))?;
         naming.format = format;
         let pipeline::Members { builder, kept } = pipeline::read(members::MemberScanner::new(reader, block), naming)?;
@@ -188,7 +235,7 @@ impl ReferenceSet {
 
     /// Parse the text of a reference document.
     fn from_json_text(text: &str, options: &ParseOptions, location: &str) -> Result<Self, ParseError> {
-        let mut builder = ReferenceSetBuilder::new();
+        let mut builder = options.builder();
         let members = stream::top_level(text, &mut builder, location)?;
         Self::finish_document(builder, &members, options, location)
     }
@@ -218,7 +265,7 @@ impl ReferenceSet {
             return Err(ParseError::UnsupportedVersion(version.to_string()));
         }
         // Version 1: only `refs` and `gen` hold references.
-        let mut builder = ReferenceSetBuilder::new();
+        let mut builder = options.builder();
         let templates =
             Templates::new(member(members.templates)?.as_ref(), &options.template_overrides, options.limits)?;
         let templates_for_urls = (!templates.is_empty()).then_some(&templates);
@@ -239,14 +286,12 @@ pub(crate) fn insert_value(
     value: &Json,
     templates: Option<&Templates>,
 ) -> Result<(), ParseError> {
-    let invalid = |reason: String| ParseError::InvalidReference { key: key.to_owned(), reason };
     match value {
         Json::String(text) => match text.strip_prefix("base64:") {
-            Some(encoded) => {
-                let decoded =
-                    BASE64.decode(encoded.trim_end()).map_err(|e| invalid(format!("undecodable base64: {e}")))?;
-                builder.insert_inline(key, &decoded);
-            }
+            Some(encoded) => match BASE64.decode(encoded.trim_end()) {
+                Ok(decoded) => builder.insert_inline(key, &decoded),
+                Err(e) => return malformed(builder, key, format!("undecodable base64: {e}")),
+            },
             None => builder.insert_inline(key, text.as_bytes()),
         },
         Json::Object(_) => {
@@ -260,27 +305,34 @@ pub(crate) fn insert_value(
                     Some(t) if url.contains("{{") => t.render(url, &format!("key {key:?}"))?,
                     _ => url.clone(),
                 }),
-                Some(other) => return Err(invalid(format!("the URL must be a string or null, found {other}"))),
-                None => return Err(invalid("an empty array is not a reference".into())),
+                Some(other) => {
+                    return malformed(builder, key, format!("the URL must be a string or null, found {other}"));
+                }
+                None => return malformed(builder, key, "an empty array is not a reference".into()),
             };
             match items.len() {
                 1 => builder.insert_whole(key, url.as_deref()),
                 3 => {
                     let number = |i: usize, what: &str| {
-                        items[i].as_u64().ok_or_else(|| {
-                            invalid(format!("the {what} must be a non-negative integer, found {}", items[i]))
-                        })
+                        items[i]
+                            .as_u64()
+                            .ok_or_else(|| format!("the {what} must be a non-negative integer, found {}", items[i]))
                     };
-                    insert_range(builder, key, url.as_deref(), number(1, "offset")?, number(2, "length")?)?;
+                    return match (number(1, "offset"), number(2, "length")) {
+                        (Ok(offset), Ok(length)) => insert_range(builder, key, url.as_deref(), offset, length),
+                        (Err(reason), _) | (_, Err(reason)) => malformed(builder, key, reason),
+                    };
                 }
                 n => {
-                    return Err(invalid(format!(
-                        "a reference array has 1 element [url] or 3 [url, offset, length], not {n}"
-                    )));
+                    let reason = format!("a reference array has 1 element [url] or 3 [url, offset, length], not {n}");
+                    return malformed(builder, key, reason);
                 }
             }
         }
-        other => return Err(invalid(format!("a value must be a string, an object or an array, not {}", kind(other)))),
+        other => {
+            let reason = format!("a value must be a string, an object or an array, not {}", kind(other));
+            return malformed(builder, key, reason);
+        }
     }
     Ok(())
 }
@@ -294,10 +346,19 @@ pub(crate) fn insert_range(
     length: u64,
 ) -> Result<(), ParseError> {
     if offset.checked_add(length).is_none() {
-        let reason = format!("offset {offset} + length {length} overflows");
-        return Err(ParseError::InvalidReference { key: key.to_owned(), reason });
+        return malformed(builder, key, format!("offset {offset} + length {length} overflows"));
     }
     builder.insert_range(key, url, offset, length);
+    Ok(())
+}
+
+/// `key` states a reference that cannot be read, for `reason`: keep the key as
+/// malformed (its reads fail), or refuse the document, as the policy says.
+pub(crate) fn malformed(builder: &mut ReferenceSetBuilder, key: &str, reason: String) -> Result<(), ParseError> {
+    if builder.refuse_malformed {
+        return Err(ParseError::InvalidReference { key: key.to_owned(), reason });
+    }
+    builder.insert_malformed(key, &reason);
     Ok(())
 }
 

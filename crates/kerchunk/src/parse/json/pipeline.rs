@@ -30,9 +30,11 @@ pub(super) struct Members {
     pub(super) kept: [Option<Vec<u8>>; 4],
 }
 
-/// What errors say about the document.
+/// What errors say about the document, and which ones stop it.
 #[derive(Clone, Copy)]
 pub(super) struct Naming<'a> {
+    /// The options the document is parsed with (its policy for malformed references).
+    pub(super) options: &'a super::ParseOptions,
     pub(super) location: &'a str,
     /// The compression the document was read through, if any.
     pub(super) format: Option<&'static str>,
@@ -130,7 +132,7 @@ struct Inserting<'a> {
 
 impl<'a> Inserting<'a> {
     fn new(naming: Naming<'a>) -> Self {
-        Self { members: Members { builder: ReferenceSetBuilder::new(), kept: Default::default() }, naming }
+        Self { members: Members { builder: naming.options.builder(), kept: Default::default() }, naming }
     }
 
     /// Read the members of `block`; returns its memory and whether more blocks follow.

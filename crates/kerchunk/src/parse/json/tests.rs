@@ -5,6 +5,11 @@ fn parse(doc: &str) -> Result<ReferenceSet, ParseError> {
     ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default())
 }
 
+/// Options that refuse a document with a malformed reference.
+fn refusing() -> ParseOptions {
+    ParseOptions::default().with_malformed_references(MalformedReferences::Refuse)
+}
+
 /// The same keys with the same meaning (URLs compared as text).
 fn assert_same(a: &ReferenceSet, b: &ReferenceSet) {
     let show = |set: &ReferenceSet| -> Vec<String> {
@@ -13,6 +18,7 @@ fn assert_same(a: &ReferenceSet, b: &ReferenceSet) {
                 Reference::Inline(v) => format!("{k} inline {v:?}"),
                 Reference::Whole { url } => format!("{k} whole {url:?}"),
                 Reference::Range { url, offset, length } => format!("{k} {url:?} {offset} {length}"),
+                Reference::Malformed { reason } => format!("{k} malformed {reason}"),
             })
             .collect()
     };
@@ -96,12 +102,52 @@ fn malformed_references_name_the_key() {
         (r#"{"k": null}"#, "null"),
         (r#"{"k": 3}"#, "number"),
         (r#"{"k": true}"#, "boolean"),
+        (r#"{"version": 1, "refs": {"k": ["u", -1, 2]}}"#, "offset"),
+        (r#"{"version": 1, "templates": {"t": "u"}, "refs": {"k": ["{{t}}", 1, -2]}}"#, "length"),
+        (r#"{"refs": "v0 name", "k": ["u", 1]}"#, "not 2"),
     ] {
-        let err = parse(doc).unwrap_err();
+        // Refused: the whole document fails, naming the key.
+        let err = ReferenceSet::from_json(doc.as_bytes(), &refusing()).unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, ParseError::InvalidReference { ref key, .. } if key == "k"), "{doc}: {text}");
         assert!(text.contains(needle), "{doc}: {text}");
+        // By default the key is kept, malformed, and a good key beside it reads as usual,
+        // whichever reader reads the document and wherever the key stands in it.
+        // (A version 1 document ignores a top-level "good".)
+        let last = doc.rfind('}').unwrap();
+        for doc in
+            [doc.replacen('{', r#"{"good": ["f", 0, 1], "#, 1), format!(r#"{}, "good": ["f", 0, 1]}}"#, &doc[..last])]
+        {
+            let whole = parse(&doc).unwrap();
+            let Some(Reference::Malformed { reason }) = whole.get("k") else { panic!("{doc}: {:?}", whole.get("k")) };
+            assert!(reason.contains(needle), "{doc}: {reason}");
+            assert_eq!(whole.malformed().map(|(k, _)| k.into_owned()).collect::<Vec<_>>(), ["k"]);
+            if !doc.contains("\"version\"") {
+                assert_eq!(whole.get("good"), Some(Reference::Range { url: Some("f"), offset: 0, length: 1 }));
+            }
+            for block in [1, 7, 4096] {
+                let streamed =
+                    ReferenceSet::from_json_blocks(doc.as_bytes(), &ParseOptions::default(), "(test)", block).unwrap();
+                assert_same(&streamed, &whole);
+            }
+        }
     }
+}
+
+/// `gen` follows the same policy: a generated offset that is no integer makes its key malformed.
+#[test]
+fn malformed_generated_references_fail_their_keys() {
+    let doc = br#"{"version": 1, "gen": [{"key": "a/{{i}}", "url": "u", "offset": "{{ 'x' if i == 1 else i }}",
+        "length": "{{ 18446744073709551615 if i == 2 else 1 }}", "dimensions": {"i": {"stop": 4}}}]}"#;
+    let set = ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap();
+    assert_eq!(set.get("a/0"), Some(Reference::Range { url: Some("u"), offset: 0, length: 1 }));
+    assert_eq!(set.get("a/3"), Some(Reference::Range { url: Some("u"), offset: 3, length: 1 }));
+    let malformed: Vec<(String, String)> = set.malformed().map(|(k, r)| (k.into_owned(), r.to_owned())).collect();
+    assert_eq!(malformed.len(), 2, "{malformed:?}");
+    assert!(malformed[0].0 == "a/1" && malformed[0].1.contains("generated offset \"x\""), "{malformed:?}");
+    assert!(malformed[1].0 == "a/2" && malformed[1].1.contains("overflows"), "{malformed:?}");
+    let err = ReferenceSet::from_json(doc, &refusing()).unwrap_err();
+    assert!(matches!(err, ParseError::InvalidReference { ref key, .. } if key == "a/1"), "{err}");
 }
 
 #[test]
@@ -227,7 +273,10 @@ fn gen_errors() {
         (r#"{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 1000000000000}}}"#, "limit"),
     ] {
         let doc = format!(r#"{{"version": 1, "templates": {{"u": "x"}}, "gen": [{gen_entry}]}}"#);
-        let err = parse(&doc).unwrap_err().to_string();
+        // A generated offset that is no integer is a malformed reference, which only the
+        // refusing policy makes an error (see `malformed_generated_references_fail_their_keys`).
+        let options = if needle == "non-negative" { refusing() } else { ParseOptions::default() };
+        let err = ReferenceSet::from_json(doc.as_bytes(), &options).unwrap_err().to_string();
         assert!(err.contains(needle), "{gen_entry}: {err}");
     }
 }
@@ -339,6 +388,7 @@ fn describe(reference: Reference<'_>) -> String {
         Reference::Range { url, offset, length } => format!("{} {offset}+{length}", url.unwrap()),
         Reference::Whole { url } => url.unwrap().to_owned(),
         Reference::Inline(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Reference::Malformed { reason } => format!("malformed: {reason}"),
     }
 }
 
@@ -357,7 +407,7 @@ fn streaming_keeps_the_document_semantics() {
     assert_eq!(set.len(), 1);
     assert!(matches!(set.get("a/0"), Some(Reference::Range { url: Some("s3://b/f"), .. })));
     // Errors still name the key, and the top level must be an object.
-    let err = ReferenceSet::from_json(br#"{"version": 1, "refs": {"x/0": ["f", -1, 2]}}"#, &ParseOptions::default())
+    let err = ReferenceSet::from_json(br#"{"version": 1, "refs": {"x/0": ["f", -1, 2]}}"#, &refusing())
         .unwrap_err()
         .to_string();
     assert!(err.contains("\"x/0\"") && err.contains("offset"), "{err}");
@@ -486,8 +536,9 @@ fn a_document_of_many_blocks_reads_as_a_whole_one() {
         // And a syntax error after it, which must not be what is reported.
         bad[39_999.min(at + 7_000)].push_str(" 1");
         let doc = format!("{{{}}}", bad.join(","));
-        let whole = parse(&doc).unwrap_err().to_string();
-        let streamed = ReferenceSet::from_reader(doc.as_bytes(), &options).unwrap_err().to_string();
+        let refused = refusing().with_limits(options.limits());
+        let whole = ReferenceSet::from_json(doc.as_bytes(), &refused).unwrap_err().to_string();
+        let streamed = ReferenceSet::from_reader(doc.as_bytes(), &refused).unwrap_err().to_string();
         assert!(streamed.contains(&format!("\"bad/{at}\"")) && streamed.contains("offset"), "{streamed}");
         assert!(whole.contains(&format!("\"bad/{at}\"")), "{whole}");
     }

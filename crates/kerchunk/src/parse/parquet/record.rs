@@ -36,6 +36,10 @@ pub enum Row<'a> {
         /// The number of bytes.
         size: u64,
     },
+    /// A row that cannot be read (a path with a negative, fractional, null or
+    /// overflowing offset or size): what is wrong with it. Its key exists and
+    /// every read of it is an error; the file's other rows read as usual.
+    Malformed(&'a str),
 }
 
 const NO_PATH: u32 = u32::MAX;
@@ -52,6 +56,8 @@ pub struct Record {
     /// Per row: the `raw` value's range in `raw`, if not null.
     raw_spans: Vec<Option<(u32, u32)>>,
     raw: Bytes,
+    /// The rows that cannot be read, in row order, with why.
+    malformed: Vec<(usize, Box<str>)>,
 }
 
 impl Record {
@@ -108,13 +114,20 @@ impl Record {
                         id
                     }
                 };
+                let row = record.path_ids.len();
                 record.path_ids.push(id);
                 let has_path = path.is_some();
-                let offset = row_number(columns.offset.as_ref(), i, has_path, "offset")?;
-                let size = row_number(columns.size.as_ref(), i, has_path, "size")?;
-                if path.is_some() && offset.checked_add(size).is_none() {
-                    return Err(layout(format!("row {i}: offset {offset} + size {size} overflows")));
-                }
+                let numbers = row_number(columns.offset.as_ref(), i, has_path, "offset")
+                    .and_then(|offset| Ok((offset, row_number(columns.size.as_ref(), i, has_path, "size")?)))
+                    .and_then(|(offset, size)| match offset.checked_add(size) {
+                        Some(_) => Ok((offset, size)),
+                        None if has_path => Err(format!("offset {offset} + size {size} overflows")),
+                        None => Ok((0, 0)),
+                    });
+                let (offset, size) = numbers.unwrap_or_else(|reason| {
+                    record.malformed.push((row, format!("row {row}: {reason}").into()));
+                    (0, 0)
+                });
                 record.offsets.push(offset);
                 record.sizes.push(size);
                 record.raw_spans.push(match columns.raw.as_ref().filter(|r| r.is_valid(i)) {
@@ -151,6 +164,11 @@ impl Record {
         if i >= self.len() {
             return Row::Missing;
         }
+        if !self.malformed.is_empty()
+            && let Ok(at) = self.malformed.binary_search_by_key(&i, |(row, _)| *row)
+        {
+            return Row::Malformed(&self.malformed[at].1);
+        }
         if let Some((start, len)) = self.raw_spans[i] {
             return Row::Inline(&self.raw[start as usize..(start + len) as usize]);
         }
@@ -169,38 +187,61 @@ impl Record {
 
     /// Roughly how many bytes this record holds in memory (for the cache bound).
     pub fn memory_size(&self) -> usize {
-        self.paths.iter().map(|p| p.len() + 16).sum::<usize>() + self.len() * 40 + self.raw.len()
+        self.paths.iter().map(|p| p.len() + 16).sum::<usize>()
+            + self.len() * 40
+            + self.raw.len()
+            + self.malformed.iter().map(|(_, reason)| reason.len() + 24).sum::<usize>()
     }
 }
 
-/// Row `i` of an `offset` or `size` column. A reference with a path needs
-/// both: a null one is an error, never 0 (which would serve another chunk's
-/// bytes). Kept small for the per-row loop; the errors are built out of line.
+/// Row `i` of an `offset` or `size` column, or what is wrong with it. A
+/// reference with a path needs both: a null one is malformed, never 0 (which
+/// would serve another chunk's bytes), and so is one that was no integer in
+/// the file. Kept small for the per-row loop; the reasons are built out of line.
 #[inline]
-fn row_number(column: Option<&Int64Array>, i: usize, has_path: bool, name: &'static str) -> Result<u64, RecordError> {
+fn row_number(column: Option<&Integers>, i: usize, has_path: bool, name: &'static str) -> Result<u64, String> {
     match column {
-        Some(c) if c.is_valid(i) => u64::try_from(c.value(i)).map_err(|_| negative(i, name, c.value(i))),
-        Some(_) if has_path => Err(null_with_path(i, name)),
+        Some(c) if c.values.is_valid(i) => {
+            u64::try_from(c.values.value(i)).map_err(|_| negative(name, c.values.value(i)))
+        }
+        Some(c) if has_path => Err(not_a_number(c, i, name)),
         _ => Ok(0),
     }
 }
 
 #[cold]
-fn negative(row: usize, name: &str, value: i64) -> RecordError {
-    RecordError::Layout(format!("row {row}: negative {name} {value}"))
+fn negative(name: &str, value: i64) -> String {
+    format!("negative {name} {value}")
 }
 
+/// Why row `i` of `column`, which has a path, has no number.
 #[cold]
-fn null_with_path(row: usize, name: &str) -> RecordError {
-    RecordError::Layout(format!("row {row}: a path with a null {name}"))
+fn not_a_number(column: &Integers, i: usize, name: &str) -> String {
+    let original = &column.original;
+    let shown =
+        arrow_cast::display::ArrayFormatter::try_new(original.as_ref(), &arrow_cast::display::FormatOptions::default())
+            .map_or_else(|_| "a value".to_owned(), |f| f.value(i).to_string());
+    // NaN is pandas' null.
+    if original.is_null(i) || (original.data_type().is_floating() && shown == "NaN") {
+        return format!("a path with a null {name}");
+    }
+    format!("{name} {shown} is not a non-negative integer")
 }
 
 /// The columns of one batch, normalised.
 struct Columns {
     path: Option<LargeStringArray>,
-    offset: Option<Int64Array>,
-    size: Option<Int64Array>,
+    offset: Option<Integers>,
+    size: Option<Integers>,
     raw: Option<LargeBinaryArray>,
+}
+
+/// An `offset` or `size` column: its values as integers, null where the
+/// file's value is null or is no integer (a fraction, text); and the file's
+/// values, to say which.
+struct Integers {
+    values: Int64Array,
+    original: ArrayRef,
 }
 
 impl Columns {
@@ -225,40 +266,39 @@ impl Columns {
             Some(c) => Some(cast::<LargeStringArray>(c, &DataType::LargeUtf8, "path")?),
             None => None,
         };
-        let integers =
-            |name: &'static str| column(name).map(|c| cast::<Int64Array>(c, &DataType::Int64, name)).transpose();
+        let integers = |name: &'static str| {
+            column(name).map(|c| Ok(Integers { values: integers(c, name)?, original: Arc::clone(c) })).transpose()
+        };
         let raw = column("raw").map(|c| cast::<LargeBinaryArray>(c, &DataType::LargeBinary, "raw")).transpose()?;
         Ok(Self { path, offset: integers("offset")?, size: integers("size")?, raw })
     }
 }
 
-/// `column` as `T`, converted exactly: a value that does not convert (text that
-/// is not a number, a fraction, an overflow) is an error, never a null read as 0.
-/// Floats become integers only where integral; NaN, pandas' missing value, becomes null.
+/// An `offset` or `size` column as integers, value by value: one that does
+/// not convert exactly (text that is not a number, a fraction, an overflow)
+/// becomes null, which [`row_number`] reports for its row, never 0. Floats
+/// become integers only where integral; NaN, pandas' missing value, is null.
+fn integers(column: &ArrayRef, name: &'static str) -> Result<Int64Array, RecordError> {
+    if column.data_type().is_floating() {
+        let floats = cast::<Float64Array>(column, &DataType::Float64, name)?;
+        #[expect(clippy::cast_possible_truncation, reason = "integral and within i64, checked")]
+        let exact = |v: f64| (v.fract() == 0.0 && v.abs() < 9.2e18).then_some(v as i64);
+        return Ok(floats.iter().map(|v| v.and_then(exact)).collect());
+    }
+    let failed = |source| RecordError::Cast { column: name, data_type: column.data_type().to_string(), source };
+    // `safe`: a value that does not convert becomes null, for its row to report.
+    let cast = arrow_cast::cast_with_options(column, &DataType::Int64, &CastOptions::default()).map_err(failed)?;
+    cast.as_any()
+        .downcast_ref::<Int64Array>()
+        .cloned()
+        .ok_or_else(|| RecordError::Layout(format!("column \"{name}\" could not be normalised")))
+}
+
+/// `column` as `T`, converted exactly: a value that does not convert is an
+/// error of the whole column.
 fn cast<T: Array + Clone + 'static>(column: &ArrayRef, to: &DataType, name: &'static str) -> Result<T, RecordError> {
     let failed = |source| RecordError::Cast { column: name, data_type: column.data_type().to_string(), source };
     let exact = CastOptions { safe: false, ..CastOptions::default() };
-    let integers;
-    let column = if column.data_type().is_floating() && to.is_integer() {
-        let floats = arrow_cast::cast_with_options(column, &DataType::Float64, &exact).map_err(failed)?;
-        let floats = floats.as_any().downcast_ref::<Float64Array>().expect("cast to Float64");
-        let mut values = Vec::with_capacity(floats.len());
-        for (row, value) in floats.iter().enumerate() {
-            values.push(match value {
-                None => None,
-                Some(v) if v.is_nan() => None,
-                #[expect(clippy::cast_possible_truncation, reason = "integral and within i64, checked")]
-                Some(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => Some(v as i64),
-                Some(v) => {
-                    return Err(RecordError::Layout(format!("column \"{name}\", row {row}: {v} is not an integer")));
-                }
-            });
-        }
-        integers = Arc::new(Int64Array::from(values)) as ArrayRef;
-        &integers
-    } else {
-        column
-    };
     let cast = arrow_cast::cast_with_options(column, to, &exact).map_err(failed)?;
     cast.as_any()
         .downcast_ref::<T>()
@@ -381,14 +421,15 @@ mod tests {
             ("offset", Arc::new(Int64Array::from(vec![-1]))),
             ("size", Arc::new(Int64Array::from(vec![1]))),
         ]);
-        assert!(Record::decode(negative).unwrap_err().to_string().contains("negative offset"));
+        // A malformed row fails its own key, not the file.
+        assert_eq!(Record::decode(negative).unwrap().row(0), Row::Malformed("row 0: negative offset -1"));
         let wrong = encode(vec![("key", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
         assert!(Record::decode(wrong).unwrap_err().to_string().contains("unexpected schema"));
     }
 
-    /// Offsets and sizes that do not convert exactly are errors, never offset 0.
+    /// Offsets and sizes that do not convert exactly make their rows malformed, never offset 0.
     #[test]
-    fn inexact_numbers_are_errors() {
+    fn inexact_numbers_are_malformed_rows() {
         use arrow_array::{Float64Array, StringArray};
         let with = |offset: ArrayRef| {
             let file = encode(vec![
@@ -396,20 +437,27 @@ mod tests {
                 ("offset", offset),
                 ("size", Arc::new(Int64Array::from(vec![Some(4), None]))),
             ]);
-            Record::decode(file)
-                .map(|record| record.row(0) == Row::Range { path: &Arc::from("a.nc"), offset: 8, size: 4 })
+            let record = Record::decode(file).unwrap();
+            assert_eq!(record.row(1), Row::Missing, "the row without a path");
+            match record.row(0) {
+                Row::Range { path, offset: 8, size: 4 } if **path == *"a.nc" => Ok(()),
+                Row::Malformed(reason) => Err(reason.to_owned()),
+                other => panic!("{other:?}"),
+            }
         };
-        assert!(with(Arc::new(Float64Array::from(vec![8.0, f64::NAN]))).unwrap(), "integral floats, NaN missing");
-        assert!(with(Arc::new(StringArray::from(vec!["8", "0"]))).unwrap(), "integers as text");
+        assert_eq!(with(Arc::new(Float64Array::from(vec![8.0, f64::NAN]))), Ok(()), "integral floats, NaN missing");
+        assert_eq!(with(Arc::new(StringArray::from(vec!["8", "0"]))), Ok(()), "integers as text");
         for (offset, needle) in [
-            (Arc::new(Float64Array::from(vec![8.5, 0.0])) as ArrayRef, "not an integer"),
-            (Arc::new(Float64Array::from(vec![f64::INFINITY, 0.0])), "not an integer"),
-            (Arc::new(StringArray::from(vec!["eight", "0"])), "offset"),
-            (Arc::new(Int64Array::from(vec![None, Some(0)])), "null offset"),
-            (Arc::new(Float64Array::from(vec![f64::NAN, 0.0])), "null offset"),
+            (Arc::new(Float64Array::from(vec![8.5, 0.0])) as ArrayRef, "offset 8.5 is not a non-negative integer"),
+            (Arc::new(Float64Array::from(vec![f64::INFINITY, 0.0])), "offset inf is not"),
+            (Arc::new(Float64Array::from(vec![1e19, 0.0])), "is not a non-negative integer"),
+            (Arc::new(StringArray::from(vec!["eight", "0"])), "offset eight is not"),
+            (Arc::new(Int64Array::from(vec![None, Some(0)])), "a path with a null offset"),
+            (Arc::new(Float64Array::from(vec![f64::NAN, 0.0])), "a path with a null offset"),
+            (Arc::new(arrow_array::UInt64Array::from(vec![u64::MAX, 0])), "18446744073709551615 is not"),
         ] {
-            let err = with(offset).unwrap_err().to_string();
-            assert!(err.contains(needle), "{needle}: {err}");
+            let reason = with(offset).unwrap_err();
+            assert!(reason.starts_with("row 0: ") && reason.contains(needle), "{needle}: {reason}");
         }
         let numeric_paths = encode(vec![("path", Arc::new(Float64Array::from(vec![f64::NAN, 1.0])) as ArrayRef)]);
         assert!(Record::decode(numeric_paths).unwrap_err().to_string().contains("not a path"));

@@ -151,6 +151,7 @@ fn row_reference(record: &Record, row: usize) -> Option<OwnedReference> {
         Row::Range { path, offset, size } => {
             Some(OwnedReference::Range { url: Some(Arc::clone(path)), offset, length: size })
         }
+        Row::Malformed(reason) => Some(OwnedReference::Malformed { reason: Arc::from(reason) }),
     }
 }
 

@@ -19,7 +19,8 @@ pub(crate) fn run(open: &Opening, output: Option<PathBuf>) -> Result {
     bar.finish_and_clear();
     std::fs::write(&output, pins.to_json()).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     println!("pinned {} of {} targets in {}", pins.len(), audit.targets.len(), output.display());
-    if audit.is_ok() {
+    // Malformed references have nothing to pin: the audit's target problems alone matter here.
+    if audit.problems().next().is_none() {
         Ok(Outcome::Done)
     } else {
         print!("not pinned:\n{audit}");
