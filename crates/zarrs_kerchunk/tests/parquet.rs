@@ -317,17 +317,19 @@ fn record_files_larger_than_the_limit_are_refused() {
     assert!(err.contains("refs.0.parq") && err.contains("larger than the limit"), "{err}");
 }
 
-/// A record file on which the parquet crate panics (tests/corrupt/README.md):
+/// Record files on which the parquet crate panics (tests/corrupt/README.md):
 /// an error naming the file, and the other records still read.
 #[test]
 fn a_record_file_that_panics_the_decoder_is_an_error() {
-    let scratch = Scratch::new();
-    let corrupt = std::fs::read(data_dir().join("../corrupt/pyarrow-field-refs.0-byte59.parq")).unwrap();
-    scratch.write("field/refs.0.parq", &corrupt);
-    let store = ReferenceStore::open(&scratch.root()).unwrap();
-    let err = store.get(&key("field/0.0")).unwrap_err().to_string();
-    assert!(err.contains("field/refs.0.parq") && err.contains("parquet decoder failed"), "{err}");
-    assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
+    for corrupt in ["pyarrow-field-refs.0-byte59.parq", "pyarrow100-field-refs.0-byte75.parq"] {
+        let scratch = Scratch::new();
+        let corrupt = std::fs::read(data_dir().join("../corrupt").join(corrupt)).unwrap();
+        scratch.write("field/refs.0.parq", &corrupt);
+        let store = ReferenceStore::open(&scratch.root()).unwrap();
+        let err = store.get(&key("field/0.0")).unwrap_err().to_string();
+        assert!(err.contains("field/refs.0.parq") && err.contains("parquet decoder failed"), "{err}");
+        assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
+    }
 }
 
 /// A record file on which the parquet crate spins (found by the

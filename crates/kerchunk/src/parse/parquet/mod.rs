@@ -1,5 +1,6 @@
 //! fsspec's parquet reference layout (`LazyReferenceMapper`): parsing only, no I/O.
 
+mod check;
 mod layout;
 mod record;
 

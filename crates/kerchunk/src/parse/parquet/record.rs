@@ -81,6 +81,7 @@ impl Record {
     }
 
     fn decode_unguarded(file: Bytes) -> Result<Self, RecordError> {
+        super::check::stated_layout(&file)?;
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
             .and_then(ParquetRecordBatchReaderBuilder::build)
             .map_err(RecordError::Parquet)?;
@@ -472,6 +473,36 @@ mod tests {
         .unwrap();
         for broken in [&bytes[..bytes.len() / 2], &b"PAR1 not really"[..], &[]] {
             assert!(Record::decode(Bytes::copy_from_slice(broken)).is_err());
+        }
+    }
+
+    /// One byte changed in pyarrow's record file made the parquet crate panic
+    /// (60.1.0; found by flipping every byte, see tests/corrupt/README.md).
+    /// Where the file's own sizes and counts disagree, the check before
+    /// decoding says so instead.
+    #[test]
+    fn inconsistent_sizes_and_counts_are_found_before_decoding() {
+        let good = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/parquet_writers/refs.pyarrow100.parq/field/refs.0.parq"
+        ))
+        .unwrap();
+        assert_eq!(Record::decode(Bytes::from(good.clone())).unwrap().len(), 100);
+        for (at, value, needle) in [
+            // In the footer: the `path` column chunk's size, negative (a panic in `byte_range`).
+            (649, 0xff, "-128 bytes from offset 4"),
+            // In the footer: the `offset` column's pages are read from a dictionary-encoded
+            // data page, with no dictionary before it ("Decoder for dict should have been set").
+            (717, 0x01, "no dictionary page comes before it"),
+            // The `path` column's dictionary page, of 0 values but 11 bytes (a division by zero).
+            (12, 0x00, "a dictionary page of 0 BYTE_ARRAY values holds 11 bytes"),
+        ] {
+            let mut bytes = good.clone();
+            bytes[at] = value;
+            match Record::decode(Bytes::from(bytes)) {
+                Err(RecordError::Layout(reason)) => assert!(reason.contains(needle), "byte {at}: {reason}"),
+                other => panic!("byte {at}: {other:?}"),
+            }
         }
     }
 }
