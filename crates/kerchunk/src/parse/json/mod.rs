@@ -73,7 +73,7 @@ impl ParseOptions {
         self
     }
 
-    /// The most references `gen` entries may generate in total (default 10^8);
+    /// The most references `gen` entries may generate in total (default 10^7);
     /// see [`Limits::with_max_generated_references`].
     #[must_use]
     pub fn with_max_generated_references(mut self, max: u64) -> Self {

@@ -330,7 +330,7 @@ fn template_work_is_bounded_per_document() {
 #[test]
 fn template_time_is_bounded_per_document() {
     let doc = br#"{"version": 1, "gen": [{"key": "k{{i}}{{ range(100000)|sum }}", "url": "u",
-        "dimensions": {"i": {"stop": 100000000}}}]}"#;
+        "dimensions": {"i": {"stop": 10000000}}}]}"#;
     let limits = Limits::default().with_max_template_time(std::time::Duration::from_millis(50));
     let err = ReferenceSet::from_json(doc, &ParseOptions::default().with_limits(limits)).unwrap_err().to_string();
     assert!(err.contains("milliseconds of rendering") && err.contains("with_max_template_time"), "{err}");
@@ -338,6 +338,20 @@ fn template_time_is_bounded_per_document() {
     let doc =
         br#"{"version": 1, "gen": [{"key": "k{{i}}{{ range(100)|sum }}", "url": "u", "dimensions": {"i": [1, 2]}}]}"#;
     assert_eq!(ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap().len(), 2);
+}
+
+/// With the defaults, a few bytes of `gen` cost at most 10^7 references and
+/// 1 GiB of rendered text: a document that asks for more is refused once it passes them.
+#[test]
+fn gen_amplification_is_bounded_by_default() {
+    let doc = br#"{"version": 1, "gen": [{"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 10000001}}}]}"#;
+    let err = ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("10000000") && err.contains("with_max_generated_references"), "{err}");
+    // 125 bytes asking for 20 000 distinct URLs of 60 KB each (1.2 GB, all kept: URLs are
+    // stored once each): refused at 1 GiB.
+    let doc = br#"{"version": 1, "gen": [{"key": "k{{i}}", "url": "{{ 'u' * 60000 }}{{i}}", "dimensions": {"i": {"stop": 20000}}}]}"#;
+    let err = ReferenceSet::from_json(doc, &ParseOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("1073741824 bytes of rendered text"), "{err}");
 }
 
 #[test]
