@@ -23,7 +23,7 @@ CRATES_DIR = ROOT / "crates"
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
     ("kerchunk", "zarrs_zlib_sized"),
-    ("zarrs_kerchunk",),
+    ("zarrs_kerchunk", "kerchunk_scan"),
     ("zarrs_kerchunk_tools",),
 ]
 
@@ -41,6 +41,7 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "zarrs_zlib_sized": [("lib",)],
+    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3",), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect",), ("lib",)],
 }
 

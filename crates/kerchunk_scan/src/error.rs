@@ -1,0 +1,62 @@
+//! Why a file could not be scanned: each error names the file.
+
+/// Why a file could not be scanned into references.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScanError {
+    /// The file could not be read from its store.
+    #[error("cannot read {url}: {source}")]
+    Read {
+        /// The file, as its references will name it.
+        url: String,
+        /// The store's error.
+        #[source]
+        source: object_store::Error,
+    },
+    /// The store answered a ranged read with another number of bytes.
+    #[error("{url}: asked for bytes {}..{} and the store returned {got} bytes", .range.start, .range.end)]
+    ShortRead {
+        /// The file.
+        url: String,
+        /// The bytes asked for.
+        range: std::ops::Range<u64>,
+        /// How many came back.
+        got: u64,
+    },
+    /// The file is not of a format this crate scans.
+    #[error("{url} is not a NetCDF-3 file: {reason}")]
+    NotNetcdf3 {
+        /// The file.
+        url: String,
+        /// What its first bytes are instead.
+        reason: String,
+    },
+    /// The file's header is malformed or truncated.
+    #[error("{url}: malformed NetCDF-3 header: {source}")]
+    Header {
+        /// The file.
+        url: String,
+        /// The header parser's error.
+        #[source]
+        source: netcdf_reader::Error,
+    },
+    /// The header is longer than [`ScanOptions::with_max_header_bytes`](crate::ScanOptions::with_max_header_bytes) allows.
+    #[error("{url}: the header is longer than the limit of {limit} bytes (ScanOptions::with_max_header_bytes)")]
+    HeaderTooLarge {
+        /// The file.
+        url: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// The header describes data the file cannot hold: a variable past the
+    /// file's end, a size past `u64::MAX`, a type references cannot express.
+    #[error("{url}: variable {variable:?}: {reason}")]
+    Variable {
+        /// The file.
+        url: String,
+        /// The variable.
+        variable: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
