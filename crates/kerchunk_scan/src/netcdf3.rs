@@ -129,7 +129,9 @@ async fn read_header(
         Some([b'C', b'D', b'F', 2]) => NcFormat::Offset64,
         Some([b'C', b'D', b'F', 5]) => NcFormat::Cdf5,
         Some(b"\x89HDF") => return Err(not_netcdf3(url, "an HDF5 file (NetCDF-4 is HDF5)")),
-        Some(magic) => return Err(not_netcdf3(url, &format!("it starts with {magic:?}, not CDF 1, 2 or 5"))),
+        Some(magic) => {
+            return Err(not_netcdf3(url, &format!("it starts with \"{}\", not CDF 1, 2 or 5", magic.escape_ascii())));
+        }
         None => return Err(not_netcdf3(url, &format!("it has {size} bytes"))),
     };
     let streaming = format != NcFormat::Cdf5 && first.get(4..8) == Some(&STREAMING.to_be_bytes()[..]);

@@ -243,6 +243,33 @@ fn convert_round_trips_through_parquet() {
     assert_eq!(arrays(stats(&back)), arrays(stats(&refs)));
 }
 
+/// `scan` makes references a user reads at once: every array of the NetCDF-3
+/// case, as JSON and as parquet, reads exactly its ground truth; a file that
+/// is not NetCDF-3 is a one-line error naming it.
+#[test]
+fn scan_makes_references_that_read_exactly() {
+    let (_dir, root) = copy_case("netcdf3_classic");
+    let case = case("netcdf3_classic");
+    for output in ["scanned.json", "scanned.json.zst", "scanned.parq"] {
+        let refs = root.join(output);
+        let (code, _, stderr) = run(&["scan", root.join("data.nc").to_str().unwrap(), refs.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("references to data.nc written") && stderr.contains("2 requests"), "{stderr}");
+        for entry in case.arrays() {
+            let path = entry["path"].as_str().unwrap();
+            let out = root.join(format!("{path}.npy"));
+            let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), path, "--npy", out.to_str().unwrap()]);
+            assert_eq!(code, 0, "{output}: {path}: {stderr}");
+            let expected = case.dir.join(entry["expected"].as_str().unwrap());
+            assert_eq!(native_values(&out), native_values(&expected), "{output}: {path}");
+        }
+    }
+    let (code, _, stderr) =
+        run(&["scan", root.join("refs.json").to_str().unwrap(), root.join("x.json").to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("refs.json is not a NetCDF-3 file"), "{stderr}");
+}
+
 #[test]
 fn errors_are_one_line_and_exit_2() {
     let (code, _, stderr) = run(&["stats", "/no/such/refs.json"]);

@@ -1,12 +1,13 @@
 //! `convert`: kerchunk JSON and fsspec's parquet layout, either way.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress};
+use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, ReferenceSource};
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore, ObjectStoreExt};
-use zarrs_kerchunk::{RecordCacheOptions, write_json, write_parquet};
+use zarrs_kerchunk::{RecordCacheOptions, StoreRegistry, write_json, write_parquet};
 
 use crate::options::{Opening, progress_bar};
 use crate::outcome::{Outcome, Result};
@@ -24,9 +25,17 @@ enum Paths {
 pub(crate) struct Convert {
     #[command(flatten)]
     open: Opening,
+    #[command(flatten)]
+    output: Output,
+}
+
+/// Where and how references are written: the options of every command that writes them.
+#[derive(Args)]
+pub(crate) struct Output {
     /// Where to write: a name ending in `.parq`, `.parquet` or `/` is a parquet root; `.json.zst`
     /// is zstd-compressed JSON; anything else JSON. A local path or a URL.
-    output: String,
+    #[arg(value_name = "OUTPUT")]
+    pub(crate) to: String,
     /// References per parquet record file.
     #[arg(long, default_value_t = 100_000)]
     record_size: u64,
@@ -44,15 +53,13 @@ pub(crate) struct Convert {
     zstd: Option<i32>,
 }
 
-impl Convert {
-    pub(crate) fn run(self) -> Result {
-        let start = Instant::now();
-        // Each source record is read once, in order: two cached records are all a conversion needs.
-        let source = self
-            .open
-            .builder()?
-            .with_record_cache(RecordCacheOptions::default().with_max_records(2))
-            .open(&self.open.refs)?;
+impl Output {
+    /// Write `source` with a progress bar; returns the number of references written.
+    pub(crate) fn write(
+        &self,
+        source: &dyn ReferenceSource,
+        registry: &StoreRegistry,
+    ) -> std::result::Result<u64, Box<dyn std::error::Error>> {
         let bar = progress_bar("references written");
         let shown = bar.clone();
         let progress = Progress::new(move |written| shown.set_position(written));
@@ -72,45 +79,81 @@ impl Convert {
         if self.v0 {
             json = json.with_version(JsonVersion::V0);
         }
-        if let Some(level) = self.zstd.or(self.output.to_ascii_lowercase().ends_with(".zst").then_some(3)) {
+        if let Some(level) = self.zstd.or(self.to.to_ascii_lowercase().ends_with(".zst").then_some(3)) {
             json = json.with_zstd(level);
         }
-        let (store, path) = destination(&self.output, &self.open)?;
-        let is_parquet = [".parq", ".parquet", "/"].iter().any(|suffix| self.output.ends_with(suffix));
-        let source = source.source().as_ref();
-        let written = if is_parquet {
-            write_parquet(source, store.as_ref(), &path, &parquet)?
-        } else if self.output.contains("://") {
-            // One PUT of the whole document.
-            let mut bytes = Vec::new();
-            let written = write_json(source, &mut bytes, &json)?;
-            tokio::runtime::Runtime::new()?.block_on(store.put(&path, bytes.into()))?;
-            written
-        } else {
-            // Streamed to the file as it is written.
-            let file = std::fs::File::create(&self.output).map_err(|e| format!("cannot write {}: {e}", self.output))?;
-            write_json(source, std::io::BufWriter::new(file), &json)?
-        };
+        let written = write_references(source, &self.to, registry, &json, &parquet)?;
         bar.finish_and_clear();
-        eprintln!("{written} references written to {} in {:.2?}", self.output, start.elapsed());
+        Ok(written)
+    }
+}
+
+impl Convert {
+    pub(crate) fn run(self) -> Result {
+        let start = Instant::now();
+        // Each source record is read once, in order: two cached records are all a conversion needs.
+        let source = self
+            .open
+            .builder()?
+            .with_record_cache(RecordCacheOptions::default().with_max_records(2))
+            .open(&self.open.refs)?;
+        let written = self.output.write(source.source().as_ref(), &self.open.registry())?;
+        eprintln!("{written} references written to {} in {:.2?}", self.output.to, start.elapsed());
         Ok(Outcome::Done)
     }
 }
 
+/// Write `source` to `output`, a local path or a URL: a parquet root if its
+/// name ends in `.parq`, `.parquet` or `/`, else JSON. Returns the number of
+/// references written.
+pub(crate) fn write_references(
+    source: &dyn ReferenceSource,
+    output: &str,
+    registry: &StoreRegistry,
+    json: &JsonWriteOptions,
+    parquet: &ParquetWriteOptions,
+) -> std::result::Result<u64, Box<dyn std::error::Error>> {
+    let is_parquet = [".parq", ".parquet", "/"].iter().any(|suffix| output.ends_with(suffix));
+    if is_parquet {
+        let (store, path) = location(output, registry, true)?;
+        return Ok(write_parquet(source, store.as_ref(), &path, parquet)?);
+    }
+    if output.contains("://") {
+        // One PUT of the whole document.
+        let (store, path) = location(output, registry, true)?;
+        let mut bytes = Vec::new();
+        let written = write_json(source, &mut bytes, json)?;
+        tokio::runtime::Runtime::new()?.block_on(store.put(&path, bytes.into()))?;
+        return Ok(written);
+    }
+    // Streamed to the file as it is written.
+    if let Some(parent) = std::path::Path::new(output).parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = std::fs::File::create(output).map_err(|e| format!("cannot write {output}: {e}"))?;
+    Ok(write_json(source, std::io::BufWriter::new(file), json)?)
+}
+
 /// The object store and path of a local path or URL. A URL's store is made
-/// as the references' stores are ([`Opening::registry`]): from the options
-/// given and the cloud environment's own variables, never from the rest of
-/// the environment.
-fn destination(output: &str, open: &Opening) -> Result<(std::sync::Arc<dyn ObjectStore>, object_store::path::Path)> {
-    let trimmed = output.trim_end_matches('/');
+/// by `registry` (the options given and the cloud environment's own
+/// variables, never the rest of the environment); a local path's folder is
+/// created if `create` says so.
+pub(crate) fn location(
+    place: &str,
+    registry: &StoreRegistry,
+    create: bool,
+) -> std::result::Result<(Arc<dyn ObjectStore>, object_store::path::Path), Box<dyn std::error::Error>> {
+    let trimmed = place.trim_end_matches('/');
     if trimmed.contains("://") {
         let url = url::Url::parse(trimmed)?;
-        Ok(open.registry().resolve(&url)?)
+        Ok(registry.resolve(&url)?)
     } else {
         let path = std::path::absolute(trimmed)?;
-        let parent = path.parent().ok_or("the output has no parent folder")?;
-        std::fs::create_dir_all(parent)?;
-        let name = path.file_name().ok_or("the output has no name")?.to_string_lossy().into_owned();
-        Ok((std::sync::Arc::new(object_store::local::LocalFileSystem::new_with_prefix(parent)?), name.into()))
+        let parent = path.parent().ok_or("the path has no parent folder")?;
+        if create {
+            std::fs::create_dir_all(parent)?;
+        }
+        let name = path.file_name().ok_or("the path has no name")?.to_string_lossy().into_owned();
+        Ok((Arc::new(object_store::local::LocalFileSystem::new_with_prefix(parent)?), name.into()))
     }
 }

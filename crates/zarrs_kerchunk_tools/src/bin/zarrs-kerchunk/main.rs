@@ -1,4 +1,4 @@
-//! `zarrs-kerchunk`: inspect, audit, pin, print and convert kerchunk
+//! `zarrs-kerchunk`: inspect, audit, pin, print, convert and make kerchunk
 //! reference sets from the command line, over the `zarrs_kerchunk` library.
 //!
 //! Exit codes: 0 on success, 1 when an audit or a pin found a problem with a
@@ -13,6 +13,7 @@ mod options;
 mod outcome;
 mod pin;
 mod plot;
+mod scan;
 mod stats;
 
 use std::process::ExitCode;
@@ -95,6 +96,8 @@ enum Command {
     },
     /// Convert between kerchunk JSON (v0, v1, plain or zstd) and fsspec's parquet layout.
     Convert(convert::Convert),
+    /// Make references from a NetCDF-3 file, reading only its header (and arrays to inline).
+    Scan(scan::Scan),
 }
 
 fn main() -> ExitCode {
@@ -132,5 +135,6 @@ fn run(cli: Cli) -> Result {
         Command::Audit { open, json, concurrency } => audit::run(&open.open()?, json, concurrency),
         Command::Pin { open, output } => pin::run(&open, output),
         Command::Convert(convert) => convert.run(),
+        Command::Scan(scan) => scan.run(),
     }
 }

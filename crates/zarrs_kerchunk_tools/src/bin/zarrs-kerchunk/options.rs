@@ -4,17 +4,34 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use zarrs_kerchunk::{Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
 
-/// Where the references are, and how to open them.
+/// How to reach object stores: the options every command that reads or writes a URL takes.
 #[derive(Args)]
-pub(crate) struct Opening {
-    /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a URL.
-    pub(crate) refs: String,
+pub(crate) struct Access {
     /// Read public data without credentials.
     #[arg(long)]
     anonymous: bool,
     /// An object store configuration key, such as `aws_region=us-west-2` (repeatable).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = pair)]
     options: Vec<(String, String)>,
+}
+
+impl Access {
+    /// The registry that makes object stores for URLs with these options, as
+    /// the store builder's does: from the options given and the cloud
+    /// environment's own variables, never from the rest of the environment.
+    pub(crate) fn registry(&self) -> StoreRegistry {
+        let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
+        self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value))
+    }
+}
+
+/// Where the references are, and how to open them.
+#[derive(Args)]
+pub(crate) struct Opening {
+    /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a URL.
+    pub(crate) refs: String,
+    #[command(flatten)]
+    access: Access,
     /// The target of references whose URL is null.
     #[arg(long, value_name = "URL")]
     target: Option<String>,
@@ -42,10 +59,10 @@ impl Opening {
     /// The builder these options describe.
     pub(crate) fn builder(&self) -> Result<ReferenceStoreBuilder, Box<dyn std::error::Error>> {
         let mut builder = ReferenceStoreBuilder::new().allow_local_files_from_remote_references(self.allow_local);
-        if self.anonymous {
+        if self.access.anonymous {
             builder = builder.with_anonymous();
         }
-        for (key, value) in &self.options {
+        for (key, value) in &self.access.options {
             builder = builder.with_option(key, value);
         }
         if let Some(target) = &self.target {
@@ -75,8 +92,7 @@ impl Opening {
     /// The registry that makes object stores for URLs with these options,
     /// as the builder's does: for outputs (`convert`).
     pub(crate) fn registry(&self) -> StoreRegistry {
-        let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
-        self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value))
+        self.access.registry()
     }
 
     /// The store over the references.
