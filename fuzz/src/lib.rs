@@ -260,3 +260,30 @@ fn assert_same(a: &ReferenceSet, b: &ReferenceSet) {
     };
     assert_eq!(entries(a), entries(b), "whole and streamed parses differ");
 }
+
+/// A NetCDF-3 file scanned into references (`kerchunk_scan`), from an
+/// in-memory store, read in blocks of 256 bytes so that a header spans
+/// several reads. Never a panic, and every range it references lies inside
+/// the file. Returns the number of references made.
+///
+/// # Panics
+/// Where a reference lies past the end of the file.
+pub fn netcdf3_scan(data: &[u8]) -> usize {
+    let memory = InMemory::new();
+    let path = Path::from("data.nc");
+    let options = kerchunk_scan::ScanOptions::default()
+        .with_block_bytes(256)
+        .with_max_header_bytes(1 << 20)
+        .with_max_references(100_000);
+    futures::executor::block_on(async {
+        memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
+        let store: Arc<dyn ObjectStore> = Arc::new(memory);
+        let Ok(scan) = kerchunk_scan::scan_netcdf3(&store, &path, "data.nc", &options).await else { return 0 };
+        for (key, reference) in scan.references.iter() {
+            if let kerchunk::Reference::Range { offset, length, .. } = reference {
+                assert!(offset.checked_add(length).is_some_and(|end| end <= data.len() as u64), "{key}");
+            }
+        }
+        scan.references.len()
+    })
+}

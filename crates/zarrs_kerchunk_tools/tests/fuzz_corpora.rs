@@ -56,3 +56,8 @@ fn end_to_end() {
 fn zlib_inflate() {
     assert!(replay("zlib_inflate", targets::zlib_inflate) > 0, "the seeds decode nothing");
 }
+
+#[test]
+fn netcdf3_scan() {
+    assert!(replay("netcdf3_scan", targets::netcdf3_scan) > 0, "the seeds scan to nothing");
+}
