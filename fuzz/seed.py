@@ -81,8 +81,9 @@ for data, level, size in [(field, 1, 3000), (field, 9, 3000), (bytes(60000), 9, 
     add("zlib_inflate", struct.pack("<H", size) + zlib.compress(data, level))
 add("zlib_inflate", struct.pack("<H", 3000) + zlib.compress(field, 1) + b"trailing")
 add("zlib_inflate", struct.pack("<H", 3000) + zlib.compress(field, 1)[:-3])
-# netcdf3_scan: every NetCDF-3 file of the cases and of the scan's examples.
-for path in sorted(DATA.glob("*/*.nc")) + sorted((ROOT / "crates" / "kerchunk_scan" / "examples" / "data").glob("*.nc")):
+# netcdf3_scan: every NetCDF-3 file of the cases and of the scan's tests.
+scan_files = sorted((ROOT / "tests" / "scan" / "netcdf3").glob("*.nc"))
+for path in sorted(DATA.glob("*/*.nc")) + scan_files:
     data = path.read_bytes()
     if data[:3] == b"CDF":
         add("netcdf3_scan", data)
