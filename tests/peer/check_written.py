@@ -12,7 +12,9 @@ with the case folder as working directory (the references are relative):
   `LazyReferenceMapper` explicitly with each engine, fastparquet and pyarrow.
 
 Every array of the case is read in full and compared exactly (NaN-aware) with
-the expected values. Exits non-zero, listing every failure, if anything differs.
+the expected values. A folder without `case.json` holds NetCDF-3 files that
+`zarrs-kerchunk scan` made references for (`written_scan_*`), checked against
+the ground truth beside them. Exits non-zero, listing every failure, if anything differs.
 """
 
 import json
@@ -83,11 +85,42 @@ def check_case(folder):
     return failures, checked
 
 
+def check_scanned(folder):
+    """A folder of files `scan` read (no case.json): `written_scan_<stem>.*` are the references
+    made from `<stem>.nc`, and `<stem>.<variable>.npy` the ground truth netCDF4 read."""
+    failures, checked = [], 0
+    os.chdir(folder)
+    for name in sorted(n for n in os.listdir(".") if n.startswith("written_scan_")):
+        stem = name[len("written_scan_"):].split(".")[0]
+        truths = sorted(n for n in os.listdir(".") if n.startswith(stem + ".") and n.endswith(".npy"))
+        for label, open_store in openers(name):
+            try:
+                group = zarr.open_group(open_store(), mode="r", zarr_format=2)
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"scan/{name} [{label}]: open: {type(e).__name__}: {e}")
+                continue
+            for truth in truths:
+                variable = truth[len(stem) + 1:-len(".npy")]
+                expected = np.load(truth)
+                try:
+                    got = np.asarray(group[variable][...])
+                    same = got.shape == expected.shape and np.array_equal(got.astype(expected.dtype), expected)
+                    problem = None if same else f"{got.shape} {got.ravel()[:5]} != {expected.shape} {expected.ravel()[:5]}"
+                except Exception as e:  # noqa: BLE001
+                    problem = f"{type(e).__name__}: {e}"
+                if problem:
+                    failures.append(f"scan/{name} [{label}] {variable}: {problem}")
+                checked += 1
+    return failures, checked
+
+
 def main():
     out = os.path.abspath(sys.argv[1])
     failures, checked = [], 0
     for name in sorted(os.listdir(out)):
-        found, n = check_case(os.path.join(out, name))
+        folder = os.path.join(out, name)
+        check = check_case if os.path.exists(os.path.join(folder, "case.json")) else check_scanned
+        found, n = check(folder)
         failures += found
         checked += n
     for failure in failures:

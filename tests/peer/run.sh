@@ -35,4 +35,15 @@ for case in "$root"/tests/data/*/; do
         "${convert[@]}" "$input" "$dest/written_${kind}_dict.parq" --paths dictionary 2>/dev/null
     done
 done
+# What `scan` makes from the NetCDF-3 test files, as JSON and as parquet, beside their ground truth.
+scan=("$target_dir/debug/zarrs-kerchunk" scan)
+dest="$out/scan_netcdf3"
+mkdir -p "$dest"
+cp "$root"/tests/scan/netcdf3/*.nc "$root"/tests/scan/netcdf3/*.npy "$dest/"
+chmod -R u+w "$dest"
+for file in "$dest"/*.nc; do
+    stem="$(basename "$file" .nc)"
+    "${scan[@]}" "$file" "$dest/written_scan_${stem}.json" 2>/dev/null
+    "${scan[@]}" "$file" "$dest/written_scan_${stem}.parq" --inline-threshold 0 2>/dev/null
+done
 "$venv/bin/python" "$here/check_written.py" "$out"
