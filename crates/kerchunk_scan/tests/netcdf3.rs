@@ -136,3 +136,22 @@ async fn truncated_and_inconsistent_files_are_errors() {
         }
     }
 }
+
+/// From an object store, the header is read in whole blocks, each once: the
+/// first block for the magic, then the rest of the first 64 KiB in one request.
+#[tokio::test]
+async fn remote_reads_are_block_aligned_and_counted() {
+    use object_store::{ObjectStoreExt, memory::InMemory};
+    let bytes = std::fs::read(case_dir("netcdf3_classic").join("data.nc")).unwrap();
+    let memory = InMemory::new();
+    memory.put(&StorePath::from("run/data.nc"), bytes.clone().into()).await.unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(memory);
+    let options = ScanOptions::default().with_inline_threshold(0).with_block_bytes(256);
+    let scan =
+        scan_netcdf3(&store, &StorePath::from("run/data.nc"), "s3://bucket/run/data.nc", &options).await.unwrap();
+    assert_eq!((scan.stats.requests, scan.stats.bytes), (3, bytes.len() as u64), "a size query and two reads");
+    assert!(matches!(
+        scan.references.get("a/0.0"),
+        Some(Reference::Range { url: Some("s3://bucket/run/data.nc"), offset: 556, length: 24 })
+    ));
+}
