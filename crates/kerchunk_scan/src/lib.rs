@@ -45,7 +45,24 @@
 //!   records as fit in the file;
 //! - arrays under the inline threshold are held as raw bytes with no
 //!   compressor (kerchunk writes them again through zarr, as blosc frames).
+//!
+//! [`combine`] joins many files' references along one dimension, as
+//! kerchunk's `MultiZarrToZarr(concat_dims=[dim])` with every other array in
+//! `identical_dims`: the chunk keys and ranges of concatenated arrays are
+//! kerchunk's. It differs on purpose where kerchunk loses or invents data:
+//! two files that start at the same coordinate value are an error (kerchunk
+//! merges them and one file's chunks overwrite the other's); an array
+//! without the dimension is taken from the first file (kerchunk gives it the
+//! dimension, with chunks missing between files, unless it is listed in
+//! `identical_dims`); the coordinate keeps its stored dtype (kerchunk
+//! converts `>f8` to `<f8`); shapes are checked, not only chunks.
+//!
+//! | Combining | |
+//! |---|---|
+//! | along one dimension, others identical | yes |
+//! | several dimensions, `var`, selectors (`attr:`, regex, `cf:`) | no |
 
+mod combine;
 mod error;
 mod netcdf3;
 mod options;
@@ -88,4 +105,29 @@ pub async fn scan_netcdf3(
     let mut reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
     let references = netcdf3::scan(&mut reader, url, options).await?;
     Ok(Scan { references, stats: reader.stats() })
+}
+
+/// Combine the references of many files into one set along `dimension`, as
+/// kerchunk's `MultiZarrToZarr(concat_dims=[dimension])` does when every
+/// other array is the same in each file (its `identical_dims`):
+///
+/// - files are ordered by their first coordinate value, and the coordinate
+///   becomes one inline array of every file's values, in that order;
+/// - each array with the dimension is concatenated along it: its chunk keys
+///   renumbered, its references kept (URLs as each file's scan wrote them);
+/// - every other array, and the groups' metadata, come from the first file.
+///
+/// Each input is `(name, references)`, the name used in errors; each must
+/// hold its coordinate inline (scan it with
+/// [`ScanOptions::with_inlined_variables`]).
+///
+/// # Errors
+/// [`ScanError::Combine`] naming the file and the array: a coordinate
+/// missing or not inline, two files starting at the same coordinate value,
+/// an array whose dtype, chunks, fill value, codecs or shape (beyond the
+/// dimension) differ from the first file's, or a file whose length along the
+/// dimension is not a multiple of the chunk length (but the last).
+pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, ScanError> {
+    let inputs = inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
+    combine::combine(inputs, dimension)
 }

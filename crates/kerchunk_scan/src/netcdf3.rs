@@ -98,7 +98,8 @@ pub(crate) async fn scan(
         let name = &variable.name;
         builder.insert_inline(&format!("{name}/.zattrs"), zattrs(&attrs).as_bytes());
         let total = piece.saturating_mul(count);
-        if total > 0 && total < options.inline_threshold {
+        let inline = total < options.inline_threshold || options.inline_variables.contains(name);
+        if total > 0 && inline {
             // Small enough to hold in the references: one chunk, the whole array.
             let mut bytes = Vec::new();
             for offset in pieces {

@@ -7,6 +7,7 @@ pub struct ScanOptions {
     pub(crate) max_header_bytes: u64,
     pub(crate) max_references: u64,
     pub(crate) block_bytes: u64,
+    pub(crate) inline_variables: Vec<String>,
 }
 
 impl Default for ScanOptions {
@@ -14,7 +15,13 @@ impl Default for ScanOptions {
     /// headers of at most 64 MiB, at most 10^7 references a file, reads in
     /// blocks of 64 KiB.
     fn default() -> Self {
-        Self { inline_threshold: 100, max_header_bytes: 64 << 20, max_references: 10_000_000, block_bytes: 64 << 10 }
+        Self {
+            inline_threshold: 100,
+            max_header_bytes: 64 << 20,
+            max_references: 10_000_000,
+            block_bytes: 64 << 10,
+            inline_variables: Vec::new(),
+        }
     }
 }
 
@@ -48,6 +55,15 @@ impl ScanOptions {
     #[must_use]
     pub fn with_block_bytes(mut self, bytes: u64) -> Self {
         self.block_bytes = bytes;
+        self
+    }
+
+    /// Hold these variables in the references whatever their size (one
+    /// chunk, the whole array): the coordinate files are combined along
+    /// ([`combine`](crate::combine) reads its values from there).
+    #[must_use]
+    pub fn with_inlined_variables<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.inline_variables = names.into_iter().map(Into::into).collect();
         self
     }
 }

@@ -142,3 +142,61 @@ fn references_match_kerchunks() {
     }
     assert!(compared > 90, "{compared}");
 }
+
+/// Three files of a time series, given out of order, combined along time:
+/// every array reads the combined ground truth, and `v`'s chunk keys and
+/// ranges are those of kerchunk's `MultiZarrToZarr`.
+#[test]
+fn a_series_combines_along_time_as_multizarrtozarr_does() {
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time"]);
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let inputs = || -> Vec<(String, ReferenceSet)> {
+        ["series_0.nc", "series_1.nc", "series_2.nc"]
+            .into_iter()
+            .map(|file| {
+                let scan = runtime.block_on(scan_netcdf3(&store, &StorePath::from(file), file, &options)).unwrap();
+                (file.to_owned(), scan.references)
+            })
+            .collect()
+    };
+    let combined = kerchunk_scan::combine(inputs(), "time").unwrap();
+    let base = folder().join("refs.json");
+    let reader = Arc::new(ReferenceStoreBuilder::new().build(combined, base.to_str().unwrap()).unwrap());
+    for variable in ["time", "v", "lat", "lon", "static"] {
+        let array = Array::open(reader.clone(), &format!("/{variable}")).unwrap();
+        let bytes = array.retrieve_array_subset::<ArrayBytes>(&array.subset_all()).unwrap();
+        let (shape, data) = npy(&folder().join(format!("series.{variable}.npy")));
+        assert_eq!(array.shape(), &shape[..], "{variable}");
+        assert_eq!(bytes.into_fixed().unwrap().into_owned(), data, "{variable}");
+    }
+    let combined = kerchunk_scan::combine(inputs(), "time").unwrap();
+    let text = std::fs::read(folder().join("series.kerchunk.json")).unwrap();
+    let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+    let chunks = |set: &ReferenceSet| -> Vec<String> {
+        set.iter()
+            .filter(|(k, _)| k.starts_with("v/") && !k.contains(".z"))
+            .map(|(k, r)| format!("{k} {r:?}"))
+            .collect()
+    };
+    assert_eq!(chunks(&combined), chunks(&theirs));
+    // A file that disagrees on an array is an error naming it.
+    let mut broken = inputs();
+    let text = br#"{"shape":[2,2,4],"chunks":[1,2,3],"dtype":">f4","fill_value":null,"order":"C","filters":null,"dimension_separator":".","compressor":null,"zarr_format":2}"#;
+    let mut builder = kerchunk::ReferenceSetBuilder::new();
+    for (key, reference) in broken[0].1.iter() {
+        match reference {
+            Reference::Inline(_) if key == "v/.zarray" => builder.insert_inline(&key, text),
+            Reference::Inline(bytes) => builder.insert_inline(&key, bytes),
+            Reference::Range { url, offset, length } => builder.insert_range(&key, url, offset, length),
+            other => panic!("{other:?}"),
+        }
+    }
+    broken[0].1 = builder.build();
+    let err = kerchunk_scan::combine(broken, "time").unwrap_err().to_string();
+    // (series_0.nc holds the last times: the first file, by time, is series_1.nc.)
+    assert!(
+        err.contains("cannot combine series_0.nc: \"v\": its shape [2,2,4] differs from series_1.nc's [2,2,3]"),
+        "{err}"
+    );
+}

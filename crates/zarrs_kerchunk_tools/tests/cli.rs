@@ -252,9 +252,9 @@ fn scan_makes_references_that_read_exactly() {
     let case = case("netcdf3_classic");
     for output in ["scanned.json", "scanned.json.zst", "scanned.parq"] {
         let refs = root.join(output);
-        let (code, _, stderr) = run(&["scan", root.join("data.nc").to_str().unwrap(), refs.to_str().unwrap()]);
+        let (code, _, stderr) = run(&["scan", root.join("data.nc").to_str().unwrap(), "-o", refs.to_str().unwrap()]);
         assert_eq!(code, 0, "{stderr}");
-        assert!(stderr.contains("references to data.nc written") && stderr.contains("2 requests"), "{stderr}");
+        assert!(stderr.contains("references to 1 file(s) written") && stderr.contains("2 requests"), "{stderr}");
         for entry in case.arrays() {
             let path = entry["path"].as_str().unwrap();
             let out = root.join(format!("{path}.npy"));
@@ -265,9 +265,37 @@ fn scan_makes_references_that_read_exactly() {
         }
     }
     let (code, _, stderr) =
-        run(&["scan", root.join("refs.json").to_str().unwrap(), root.join("x.json").to_str().unwrap()]);
+        run(&["scan", root.join("refs.json").to_str().unwrap(), "-o", root.join("x.json").to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("refs.json is not a NetCDF-3 file"), "{stderr}");
+}
+
+/// `scan --concat time` combines a series of files, given in any order, into
+/// references whose arrays read the combined ground truth; several files
+/// without `--concat` are a one-line error.
+#[test]
+fn scan_combines_files_along_a_dimension() {
+    let folder = common::workspace_root().join("tests/scan/netcdf3");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("series.json");
+    let files: Vec<String> = ["series_2.nc", "series_0.nc", "series_1.nc"]
+        .iter()
+        .map(|f| folder.join(f).to_str().unwrap().to_owned())
+        .collect();
+    let mut args = vec!["scan"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, _, stderr) = run(&[&args[..], &["--concat", "time", "-o", out.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
+    for variable in ["time", "v", "lat", "static"] {
+        let npy = dir.path().join(format!("{variable}.npy"));
+        let (code, _, stderr) = run(&["cat", out.to_str().unwrap(), variable, "--npy", npy.to_str().unwrap()]);
+        assert_eq!(code, 0, "{variable}: {stderr}");
+        assert_eq!(native_values(&npy), native_values(&folder.join(format!("series.{variable}.npy"))), "{variable}");
+    }
+    let (code, _, stderr) = run(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("--concat"), "{stderr}");
 }
 
 #[test]

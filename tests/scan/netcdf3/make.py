@@ -130,3 +130,53 @@ for name, make in FILES.items():
         print(name, "kerchunk:", len(out["refs"]), "references")
     except Exception as e:  # kerchunk cannot read CDF-5
         print(name, "kerchunk failed:", type(e).__name__, e)
+
+
+def day(path, start):
+    """One file of a time series: two records of `v(time, lat, lon)`, and the same `lat`, `lon` and `static`."""
+    with netCDF4.Dataset(path, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.run = "series"
+        ds.createDimension("time", None)
+        ds.createDimension("lat", 2)
+        ds.createDimension("lon", 3)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.units = "days since 2000-01-01"
+        ds.createVariable("lat", "f4", ("lat",))[:] = [10.0, 20.0]
+        ds.createVariable("lon", "f4", ("lon",))[:] = [1.0, 2.0, 3.0]
+        ds.createVariable("static", "i4", ("lat", "lon"))[:] = np.arange(6).reshape(2, 3)
+        v = ds.createVariable("v", "f4", ("time", "lat", "lon"))
+        for i in range(2):
+            time[i] = start + i
+            v[i] = np.arange(6, dtype="f4").reshape(2, 3) + 100 * (start + i)
+
+
+# A series of three files (written out of order, so the combined order comes from the times),
+# combined along time by kerchunk's MultiZarrToZarr, and the combined ground truth.
+series = [HERE / f"series_{n}.nc" for n in range(3)]
+for n, path in zip([2, 0, 1], series):
+    path.unlink(missing_ok=True)
+    day(path, 2 * n)
+for old in HERE.glob("series.*"):
+    old.unlink()
+from kerchunk.combine import MultiZarrToZarr  # noqa: E402
+from kerchunk.netCDF3 import NetCDF3ToZarr  # noqa: E402
+
+singles = [NetCDF3ToZarr(str(p), inline_threshold=0).translate() for p in series]
+combined = MultiZarrToZarr(singles, concat_dims=["time"], identical_dims=["lat", "lon", "static"],
+                           inline_threshold=0).translate()
+text = json.dumps(combined, indent=1)
+for p in series:
+    text = text.replace(json.dumps(str(p))[1:-1], p.name)
+(HERE / "series.kerchunk.json").write_text(text)
+order = sorted(series, key=lambda p: netCDF4.Dataset(p)["time"][0])
+with netCDF4.Dataset(order[0]) as first:
+    for name in ["lat", "lon", "static"]:
+        np.save(HERE / f"series.{name}.npy", np.asarray(first[name][...]))
+for name in ["time", "v"]:
+    parts = []
+    for p in order:
+        with netCDF4.Dataset(p) as ds:
+            ds[name].set_auto_maskandscale(False)
+            parts.append(np.asarray(ds[name][...]))
+    np.save(HERE / f"series.{name}.npy", np.concatenate(parts))
+print("series: kerchunk:", len(combined["refs"]), "references")

@@ -25,17 +25,16 @@ enum Paths {
 pub(crate) struct Convert {
     #[command(flatten)]
     open: Opening,
-    #[command(flatten)]
-    output: Output,
-}
-
-/// Where and how references are written: the options of every command that writes them.
-#[derive(Args)]
-pub(crate) struct Output {
     /// Where to write: a name ending in `.parq`, `.parquet` or `/` is a parquet root; `.json.zst`
     /// is zstd-compressed JSON; anything else JSON. A local path or a URL.
-    #[arg(value_name = "OUTPUT")]
-    pub(crate) to: String,
+    output: String,
+    #[command(flatten)]
+    format: Output,
+}
+
+/// How references are written: the options of every command that writes them.
+#[derive(Args)]
+pub(crate) struct Output {
     /// References per parquet record file.
     #[arg(long, default_value_t = 100_000)]
     record_size: u64,
@@ -54,10 +53,13 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    /// Write `source` with a progress bar; returns the number of references written.
+    /// Write `source` to `to` (a name ending in `.parq`, `.parquet` or `/` is a
+    /// parquet root, `.zst` zstd-compressed JSON, anything else JSON; a local
+    /// path or a URL) with a progress bar; returns the number of references written.
     pub(crate) fn write(
         &self,
         source: &dyn ReferenceSource,
+        to: &str,
         registry: &StoreRegistry,
     ) -> std::result::Result<u64, Box<dyn std::error::Error>> {
         let bar = progress_bar("references written");
@@ -79,10 +81,10 @@ impl Output {
         if self.v0 {
             json = json.with_version(JsonVersion::V0);
         }
-        if let Some(level) = self.zstd.or(self.to.to_ascii_lowercase().ends_with(".zst").then_some(3)) {
+        if let Some(level) = self.zstd.or(to.to_ascii_lowercase().ends_with(".zst").then_some(3)) {
             json = json.with_zstd(level);
         }
-        let written = write_references(source, &self.to, registry, &json, &parquet)?;
+        let written = write_references(source, to, registry, &json, &parquet)?;
         bar.finish_and_clear();
         Ok(written)
     }
@@ -97,8 +99,8 @@ impl Convert {
             .builder()?
             .with_record_cache(RecordCacheOptions::default().with_max_records(2))
             .open(&self.open.refs)?;
-        let written = self.output.write(source.source().as_ref(), &self.open.registry())?;
-        eprintln!("{written} references written to {} in {:.2?}", self.output.to, start.elapsed());
+        let written = self.format.write(source.source().as_ref(), &self.output, &self.open.registry())?;
+        eprintln!("{written} references written to {} in {:.2?}", self.output, start.elapsed());
         Ok(Outcome::Done)
     }
 }

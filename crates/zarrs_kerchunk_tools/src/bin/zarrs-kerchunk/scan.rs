@@ -1,22 +1,37 @@
-//! `scan`: a NetCDF-3 file into references, written as `convert` writes them.
+//! `scan`: NetCDF-3 files into references, combined along a dimension when
+//! there are several, written as `convert` writes them.
 
 use std::time::Instant;
 
 use clap::Args;
+use futures::StreamExt;
+use kerchunk_scan::{ScanOptions, scan_netcdf3};
 
 use crate::convert::{Output, location};
-use crate::options::Access;
+use crate::options::{Access, progress_bar};
 use crate::outcome::{Outcome, Result};
+
+/// Files scanned at once.
+const CONCURRENT_SCANS: usize = 16;
 
 #[derive(Args)]
 pub(crate) struct Scan {
-    /// The NetCDF-3 file (classic, 64-bit offset or CDF-5): a path or a URL.
-    file: String,
-    #[command(flatten)]
-    output: Output,
+    /// The NetCDF-3 files (classic, 64-bit offset or CDF-5): paths or URLs.
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Where to write (as for `convert`): a parquet root if it ends in `.parq`, `.parquet` or `/`,
+    /// zstd JSON if in `.zst`, else JSON. A local path or a URL.
+    #[arg(long, short, value_name = "OUTPUT")]
+    output: String,
+    /// Combine the files along this dimension (required for more than one file), as kerchunk does
+    /// for one concatenated dimension; every other array is taken from the first file.
+    #[arg(long, value_name = "DIM")]
+    concat: Option<String>,
     /// Hold arrays of fewer bytes than this in the references (0: none).
     #[arg(long, default_value_t = 100)]
     inline_threshold: u64,
+    #[command(flatten)]
+    format: Output,
     #[command(flatten)]
     access: Access,
 }
@@ -24,37 +39,70 @@ pub(crate) struct Scan {
 impl Scan {
     pub(crate) fn run(self) -> Result {
         let start = Instant::now();
+        if self.files.len() > 1 && self.concat.is_none() {
+            return Err("several files need --concat DIM: the dimension to combine them along".into());
+        }
         let registry = self.access.registry();
-        let (store, path) = location(&self.file, &registry, false)?;
-        let url = self.url_in_references()?;
-        let options = kerchunk_scan::ScanOptions::default().with_inline_threshold(self.inline_threshold);
-        let scan =
-            tokio::runtime::Runtime::new()?.block_on(kerchunk_scan::scan_netcdf3(&store, &path, &url, &options))?;
-        let written = self.output.write(&scan.references, &registry)?;
+        let mut options = ScanOptions::default().with_inline_threshold(self.inline_threshold);
+        if let Some(dimension) = &self.concat {
+            options = options.with_inlined_variables([dimension.clone()]);
+        }
+        let mut places = Vec::with_capacity(self.files.len());
+        for file in &self.files {
+            let (store, path) = location(file, &registry, false)?;
+            places.push((store, path, self.url_in_references(file)?));
+        }
+        let bar = progress_bar("files scanned");
+        bar.set_length(places.len() as u64);
+        let scans = tokio::runtime::Runtime::new()?.block_on(
+            futures::stream::iter(places.iter().map(|(store, path, url)| {
+                let (options, bar) = (&options, &bar);
+                async move {
+                    let scan = scan_netcdf3(store, path, url, options).await;
+                    bar.inc(1);
+                    scan.map(|scan| (url.clone(), scan))
+                }
+            }))
+            .buffered(CONCURRENT_SCANS)
+            .collect::<Vec<_>>(),
+        );
+        bar.finish_and_clear();
+        let (mut requests, mut bytes, mut sets) = (0, 0, Vec::with_capacity(scans.len()));
+        for scan in scans {
+            let (url, scan) = scan?;
+            requests += scan.stats.requests;
+            bytes += scan.stats.bytes;
+            sets.push((url, scan.references));
+        }
+        let references = match &self.concat {
+            Some(dimension) => kerchunk_scan::combine(sets, dimension)?,
+            None => sets.pop().expect("one file").1,
+        };
+        let written = self.format.write(&references, &self.output, &registry)?;
         eprintln!(
-            "{written} references to {url} written to {} in {:.2?} ({} requests, {} bytes read)",
-            self.output.to,
+            "{written} references to {} file(s) written to {} in {:.2?} ({requests} requests, {bytes} bytes read)",
+            self.files.len(),
+            self.output,
             start.elapsed(),
-            scan.stats.requests,
-            scan.stats.bytes
         );
         Ok(Outcome::Done)
     }
 
-    /// How the references name the file: a URL as given; a local file by
-    /// its path relative to the references' folder when both are local (so
-    /// the two move together), else by its absolute path.
-    fn url_in_references(&self) -> std::result::Result<String, Box<dyn std::error::Error>> {
-        if self.file.contains("://") {
-            return Ok(self.file.clone());
+    /// How the references name `file`: a URL as given; a local file by its
+    /// path relative to the references' folder when both are local and it
+    /// lies under that folder (so the two move together), else by its
+    /// absolute path.
+    fn url_in_references(&self, file: &str) -> std::result::Result<String, Box<dyn std::error::Error>> {
+        if file.contains("://") {
+            return Ok(file.to_owned());
         }
-        let file = std::path::absolute(&self.file)?;
-        if !self.output.to.contains("://") {
-            let output = std::path::absolute(&self.output.to)?;
-            if let Some(relative) = output.parent().and_then(|folder| file.strip_prefix(folder).ok()) {
+        let absolute = std::path::absolute(file)?;
+        if !self.output.contains("://") {
+            let output = std::path::absolute(&self.output)?;
+            if let Some(relative) = output.parent().and_then(|folder| absolute.strip_prefix(folder).ok()) {
                 return Ok(relative.to_string_lossy().replace('\\', "/"));
             }
         }
-        Ok(file.to_string_lossy().into_owned())
+        Ok(absolute.to_string_lossy().into_owned())
     }
 }
