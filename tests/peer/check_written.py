@@ -62,55 +62,58 @@ def compare(case, entry, got):
     return None
 
 
-def check_case(folder):
-    case = json.load(open(os.path.join(folder, "case.json")))
-    failures, checked = [], 0
-    os.chdir(folder)
-    for name in sorted(n for n in os.listdir(".") if n.startswith("written")):
+def check_reads(label_of, written, arrays, failures):
+    """Open every file in `written` each way a peer opens it and read each of `arrays`,
+    (path, compare) pairs where compare(got) returns a problem or None; returns the reads made."""
+    checked = 0
+    for name in written:
         for label, open_store in openers(name):
             try:
                 group = zarr.open_group(open_store(), mode="r", zarr_format=2)
             except Exception as e:  # noqa: BLE001 - any failure to open is a finding
-                failures.append(f"{case['name']}/{name} [{label}]: open: {type(e).__name__}: {e}")
+                failures.append(f"{label_of(name)} [{label}]: open: {type(e).__name__}: {e}")
                 continue
-            for entry in case["arrays"]:
+            for path, compare_with in arrays(name):
                 try:
-                    got = np.asarray(group[entry["path"]][...])
-                    problem = compare(case, entry, got)
+                    problem = compare_with(np.asarray(group[path][...]))
                 except Exception as e:  # noqa: BLE001
                     problem = f"{type(e).__name__}: {e}"
                 if problem:
-                    failures.append(f"{case['name']}/{name} [{label}] {entry['path']}: {problem}")
+                    failures.append(f"{label_of(name)} [{label}] {path}: {problem}")
                 checked += 1
+    return checked
+
+
+def check_case(folder):
+    case = json.load(open(os.path.join(folder, "case.json")))
+    failures = []
+    os.chdir(folder)
+    written = sorted(n for n in os.listdir(".") if n.startswith("written"))
+    arrays = [(entry["path"], lambda got, entry=entry: compare(case, entry, got)) for entry in case["arrays"]]
+    checked = check_reads(lambda name: f"{case['name']}/{name}", written, lambda name: arrays, failures)
     return failures, checked
 
 
 def check_scanned(folder):
     """A folder of files `scan` read (no case.json): `written_scan_<stem>.*` are the references
     made from `<stem>.nc`, and `<stem>.<variable>.npy` the ground truth netCDF4 read."""
-    failures, checked = [], 0
+    failures = []
     os.chdir(folder)
-    for name in sorted(n for n in os.listdir(".") if n.startswith("written_scan_")):
+    written = sorted(n for n in os.listdir(".") if n.startswith("written_scan_"))
+
+    def same_as(expected):
+        def compare_with(got):
+            if got.shape == expected.shape and np.array_equal(got.astype(expected.dtype), expected):
+                return None
+            return f"{got.shape} {got.ravel()[:5]} != {expected.shape} {expected.ravel()[:5]}"
+        return compare_with
+
+    def arrays(name):
         stem = name[len("written_scan_"):].split(".")[0]
         truths = sorted(n for n in os.listdir(".") if n.startswith(stem + ".") and n.endswith(".npy"))
-        for label, open_store in openers(name):
-            try:
-                group = zarr.open_group(open_store(), mode="r", zarr_format=2)
-            except Exception as e:  # noqa: BLE001
-                failures.append(f"scan/{name} [{label}]: open: {type(e).__name__}: {e}")
-                continue
-            for truth in truths:
-                variable = truth[len(stem) + 1:-len(".npy")]
-                expected = np.load(truth)
-                try:
-                    got = np.asarray(group[variable][...])
-                    same = got.shape == expected.shape and np.array_equal(got.astype(expected.dtype), expected)
-                    problem = None if same else f"{got.shape} {got.ravel()[:5]} != {expected.shape} {expected.ravel()[:5]}"
-                except Exception as e:  # noqa: BLE001
-                    problem = f"{type(e).__name__}: {e}"
-                if problem:
-                    failures.append(f"scan/{name} [{label}] {variable}: {problem}")
-                checked += 1
+        return [(truth[len(stem) + 1:-len(".npy")], same_as(np.load(truth))) for truth in truths]
+
+    checked = check_reads(lambda name: f"scan/{name}", written, arrays, failures)
     return failures, checked
 
 
