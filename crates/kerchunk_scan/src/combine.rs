@@ -132,6 +132,12 @@ fn concatenate(
     }
     meta["shape"][axis] = Value::from(offset);
     builder.insert_inline(&format!("{path}/.zarray"), meta.to_string().as_bytes());
+    // Its other metadata (`.zattrs`), as the first file has it.
+    for (key, reference) in first.references.iter() {
+        if key.strip_prefix(path).and_then(|rest| rest.strip_prefix("/.z")).is_some_and(|rest| rest != "array") {
+            insert(builder, &key, reference);
+        }
+    }
     Ok(())
 }
 

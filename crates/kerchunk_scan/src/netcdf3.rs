@@ -101,10 +101,8 @@ pub(crate) async fn scan(
         let inline = total < options.inline_threshold || options.inline_variables.contains(name);
         if total > 0 && inline {
             // Small enough to hold in the references: one chunk, the whole array.
-            let mut bytes = Vec::new();
-            for offset in pieces {
-                bytes.extend_from_slice(&reader.read(offset..offset + piece).await?);
-            }
+            let ranges: Vec<std::ops::Range<u64>> = pieces.map(|offset| offset..offset + piece).collect();
+            let bytes: Vec<u8> = reader.read_exact_ranges(&ranges).await?.concat();
             builder.insert_inline(&format!("{name}/.zarray"), zarray(&shape, &shape, dtype, &fill).as_bytes());
             builder.insert_inline(&chunk_key(name, shape.len(), 0), &bytes);
             continue;

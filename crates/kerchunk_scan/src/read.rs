@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
@@ -98,6 +99,56 @@ impl<'a> BlockReader<'a> {
             out.extend_from_slice(&data[from as usize..to as usize]);
         }
         Ok(out.freeze())
+    }
+}
+
+/// Ranges [`BlockReader::read_exact_ranges`] fetches at once.
+const CONCURRENT_RANGES: usize = 8;
+
+impl BlockReader<'_> {
+    /// The bytes of each of `ranges` (inside the file), in order: those the
+    /// cache holds from it, the others fetched exactly, several at once and
+    /// not cached. For data spread through a file (the values of a record
+    /// variable, one per record), where whole blocks would read far more
+    /// than the values and one request each in turn would wait longest.
+    pub(crate) async fn read_exact_ranges(&mut self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>, ScanError> {
+        let cached = |range: &Range<u64>| {
+            let (first, last) = (range.start / self.block, range.end.saturating_sub(1) / self.block);
+            (first..=last).all(|block| self.blocks.contains_key(&block))
+        };
+        let (store, path, url) = (self.store, self.path, self.url);
+        let fetched: Vec<Result<Option<Bytes>, ScanError>> = futures::stream::iter(ranges.iter().map(|range| {
+            let skip = range.is_empty() || cached(range);
+            async move {
+                if skip {
+                    return Ok(None);
+                }
+                let bytes = store.get_range(path, range.clone()).await.map_err(|source| read_error(url, source))?;
+                if bytes.len() as u64 != range.end - range.start {
+                    return Err(ScanError::ShortRead {
+                        url: url.to_owned(),
+                        range: range.clone(),
+                        got: bytes.len() as u64,
+                    });
+                }
+                Ok(Some(bytes))
+            }
+        }))
+        .buffered(CONCURRENT_RANGES)
+        .collect()
+        .await;
+        let mut out = Vec::with_capacity(ranges.len());
+        for (range, fetched) in ranges.iter().zip(fetched) {
+            match fetched? {
+                Some(bytes) => {
+                    self.stats.requests += 1;
+                    self.stats.bytes += bytes.len() as u64;
+                    out.push(bytes);
+                }
+                None => out.push(self.read(range.clone()).await?),
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -180,6 +180,14 @@ fn a_series_combines_along_time_as_multizarrtozarr_does() {
             .collect()
     };
     assert_eq!(chunks(&combined), chunks(&theirs));
+    // Every key kerchunk writes is there, and the attributes are the same.
+    for (key, reference) in theirs.iter() {
+        let ours = combined.get(&key).unwrap_or_else(|| panic!("{key} is missing"));
+        if key.ends_with(".zattrs") {
+            let (Reference::Inline(ours), Reference::Inline(theirs)) = (ours, reference) else { panic!("{key}") };
+            assert_eq!(json(ours), json(theirs), "{key}");
+        }
+    }
     // A file that disagrees on an array is an error naming it.
     let mut broken = inputs();
     let text = br#"{"shape":[2,2,4],"chunks":[1,2,3],"dtype":">f4","fill_value":null,"order":"C","filters":null,"dimension_separator":".","compressor":null,"zarr_format":2}"#;
