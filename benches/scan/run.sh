@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Scan and combine 100 NetCDF-3 files, ours and kerchunk's, side by side.
+#
+#   benches/scan/run.sh PYTHON [FOLDER]
+#
+# PYTHON has netCDF4 and kerchunk 0.2.10 (with zarr 3.1); FOLDER (default
+# /tmp/scan-series) receives the files on the first run (2.9 GB).
+set -euo pipefail
+python="$1"
+folder="${2:-/tmp/scan-series}"
+here="$(cd "$(dirname "$0")" && pwd)"
+[ -e "$folder/f099.nc" ] || "$python" "$here/make_series.py" "$folder"
+cargo build --quiet --release --bin zarrs-kerchunk
+bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/zarrs-kerchunk"
+uptime
+for run in 1 2 3; do
+    /usr/bin/time -f "ours: %e s wall, %M KiB peak" "$bin" scan "$folder"/f*.nc --concat time -o "$folder/ours.json"
+    /usr/bin/time -f "kerchunk: %e s wall, %M KiB peak" "$python" "$here/kerchunk_series.py" "$folder" "$folder/kerchunk.json"
+done
+python3 - "$folder" <<'PY'
+import json, os, sys
+ours = json.load(open(os.path.join(sys.argv[1], "ours.json")))["refs"]
+theirs = json.load(open(os.path.join(sys.argv[1], "kerchunk.json")))["refs"]
+ranges = [k for k, v in theirs.items() if isinstance(v, list)]
+same = sum(isinstance(ours.get(k), list) and ours[k][1:] == theirs[k][1:] for k in ranges)
+print(f"keys: {len(ours)} ours, {len(theirs)} kerchunk's, {len(set(ours) ^ set(theirs))} not in both; "
+      f"{same} of {len(ranges)} ranges with kerchunk's offset and length")
+PY
