@@ -43,7 +43,7 @@ cp "$root"/tests/scan/netcdf3/*.nc "$root"/tests/scan/netcdf3/*.npy "$dest/"
 chmod -R u+w "$dest"
 for file in "$dest"/*.nc; do
     stem="$(basename "$file" .nc)"
-    "${scan[@]}" "$file" "$dest/written_scan_${stem}.json" 2>/dev/null
-    "${scan[@]}" "$file" "$dest/written_scan_${stem}.parq" --inline-threshold 0 2>/dev/null
+    "${scan[@]}" "$file" -o "$dest/written_scan_${stem}.json" 2>/dev/null
+    "${scan[@]}" "$file" -o "$dest/written_scan_${stem}.parq" --inline-threshold 0 2>/dev/null
 done
 "$venv/bin/python" "$here/check_written.py" "$out"
