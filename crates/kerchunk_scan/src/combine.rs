@@ -71,13 +71,29 @@ fn concatenate(
 ) -> Result<(), ScanError> {
     let error = combine_error;
     let first = &inputs[0];
-    let mut meta = zarray(&first.references, path).expect("an array path");
+    // The metadata must be JSON with a shape and chunks that reach the axis its
+    // `_ARRAY_DIMENSIONS` name: references may come from anywhere.
+    let usable = |meta: Option<Value>, name: &str| {
+        let reaches = |field: &str, meta: &Value| meta[field].as_array().is_some_and(|v| v.len() > axis);
+        match meta {
+            Some(meta) if reaches("shape", &meta) && reaches("chunks", &meta) => Ok(meta),
+            Some(meta) => Err(error(
+                name,
+                path,
+                format!(
+                    "its shape {} or chunks {} have no axis {axis}, where {dimension} is",
+                    meta["shape"], meta["chunks"]
+                ),
+            )),
+            None => Err(error(name, path, "no .zarray that is inline JSON".into())),
+        }
+    };
+    let mut meta = usable(zarray(&first.references, path), &first.name)?;
     let chunk = meta["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
     let mut offset = 0u64;
     for (i, input) in inputs.iter().enumerate() {
-        let theirs =
-            zarray(&input.references, path).ok_or_else(|| error(&input.name, path, "the array is missing".into()))?;
+        let theirs = usable(zarray(&input.references, path), &input.name)?;
         for field in ["dtype", "chunks", "fill_value", "compressor", "filters", "order"] {
             if theirs[field] != meta[field] {
                 return Err(error(
@@ -246,4 +262,53 @@ fn first_value(dtype: &str, bytes: &[u8]) -> Option<f64> {
 
 fn combine_error(file: &str, array: &str, reason: String) -> ScanError {
     ScanError::Combine { file: file.to_owned(), array: array.to_owned(), reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file with `time` = [start] and an array `v` whose metadata is `zarray` and `dims`.
+    fn input(name: &str, start: f64, zarray: Option<&str>, dims: &str) -> Input {
+        let mut builder = ReferenceSetBuilder::new();
+        builder.insert_inline(
+            "time/.zarray",
+            br#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#,
+        );
+        builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+        builder.insert_inline("time/0", &start.to_le_bytes());
+        match zarray {
+            Some(text) => builder.insert_inline("v/.zarray", text.as_bytes()),
+            None => builder.insert_range("v/.zarray", Some("elsewhere.json"), 0, 10),
+        }
+        builder.insert_inline("v/.zattrs", format!(r#"{{"_ARRAY_DIMENSIONS":{dims}}}"#).as_bytes());
+        builder.insert_range("v/0", Some(name), 0, 8);
+        Input { name: name.to_owned(), references: builder.build() }
+    }
+
+    /// Metadata that does not fit what the attributes say is an error naming
+    /// the file and the array, never a panic.
+    #[test]
+    fn inconsistent_metadata_is_an_error() {
+        let good = r#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        let combined = combine(
+            vec![input("b", 1.0, Some(good), r#"["time"]"#), input("a", 0.0, Some(good), r#"["time"]"#)],
+            "time",
+        );
+        let combined = combined.unwrap();
+        assert_eq!(combined.get("v/1"), Some(Reference::Range { url: Some("b"), offset: 0, length: 8 }));
+        for (zarray, dims, needle) in [
+            (Some(good), r#"["x", "y", "time"]"#, "have no axis 2"),
+            (Some(r#"{"shape":5,"chunks":[1]}"#), r#"["time"]"#, "have no axis 0"),
+            (None, r#"["time"]"#, "no .zarray that is inline JSON"),
+        ] {
+            let err = combine(vec![input("a", 0.0, zarray, dims), input("b", 1.0, zarray, dims)], "time").unwrap_err();
+            assert!(err.to_string().contains("cannot combine a: \"v\"") && err.to_string().contains(needle), "{err}");
+        }
+        let err = combine(
+            vec![input("a", 0.0, Some(good), r#"["time"]"#), input("b", 0.0, Some(good), r#"["time"]"#)],
+            "time",
+        );
+        assert!(err.unwrap_err().to_string().contains("starts at the same value"));
+    }
 }
