@@ -41,7 +41,7 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "zarrs_zlib_sized": [("lib",)],
-    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "combine"), ("lib",)],
+    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect",), ("lib",)],
 }
 

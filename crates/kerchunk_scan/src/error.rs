@@ -40,8 +40,37 @@ pub enum ScanError {
         #[source]
         source: netcdf_reader::Error,
     },
-    /// The header is longer than [`ScanOptions::with_max_header_bytes`](crate::ScanOptions::with_max_header_bytes) allows.
-    #[error("{url}: the header is longer than the limit of {limit} bytes (ScanOptions::with_max_header_bytes)")]
+    /// The file is not of a format this crate scans (NetCDF-3 or HDF5).
+    #[error("{url} is neither NetCDF-3 nor HDF5 (NetCDF-4): {reason}")]
+    UnknownFormat {
+        /// The file.
+        url: String,
+        /// What its first bytes are instead.
+        reason: String,
+    },
+    /// The HDF5 (NetCDF-4) file is malformed, truncated, or uses a feature
+    /// the parser lacks, where the whole file depends on it (the superblock,
+    /// a group).
+    #[error("{url}: cannot read the HDF5 structure: {source}")]
+    Hdf5 {
+        /// The file.
+        url: String,
+        /// The HDF5 parser's error.
+        #[source]
+        source: hdf5_reader::error::Error,
+    },
+    /// The HDF5 parser failed on the file in a way it should have reported
+    /// as an error (a bug in it, found by this file), caught here.
+    #[error("{url}: the HDF5 parser failed on this file: {message}")]
+    Hdf5Panic {
+        /// The file.
+        url: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The header (NetCDF-3) or the metadata (HDF5) is longer than
+    /// [`ScanOptions::with_max_header_bytes`](crate::ScanOptions::with_max_header_bytes) allows.
+    #[error("{url}: the metadata is longer than the limit of {limit} bytes (ScanOptions::with_max_header_bytes)")]
     HeaderTooLarge {
         /// The file.
         url: String,

@@ -1,5 +1,8 @@
-//! Make kerchunk references from NetCDF files, in pure Rust: no Python, no
-//! netCDF or HDF5 C library.
+//! Make kerchunk references from NetCDF and HDF5 files, in pure Rust: no
+//! Python, no netCDF or HDF5 C library.
+//!
+//! [`scan`] reads a file's first bytes and scans it as NetCDF-3 or as HDF5
+//! (NetCDF-4 is HDF5).
 //!
 //! [`scan_netcdf3`] reads the header of a NetCDF-3 file (classic, 64-bit
 //! offset or CDF-5), in a store of any kind `object_store` reaches, and
@@ -30,7 +33,41 @@
 //! |---|---|---|
 //! | NetCDF-3 classic (CDF-1), 64-bit offset (CDF-2) | yes | same offsets and lengths |
 //! | NetCDF-3 CDF-5 (64-bit data) | yes | kerchunk cannot read it |
-//! | NetCDF-4 / HDF5 | not yet | |
+//! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
+//!
+//! HDF5 in detail: superblocks 0 to 3; object headers 1 and 2; old-style
+//! (symbol table) and new-style (compact and dense link) groups; compact,
+//! contiguous and chunked layouts, with every chunk index (B-tree v1 and
+//! v2, fixed and extensible arrays, single chunk, implicit); filters
+//! deflate, shuffle, fletcher32, blosc and zstd as zarr filters; integers,
+//! floats (`f2` included) of either byte order, h5py's bool and complex,
+//! enums (as their integers), fixed-length strings, variable-length strings
+//! (held in the references, as kerchunk does); fill values and
+//! `_ARRAY_DIMENSIONS` by kerchunk's rules (dimension scales by path,
+//! `phony_dim_<axis>` without one).
+//!
+//! Where HDF5 references differ from kerchunk's on purpose:
+//! - compact datasets are always held in the references (kerchunk loses
+//!   their data above its threshold, and writes no chunk);
+//! - filters keep the pipeline's order (kerchunk puts shuffle first, which
+//!   misreads a deflate-then-shuffle pipeline), and a filter HDF5 skipped on
+//!   every chunk is left out (kerchunk may hold such chunks decoded);
+//! - fletcher32 is numcodecs' `fletcher32` filter, so such chunks are
+//!   referenced and checked (kerchunk cannot reference them);
+//! - an array whose chunks were stored with different filters is left out
+//!   or held decoded when small (kerchunk re-encodes the odd chunks);
+//! - a `_FillValue` on fixed-length strings is the fill's bytes (kerchunk
+//!   encodes it twice);
+//! - N-dimensional attributes are nested JSON lists, complex ones text
+//!   (kerchunk writes Python's text of both); `f4` attributes are written in
+//!   their shortest form (`0.1`, where kerchunk writes `0.10000000149011612`);
+//! - an array held decoded (a filter zarr lacks, under the threshold) is one
+//!   chunk and keeps its fill value (kerchunk uses the HDF5 chunks and a null
+//!   fill);
+//! - soft links in dense or old-style groups are not told apart from hard
+//!   ones: an object is named by the first path in name order either way
+//!   (kerchunk follows hard links only; soft links in compact groups are
+//!   left out here too).
 //!
 //! Where the references differ from kerchunk's on purpose:
 //! - numeric attributes are JSON numbers (kerchunk writes numpy's text of
@@ -64,6 +101,7 @@
 
 mod combine;
 mod error;
+mod hdf5;
 mod netcdf3;
 mod options;
 mod read;
@@ -76,7 +114,7 @@ use object_store::path::Path;
 
 pub use error::ScanError;
 pub use kerchunk::ReferenceSet;
-pub use options::ScanOptions;
+pub use options::{ScanOptions, Skipped, UnsupportedArrays};
 pub use read::ReadStats;
 
 /// What a scan made, and what it read to make it.
@@ -87,6 +125,9 @@ pub struct Scan {
     pub references: ReferenceSet,
     /// The requests made and the bytes read.
     pub stats: ReadStats,
+    /// What was left out, and why: arrays references cannot express
+    /// (under [`UnsupportedArrays::Skip`]) and attributes JSON cannot.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Scan the NetCDF-3 file at `path` in `store` into references that name
@@ -102,9 +143,102 @@ pub async fn scan_netcdf3(
     url: &str,
     options: &ScanOptions,
 ) -> Result<Scan, ScanError> {
-    let mut reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    let reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    netcdf3_from(reader, url, options).await
+}
+
+async fn netcdf3_from(mut reader: read::BlockReader<'_>, url: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
     let references = netcdf3::scan(&mut reader, url, options).await?;
-    Ok(Scan { references, stats: reader.stats() })
+    Ok(Scan { references, stats: reader.stats(), skipped: Vec::new() })
+}
+
+/// Scan the HDF5 or NetCDF-4 file at `path` in `store` into references
+/// that name it `url`, as kerchunk's `SingleHdf5ToZarr` would: a zarr group
+/// per HDF5 group, an array per dataset, a reference per allocated chunk.
+/// Only metadata is read (and the chunks under the inline threshold), in
+/// blocks, on a blocking thread of the current Tokio runtime.
+///
+/// Arrays references cannot express are left out and listed in
+/// [`Scan::skipped`], or fail the scan (see
+/// [`ScanOptions::with_unsupported_arrays`]).
+///
+/// # Errors
+/// [`ScanError`] naming `url`: the file cannot be read, is not HDF5, its
+/// superblock or group structure is malformed, its metadata passes
+/// [`ScanOptions::with_max_header_bytes`], it makes more references than
+/// allowed, or (with [`UnsupportedArrays::Fail`]) an array cannot be
+/// expressed. Called outside a Tokio runtime, [`ScanError::Read`].
+pub async fn scan_hdf5(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    let reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    hdf5_from(reader, store, path, url, options).await
+}
+
+async fn hdf5_from(
+    reader: read::BlockReader<'_>,
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(|e| ScanError::Read {
+        url: url.to_owned(),
+        source: object_store::Error::Generic { store: "scan_hdf5", source: Box::new(e) },
+    })?;
+    let storage = Arc::new(hdf5::storage::StoreStorage::new(
+        Arc::clone(store),
+        path.clone(),
+        url.to_owned(),
+        runtime,
+        reader.into_parts(),
+        options.max_header_bytes,
+    ));
+    let (task_storage, task_url, task_options) = (Arc::clone(&storage), url.to_owned(), options.clone());
+    let scanned = tokio::task::spawn_blocking(move || {
+        // The parser is hardened, but a file is untrusted input: a panic
+        // it was not meant to have becomes this file's error.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hdf5::scan(&task_storage, &task_url, &task_options)))
+    })
+    .await;
+    let panicked = |message: String| ScanError::Hdf5Panic { url: url.to_owned(), message };
+    let (references, skipped) = match scanned {
+        Ok(Ok(result)) => result?,
+        Ok(Err(panic)) => return Err(panicked(panic_message(panic.as_ref()))),
+        Err(join) => return Err(panicked(join.to_string())),
+    };
+    Ok(Scan { references, stats: storage.stats(), skipped })
+}
+
+/// Scan a NetCDF-3, NetCDF-4 or HDF5 file, whichever it is (by its first
+/// bytes), with [`scan_netcdf3`] or [`scan_hdf5`].
+///
+/// # Errors
+/// As those; [`ScanError::UnknownFormat`] for a file that is neither.
+pub async fn scan(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    // The first block tells the format, and either scanner goes on from it.
+    let mut reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    let first = reader.read(0..reader.size().min(4)).await?;
+    if first.starts_with(b"CDF") {
+        return netcdf3_from(reader, url, options).await;
+    }
+    // Not only files that start with HDF5's signature: a user block may come
+    // first, and the parser looks for the signature after it.
+    hdf5_from(reader, store, path, url, options).await.map_err(|error| match error {
+        ScanError::Hdf5 { source: hdf5_reader::error::Error::InvalidMagic, .. } => ScanError::UnknownFormat {
+            url: url.to_owned(),
+            reason: format!("it starts with {:?}", String::from_utf8_lossy(&first)),
+        },
+        other => other,
+    })
 }
 
 /// Combine the references of many files into one set along `dimension`, as
@@ -130,4 +264,12 @@ pub async fn scan_netcdf3(
 pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, ScanError> {
     let inputs = inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
     combine::combine(inputs, dimension)
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }

@@ -17,6 +17,9 @@ use crate::zarr::{AttrValue, Fill, FloatValue, zarray, zattrs};
 /// `numrecs` of a file written while streaming: the count is not in the header.
 const STREAMING: u32 = u32::MAX;
 
+/// kerchunk's `NetCDF3ToZarr` default `inline_threshold`.
+const NETCDF3_INLINE_THRESHOLD: u64 = 100;
+
 /// The references of the NetCDF-3 file `reader` reads, naming it `url`.
 pub(crate) async fn scan(
     reader: &mut BlockReader<'_>,
@@ -98,7 +101,8 @@ pub(crate) async fn scan(
         let name = &variable.name;
         builder.insert_inline(&format!("{name}/.zattrs"), zattrs(&attrs).as_bytes());
         let total = piece.saturating_mul(count);
-        let inline = total < options.inline_threshold || options.inline_variables.contains(name);
+        let inline = total < options.inline_threshold.unwrap_or(NETCDF3_INLINE_THRESHOLD)
+            || options.inline_variables.contains(name);
         if total > 0 && inline {
             // Small enough to hold in the references: one chunk, the whole array.
             let ranges: Vec<std::ops::Range<u64>> = pieces.map(|offset| offset..offset + piece).collect();

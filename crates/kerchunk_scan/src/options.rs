@@ -3,39 +3,79 @@
 /// How files are scanned.
 #[derive(Clone, Debug)]
 pub struct ScanOptions {
-    pub(crate) inline_threshold: u64,
+    pub(crate) inline_threshold: Option<u64>,
     pub(crate) max_header_bytes: u64,
     pub(crate) max_references: u64,
     pub(crate) block_bytes: u64,
     pub(crate) inline_variables: Vec<String>,
+    pub(crate) unsupported: UnsupportedArrays,
+}
+
+/// What a scan does with an array references cannot express: an HDF5
+/// dataset compressed by a filter zarr has no codec for (szip,
+/// scale-offset, n-bit, fletcher32, lzf), of a type zarr v2 lacks
+/// (compounds, references, variable-length sequences), or whose chunks
+/// were stored with different filters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnsupportedArrays {
+    /// Leave the array out and say so in [`Scan::skipped`](crate::Scan::skipped),
+    /// as kerchunk does (with a warning).
+    #[default]
+    Skip,
+    /// Fail the scan, naming the array and the reason.
+    Fail,
+}
+
+/// An array (or an attribute of one) a scan left out, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The array's (or group's) path in the references.
+    pub path: String,
+    /// Why: what references cannot express.
+    pub reason: String,
 }
 
 impl Default for ScanOptions {
-    /// Arrays under 100 bytes inlined (kerchunk's default for NetCDF-3),
-    /// headers of at most 64 MiB, at most 10^7 references a file, reads in
-    /// blocks of 64 KiB.
+    /// kerchunk's inline thresholds (100 bytes for NetCDF-3, 500 for
+    /// HDF5), metadata of at most 64 MiB, at most 10^7 references a file,
+    /// reads in blocks of 64 KiB, unsupported arrays skipped.
     fn default() -> Self {
         Self {
-            inline_threshold: 100,
+            inline_threshold: None,
             max_header_bytes: 64 << 20,
             max_references: 10_000_000,
             block_bytes: 64 << 10,
             inline_variables: Vec::new(),
+            unsupported: UnsupportedArrays::Skip,
         }
     }
 }
 
 impl ScanOptions {
-    /// Hold every array of fewer than `bytes` bytes in the references (one
-    /// chunk, the whole array), as kerchunk's `inline_threshold`; 0 inlines
-    /// nothing.
+    /// Hold small data in the references, as kerchunk's `inline_threshold`:
+    /// in NetCDF-3 files every array of fewer than `bytes` bytes (one
+    /// chunk, the whole array), in HDF5 files every chunk stored in fewer
+    /// than `bytes` bytes; 0 inlines nothing. Without it, kerchunk's
+    /// defaults: 100 bytes for NetCDF-3, 500 for HDF5.
     #[must_use]
     pub fn with_inline_threshold(mut self, bytes: u64) -> Self {
-        self.inline_threshold = bytes;
+        self.inline_threshold = Some(bytes);
         self
     }
 
-    /// The longest header read; a file whose header is longer is refused.
+    /// What to do with an array references cannot express (HDF5 only):
+    /// skip it (the default) or fail the scan.
+    #[must_use]
+    pub fn with_unsupported_arrays(mut self, unsupported: UnsupportedArrays) -> Self {
+        self.unsupported = unsupported;
+        self
+    }
+
+    /// The most metadata read: the longest NetCDF-3 header, or the bytes of
+    /// an HDF5 file's object headers, indexes and heaps (and of the chunks
+    /// inlined) in all; a file that needs more is refused.
     #[must_use]
     pub fn with_max_header_bytes(mut self, bytes: u64) -> Self {
         self.max_header_bytes = bytes;

@@ -23,14 +23,88 @@ pub struct ReadStats {
     pub bytes: u64,
 }
 
-/// One file of a store, read in blocks of `block` bytes.
+/// The blocks of one file read so far: which to fetch for a range, and a
+/// range's bytes put together from them. Shared by the async reader
+/// (NetCDF-3) and the blocking one the HDF5 parser calls.
+pub(crate) struct Blocks {
+    size: u64,
+    block: u64,
+    held: HashMap<u64, Bytes>,
+}
+
+impl Blocks {
+    /// No block of a file of `size` bytes read yet, in blocks of `block` bytes.
+    pub(crate) fn new(size: u64, block: u64) -> Self {
+        Self { size, block: block.max(1), held: HashMap::new() }
+    }
+
+    /// The file's size, in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The bytes to fetch so that every block of `range` (inside the file) is
+    /// held: from the first missing block to the last (blocks held in between
+    /// are fetched again, so that it is one request), or `None`.
+    pub(crate) fn missing(&self, range: &Range<u64>) -> Option<Range<u64>> {
+        if range.is_empty() {
+            return None;
+        }
+        let (first, last) = (range.start / self.block, (range.end - 1) / self.block);
+        let from = (first..=last).find(|b| !self.held.contains_key(b))?;
+        let to = (first..=last).rev().find(|b| !self.held.contains_key(b)).unwrap_or(from);
+        Some(from * self.block..((to + 1) * self.block).min(self.size))
+    }
+
+    /// Hold the blocks of `fetched`, a range [`Blocks::missing`] gave, whose
+    /// bytes are `bytes` (as many as it spans).
+    pub(crate) fn insert(&mut self, fetched: &Range<u64>, bytes: &Bytes) {
+        let from = fetched.start / self.block;
+        let count = (fetched.end - fetched.start).div_ceil(self.block);
+        for block in from..from + count {
+            let start = (block - from) * self.block;
+            let end = (start + self.block).min(bytes.len() as u64);
+            #[expect(clippy::cast_possible_truncation, reason = "offsets into a buffer in memory")]
+            self.held.insert(block, bytes.slice(start as usize..end as usize));
+        }
+    }
+
+    /// Whether every block of `range` is held.
+    pub(crate) fn holds(&self, range: &Range<u64>) -> bool {
+        self.missing(range).is_none()
+    }
+
+    /// The bytes of `range`, whose blocks are all held.
+    pub(crate) fn assemble(&self, range: &Range<u64>) -> Bytes {
+        if range.is_empty() {
+            return Bytes::new();
+        }
+        let (first, last) = (range.start / self.block, (range.end - 1) / self.block);
+        if first == last {
+            let start = range.start - first * self.block;
+            #[expect(clippy::cast_possible_truncation, reason = "offsets into a block in memory")]
+            return self.held[&first].slice(start as usize..(start + range.end - range.start) as usize);
+        }
+        #[expect(clippy::cast_possible_truncation, reason = "a range that was read into memory")]
+        let mut out = BytesMut::with_capacity((range.end - range.start) as usize);
+        for block in first..=last {
+            let data = &self.held[&block];
+            let base = block * self.block;
+            let from = range.start.max(base) - base;
+            let to = range.end.min(base + data.len() as u64) - base;
+            #[expect(clippy::cast_possible_truncation, reason = "offsets into a block in memory")]
+            out.extend_from_slice(&data[from as usize..to as usize]);
+        }
+        out.freeze()
+    }
+}
+
+/// One file of a store, read in blocks through [`Blocks`].
 pub(crate) struct BlockReader<'a> {
     store: &'a Arc<dyn ObjectStore>,
     path: &'a Path,
     url: &'a str,
-    size: u64,
-    block: u64,
-    blocks: HashMap<u64, Bytes>,
+    blocks: Blocks,
     stats: ReadStats,
 }
 
@@ -44,12 +118,12 @@ impl<'a> BlockReader<'a> {
     ) -> Result<Self, ScanError> {
         let meta = store.head(path).await.map_err(|source| read_error(url, source))?;
         let stats = ReadStats { requests: 1, bytes: 0 };
-        Ok(Self { store, path, url, size: meta.size, block: block.max(1), blocks: HashMap::new(), stats })
+        Ok(Self { store, path, url, blocks: Blocks::new(meta.size, block), stats })
     }
 
     /// The file's size, in bytes.
     pub(crate) fn size(&self) -> u64 {
-        self.size
+        self.blocks.size()
     }
 
     /// What was read so far.
@@ -57,49 +131,39 @@ impl<'a> BlockReader<'a> {
         self.stats
     }
 
+    /// The blocks read and the count of what was read, to go on reading
+    /// the file another way (the HDF5 parser's blocking storage).
+    pub(crate) fn into_parts(self) -> (Blocks, ReadStats) {
+        (self.blocks, self.stats)
+    }
+
     /// The bytes of `range`, which must lie inside the file; the blocks it
     /// touches that are not cached are fetched in one request.
     pub(crate) async fn read(&mut self, range: Range<u64>) -> Result<Bytes, ScanError> {
-        debug_assert!(range.start <= range.end && range.end <= self.size);
-        if range.is_empty() {
-            return Ok(Bytes::new());
-        }
-        let (first, last) = (range.start / self.block, (range.end - 1) / self.block);
-        let missing: Vec<u64> = (first..=last).filter(|b| !self.blocks.contains_key(b)).collect();
-        if let (Some(&from), Some(&to)) = (missing.first(), missing.last()) {
-            // One request from the first missing block to the last; blocks cached in between are read again.
-            let fetch = from * self.block..((to + 1) * self.block).min(self.size);
-            let bytes =
-                self.store.get_range(self.path, fetch.clone()).await.map_err(|source| read_error(self.url, source))?;
+        debug_assert!(range.start <= range.end && range.end <= self.size());
+        if let Some(fetch) = self.blocks.missing(&range) {
+            let bytes = fetch_exact(self.store, self.path, self.url, fetch.clone()).await?;
             self.stats.requests += 1;
             self.stats.bytes += bytes.len() as u64;
-            if bytes.len() as u64 != fetch.end - fetch.start {
-                return Err(ScanError::ShortRead { url: self.url.to_owned(), range: fetch, got: bytes.len() as u64 });
-            }
-            for block in from..=to {
-                let start = (block - from) * self.block;
-                let end = (start + self.block).min(bytes.len() as u64);
-                #[expect(clippy::cast_possible_truncation, reason = "offsets into a buffer in memory")]
-                self.blocks.insert(block, bytes.slice(start as usize..end as usize));
-            }
+            self.blocks.insert(&fetch, &bytes);
         }
-        if first == last {
-            let start = range.start - first * self.block;
-            #[expect(clippy::cast_possible_truncation, reason = "offsets into a block in memory")]
-            return Ok(self.blocks[&first].slice(start as usize..(start + range.end - range.start) as usize));
-        }
-        #[expect(clippy::cast_possible_truncation, reason = "a range that was read into memory")]
-        let mut out = BytesMut::with_capacity((range.end - range.start) as usize);
-        for block in first..=last {
-            let data = &self.blocks[&block];
-            let base = block * self.block;
-            let from = range.start.max(base) - base;
-            let to = range.end.min(base + data.len() as u64) - base;
-            #[expect(clippy::cast_possible_truncation, reason = "offsets into a block in memory")]
-            out.extend_from_slice(&data[from as usize..to as usize]);
-        }
-        Ok(out.freeze())
+        Ok(self.blocks.assemble(&range))
     }
+}
+
+/// The bytes of `range` of a file, exactly: a store that returns another
+/// number of bytes is an error.
+pub(crate) async fn fetch_exact(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    range: Range<u64>,
+) -> Result<Bytes, ScanError> {
+    let bytes = store.get_range(path, range.clone()).await.map_err(|source| read_error(url, source))?;
+    if bytes.len() as u64 != range.end - range.start {
+        return Err(ScanError::ShortRead { url: url.to_owned(), range, got: bytes.len() as u64 });
+    }
+    Ok(bytes)
 }
 
 /// Ranges [`BlockReader::read_exact_ranges`] fetches at once.
@@ -112,26 +176,14 @@ impl BlockReader<'_> {
     /// variable, one per record), where whole blocks would read far more
     /// than the values and one request each in turn would wait longest.
     pub(crate) async fn read_exact_ranges(&mut self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>, ScanError> {
-        let cached = |range: &Range<u64>| {
-            let (first, last) = (range.start / self.block, range.end.saturating_sub(1) / self.block);
-            (first..=last).all(|block| self.blocks.contains_key(&block))
-        };
-        let (store, path, url) = (self.store, self.path, self.url);
+        let (store, path, url, blocks) = (self.store, self.path, self.url, &self.blocks);
         let fetched: Vec<Result<Option<Bytes>, ScanError>> = futures::stream::iter(ranges.iter().map(|range| {
-            let skip = range.is_empty() || cached(range);
+            let skip = range.is_empty() || blocks.holds(range);
             async move {
                 if skip {
                     return Ok(None);
                 }
-                let bytes = store.get_range(path, range.clone()).await.map_err(|source| read_error(url, source))?;
-                if bytes.len() as u64 != range.end - range.start {
-                    return Err(ScanError::ShortRead {
-                        url: url.to_owned(),
-                        range: range.clone(),
-                        got: bytes.len() as u64,
-                    });
-                }
-                Ok(Some(bytes))
+                fetch_exact(store, path, url, range.clone()).await.map(Some)
             }
         }))
         .buffered(CONCURRENT_RANGES)
@@ -152,6 +204,6 @@ impl BlockReader<'_> {
     }
 }
 
-fn read_error(url: &str, source: object_store::Error) -> ScanError {
+pub(crate) fn read_error(url: &str, source: object_store::Error) -> ScanError {
     ScanError::Read { url: url.to_owned(), source }
 }

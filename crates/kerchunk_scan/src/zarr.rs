@@ -18,23 +18,54 @@ pub(crate) enum Fill {
     Float(f64),
     /// Bytes of a fixed-length string type: base64 in zarr v2.
     Bytes(Vec<u8>),
+    /// A bool.
+    Bool(bool),
+    /// A complex number: `[re, im]`.
+    Complex(f64, f64),
 }
 
 /// The `.zarray` of an uncompressed, unfiltered zarr v2 array.
 pub(crate) fn zarray(shape: &[u64], chunks: &[u64], dtype: &str, fill: &Fill) -> String {
-    let fill = match fill {
-        Fill::Null => "null".to_owned(),
-        Fill::Integer(n) => n.to_string(),
-        Fill::Float(f) if f.is_nan() => "\"NaN\"".to_owned(),
-        Fill::Float(f) if f.is_infinite() => (if *f > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" }).to_owned(),
-        Fill::Float(f) => format!("{f:?}"),
-        Fill::Bytes(bytes) => format!("\"{}\"", base64::engine::general_purpose::STANDARD.encode(bytes)),
-    };
+    zarray_with_filters(shape, chunks, dtype, fill, &[])
+}
+
+/// The `.zarray` of a zarr v2 array whose chunks pass through `filters`
+/// (each a codec's JSON, in the order they were applied when writing) and no
+/// compressor, as kerchunk writes HDF5 pipelines.
+pub(crate) fn zarray_with_filters(
+    shape: &[u64],
+    chunks: &[u64],
+    dtype: &str,
+    fill: &Fill,
+    filters: &[String],
+) -> String {
+    let filters = if filters.is_empty() { "null".to_owned() } else { format!("[{}]", filters.join(",")) };
     format!(
-        r#"{{"shape":{},"chunks":{},"dtype":"{dtype}","fill_value":{fill},"order":"C","filters":null,"dimension_separator":".","compressor":null,"zarr_format":2}}"#,
+        r#"{{"shape":{},"chunks":{},"dtype":"{dtype}","fill_value":{},"order":"C","filters":{filters},"dimension_separator":".","compressor":null,"zarr_format":2}}"#,
         list(shape),
         list(chunks),
+        fill_json(fill),
     )
+}
+
+fn fill_json(fill: &Fill) -> String {
+    let float = |f: f64| {
+        if f.is_nan() {
+            "\"NaN\"".to_owned()
+        } else if f.is_infinite() {
+            (if f > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" }).to_owned()
+        } else {
+            format!("{f:?}")
+        }
+    };
+    match fill {
+        Fill::Null => "null".to_owned(),
+        Fill::Integer(n) => n.to_string(),
+        Fill::Float(f) => float(*f),
+        Fill::Bytes(bytes) => format!("\"{}\"", base64::engine::general_purpose::STANDARD.encode(bytes)),
+        Fill::Bool(b) => b.to_string(),
+        Fill::Complex(re, im) => format!("[{},{}]", float(*re), float(*im)),
+    }
 }
 
 fn list(values: &[u64]) -> String {
@@ -54,6 +85,8 @@ pub(crate) enum AttrValue {
     Floats(Vec<FloatValue>),
     /// A list of text, always written as a list (`_ARRAY_DIMENSIONS`).
     Texts(Vec<String>),
+    /// JSON written as it is (nested lists, bools).
+    Json(String),
 }
 
 /// A float attribute value and the width it was stored at.
@@ -80,6 +113,7 @@ pub(crate) fn zattrs(attributes: &[(String, AttrValue)]) -> String {
                 out.push_str(&items.join(","));
                 out.push(']');
             }
+            AttrValue::Json(json) => out.push_str(json),
             AttrValue::Integers(values) => one_or_list(&mut out, values, |out, n| {
                 let _ = write!(out, "{n}");
             }),
@@ -106,7 +140,7 @@ fn one_or_list<T>(out: &mut String, values: &[T], mut item: impl FnMut(&mut Stri
     out.push(']');
 }
 
-fn float(out: &mut String, value: FloatValue) {
+pub(crate) fn float(out: &mut String, value: FloatValue) {
     let (finite, text) = match value {
         FloatValue::F32(f) => (f.is_finite(), format!("{f:?}")),
         FloatValue::F64(f) => (f.is_finite(), format!("{f:?}")),
@@ -123,7 +157,7 @@ fn float(out: &mut String, value: FloatValue) {
 }
 
 /// A JSON string.
-fn string(text: &str) -> String {
+pub(crate) fn string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {

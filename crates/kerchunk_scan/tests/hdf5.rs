@@ -1,0 +1,339 @@
+//! HDF5 and NetCDF-4 scans (`tests/scan/hdf5`, made by its `make.py` with
+//! h5py, netCDF4 and kerchunk 0.2.10): every layout, chunk index (B-tree v1
+//! in `earliest.h5`; fixed array, extensible array, B-tree v2 and single
+//! chunk in `latest.h5`), filter and type. Each array reads exactly what
+//! h5py read, and the references are kerchunk's except where the crate
+//! documentation says they differ on purpose.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kerchunk::{ParseOptions, Reference, ReferenceSet};
+use kerchunk_scan::{Scan, ScanError, ScanOptions, UnsupportedArrays, combine, scan, scan_hdf5};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path as StorePath;
+use object_store::{ObjectStoreExt, PutPayload};
+use serde_json::Value;
+use zarrs::array::{Array, ArrayBytes};
+use zarrs_kerchunk::ReferenceStoreBuilder;
+
+const FILES: [&str; 3] = ["earliest.h5", "latest.h5", "netcdf4.nc"];
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/hdf5")
+}
+
+/// A `.npy` file's shape and its data, little-endian.
+fn npy(path: &Path) -> (Vec<u64>, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..6], b"\x93NUMPY");
+    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    let shape = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    (shape, bytes[10 + header_len..].to_vec())
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Runtime::new().unwrap()
+}
+
+fn scan_file(file: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+    runtime().block_on(scan(&store, &StorePath::from(file), file, options))
+}
+
+/// JSON, with the bare `NaN`, `Infinity` and `-Infinity` of Python's JSON
+/// (in attributes) read as strings.
+fn json(bytes: &[u8]) -> Value {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let mut out = String::new();
+    let mut in_string = false;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                out.push(chars.next().unwrap().1);
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if let Some(token) = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| text[i..].starts_with(t)) {
+            out.push('"');
+            out.push_str(token);
+            out.push('"');
+            for _ in 1..token.len() {
+                chars.next();
+            }
+        } else {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    serde_json::from_str(&out).unwrap()
+}
+
+/// What every file leaves out: the types zarr v2 lacks. Nothing else.
+#[test]
+fn only_what_zarr_cannot_express_is_skipped() {
+    for file in FILES {
+        let scan = scan_file(file, &ScanOptions::default()).unwrap();
+        let skipped: BTreeSet<(String, String)> =
+            scan.skipped.iter().map(|s| (s.path.clone(), s.reason.clone())).collect();
+        let expected: BTreeSet<(String, String)> = if file == "netcdf4.nc" {
+            BTreeSet::new()
+        } else {
+            [
+                ("compound", "a compound type (only h5py's complex pairs are referenced)"),
+                ("null", "a null dataspace (no shape, no values)"),
+            ]
+            .into_iter()
+            .map(|(p, r)| (p.to_owned(), r.to_owned()))
+            .collect()
+        };
+        assert_eq!(skipped, expected, "{file}");
+    }
+    // Failing instead names the file and the first array.
+    let error = scan_file("earliest.h5", &ScanOptions::default().with_unsupported_arrays(UnsupportedArrays::Fail))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        r#"earliest.h5: variable "compound": a compound type (only h5py's complex pairs are referenced)"#
+    );
+}
+
+/// Every dataset of every file reads, through the references, exactly what
+/// h5py read: with nothing inlined, with kerchunk's default threshold, and
+/// with everything inlined.
+#[test]
+fn every_dataset_reads_its_ground_truth() {
+    let mut checked = 0;
+    for file in FILES {
+        for options in [
+            ScanOptions::default().with_inline_threshold(0),
+            ScanOptions::default(),
+            ScanOptions::default().with_inline_threshold(1 << 20),
+        ] {
+            let references = scan_file(file, &options).unwrap().references;
+            let base = folder().join("refs.json");
+            let store = Arc::new(ReferenceStoreBuilder::new().build(references, base.to_str().unwrap()).unwrap());
+            for truth in std::fs::read_dir(folder()).unwrap() {
+                let truth = truth.unwrap().path();
+                let name = truth.file_name().unwrap().to_str().unwrap().to_owned();
+                let Some(rest) = name.strip_prefix(&format!("{file}.")) else { continue };
+                let (variable, strings) = match (rest.strip_suffix(".npy"), rest.strip_suffix(".json")) {
+                    (Some(v), _) => (v.replace('~', "/"), false),
+                    (_, Some(v)) if v != "kerchunk" => (v.replace('~', "/"), true),
+                    _ => continue,
+                };
+                let array = Array::open(store.clone(), &format!("/{variable}"))
+                    .unwrap_or_else(|e| panic!("{file} {variable}: {e}"));
+                if strings {
+                    let values = array.retrieve_array_subset::<Vec<String>>(&array.subset_all()).unwrap();
+                    let expected: Vec<String> = serde_json::from_slice(&std::fs::read(&truth).unwrap()).unwrap();
+                    assert_eq!(values, expected, "{file} {variable}");
+                } else {
+                    let bytes = array.retrieve_array_subset::<ArrayBytes>(&array.subset_all()).unwrap();
+                    let (shape, data) = npy(&truth);
+                    assert_eq!(array.shape(), &shape[..], "{file} {variable}");
+                    assert_eq!(bytes.into_fixed().unwrap().into_owned(), data, "{file} {variable}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    let truths = std::fs::read_dir(folder())
+        .unwrap()
+        .filter(|e| {
+            let path = e.as_ref().unwrap().path();
+            let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let ours = FILES.iter().any(|file| name.starts_with(&format!("{file}.")));
+            let kerchunk = name.ends_with(".kerchunk.json");
+            ours && (extension == "npy" || (extension == "json" && !kerchunk))
+        })
+        .count();
+    assert!(truths > 60);
+    assert_eq!(checked, 3 * truths, "every ground truth checked with each of three thresholds");
+}
+
+/// kerchunk's references: the same keys (but for what it loses or cannot
+/// make), the same offsets and lengths, the same array metadata and
+/// attributes but for the differences made on purpose.
+#[test]
+fn references_match_kerchunks() {
+    let (mut ranges, mut their_ranges) = (0, 0);
+    for file in FILES {
+        let text = std::fs::read(folder().join(format!("{file}.kerchunk.json"))).unwrap();
+        let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+        let ours = scan_file(file, &ScanOptions::default().with_inline_threshold(0)).unwrap().references;
+        // Arrays kerchunk holds decoded (filters zarr lacks): we do too, as one chunk.
+        let decoded = ["fletcher32/", "scaleoffset/"];
+        let keys = |set: &ReferenceSet| -> BTreeSet<String> {
+            set.iter().map(|(k, _)| k.into_owned()).filter(|k| !decoded.iter().any(|d| k.starts_with(d))).collect()
+        };
+        let (our_keys, their_keys) = (keys(&ours), keys(&theirs));
+        // Compact datasets: kerchunk loses their data at inline_threshold=0.
+        // Variable-length strings: kerchunk hangs on them (make.py leaves them out).
+        let only_ours: BTreeSet<&str> = our_keys.difference(&their_keys).map(String::as_str).collect();
+        let expected: BTreeSet<&str> = if file == "netcdf4.nc" {
+            ["strs/.zarray", "strs/.zattrs", "strs/0"].into()
+        } else {
+            [
+                "compact_large/0",
+                "compact_scalar/0",
+                "compact_small/0",
+                "vlen_strings/.zarray",
+                "vlen_strings/.zattrs",
+                "vlen_strings/0",
+            ]
+            .into()
+        };
+        assert_eq!(only_ours, expected, "{file}");
+        assert!(their_keys.is_subset(&our_keys), "{file}");
+        their_ranges += their_keys
+            .iter()
+            .filter(|k| !k.starts_with("lzf/") && matches!(theirs.get(k), Some(Reference::Range { .. })))
+            .count();
+        for key in &their_keys {
+            match (ours.get(key).unwrap(), theirs.get(key).unwrap()) {
+                (Reference::Range { offset, length, .. }, Reference::Range { offset: o, length: l, .. }) => {
+                    assert_eq!((offset, length), (o, l), "{file} {key}");
+                    ranges += 1;
+                }
+                (Reference::Inline(ours), Reference::Inline(theirs)) if key.ends_with(".zarray") => {
+                    let (ours, mut theirs) = (json(ours), json(theirs));
+                    if key == "lzf/.zarray" {
+                        // HDF5 skipped lzf on every chunk (it did not shrink them): kerchunk
+                        // holds them decoded, with a null fill; we reference them.
+                        theirs["fill_value"] = ours["fill_value"].clone();
+                    }
+                    assert_eq!(ours, theirs, "{file} {key}");
+                }
+                (Reference::Inline(ours), Reference::Inline(theirs)) if key.ends_with(".zattrs") => {
+                    let (ours, mut theirs) = (json(ours), json(theirs));
+                    if theirs.get("matrix").is_some() {
+                        // kerchunk writes Python's text of a 2-D attribute; we write nested lists.
+                        assert_eq!(theirs["matrix"], "[[0, 1], [2, 3]]");
+                        theirs["matrix"] = serde_json::json!([[0, 1], [2, 3]]);
+                    }
+                    assert_eq!(ours, theirs, "{file} {key}");
+                }
+                (Reference::Inline(ours), Reference::Inline(theirs)) => assert_eq!(ours, theirs, "{file} {key}"),
+                // kerchunk holds lzf's chunks decoded (above).
+                (Reference::Range { .. }, Reference::Inline(_)) if key.starts_with("lzf/") => {}
+                other => panic!("{file} {key}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(ranges, their_ranges, "every range of kerchunk's compared");
+    assert!(ranges > 0);
+}
+
+/// A scan reads metadata, not chunks: in blocks of 4 KiB, a file whose data
+/// is most of its bytes is scanned reading only part of it.
+#[test]
+fn only_metadata_is_read() {
+    let options = ScanOptions::default().with_inline_threshold(0).with_block_bytes(4096);
+    let scan = scan_file("netcdf4.nc", &options).unwrap();
+    let size = std::fs::metadata(folder().join("netcdf4.nc")).unwrap().len();
+    assert!(scan.stats.bytes < size, "{:?} of {size} bytes", scan.stats);
+    // The metadata limit holds: a budget smaller than the metadata fails the scan.
+    let error = scan_file("netcdf4.nc", &options.with_max_header_bytes(8192)).unwrap_err();
+    assert!(matches!(error, ScanError::HeaderTooLarge { limit: 8192, .. }), "{error}");
+}
+
+/// Any byte of a file changed, or the file cut short: the scan gives
+/// references or an error naming the file, and the parser never panics.
+#[test]
+fn damaged_files_are_errors_not_panics() {
+    let original = std::fs::read(folder().join("latest.h5")).unwrap();
+    let runtime = runtime();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = StorePath::from("damaged.h5");
+    let mut outcomes = [0usize; 2];
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    for cut in (0..original.len()).step_by(997) {
+        cases.push(original[..cut].to_vec());
+    }
+    for position in (0..original.len()).step_by(61) {
+        for value in [0x00, 0xff, 0x7f] {
+            let mut damaged = original.clone();
+            damaged[position] = value;
+            cases.push(damaged);
+        }
+    }
+    for damaged in cases {
+        runtime.block_on(store.put(&path, PutPayload::from(damaged))).unwrap();
+        match runtime.block_on(scan_hdf5(&store, &path, "damaged.h5", &ScanOptions::default())) {
+            Ok(_) => outcomes[0] += 1,
+            Err(ScanError::Hdf5Panic { message, .. }) => panic!("the parser panicked: {message}"),
+            Err(error) => {
+                assert!(error.to_string().contains("damaged.h5"), "{error}");
+                outcomes[1] += 1;
+            }
+        }
+    }
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+}
+
+/// HDF5's fletcher32 checksum is numcodecs' `fletcher32` filter: its chunks
+/// are referenced (kerchunk cannot, and holds small ones decoded), and a
+/// chunk whose bytes changed fails its checksum when read.
+#[test]
+fn fletcher32_chunks_are_referenced_and_checked() {
+    let references = scan_file("earliest.h5", &ScanOptions::default().with_inline_threshold(0)).unwrap().references;
+    let Some(Reference::Range { offset, length, .. }) = references.get("fletcher32/0") else { panic!("not a range") };
+    assert_eq!(length, 4 * 4 + 4, "four i4 values and the checksum");
+    let zarray = json(
+        &references
+            .get("fletcher32/.zarray")
+            .map(|r| match r {
+                Reference::Inline(bytes) => bytes.to_vec(),
+                other => panic!("{other:?}"),
+            })
+            .unwrap(),
+    );
+    assert_eq!(zarray["filters"], serde_json::json!([{"id": "fletcher32"}]));
+
+    let scratch = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(folder().join("earliest.h5")).unwrap();
+    bytes[usize::try_from(offset).unwrap()] ^= 1;
+    std::fs::write(scratch.path().join("earliest.h5"), bytes).unwrap();
+    let base = scratch.path().join("refs.json");
+    let store = Arc::new(ReferenceStoreBuilder::new().build(references, base.to_str().unwrap()).unwrap());
+    let array = Array::open(store, "/fletcher32").unwrap();
+    let error = array.retrieve_chunk::<ArrayBytes>(&[0]).unwrap_err().to_string();
+    assert!(error.to_lowercase().contains("checksum"), "{error}");
+    assert!(array.retrieve_chunk::<ArrayBytes>(&[1]).is_ok());
+}
+
+/// NetCDF-4 files combine along time as NetCDF-3 ones do: the coordinate
+/// held decoded in each scan, the compressed chunks of every file
+/// renumbered, and the series reads what netCDF4 wrote.
+#[test]
+fn netcdf4_files_combine_along_time() {
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time"]);
+    // In the wrong order: combining orders files by their first time.
+    let inputs = ["series2.nc", "series0.nc", "series1.nc"]
+        .map(|file| (file.to_owned(), scan_file(file, &options).unwrap().references))
+        .into_iter()
+        .collect();
+    let references = combine(inputs, "time").unwrap();
+    let base = folder().join("refs.json");
+    let store = Arc::new(ReferenceStoreBuilder::new().build(references, base.to_str().unwrap()).unwrap());
+    let temp = Array::open(store.clone(), "/temp").unwrap();
+    let (shape, data) = npy(&folder().join("series.temp.npy"));
+    assert_eq!(temp.shape(), &shape[..]);
+    let bytes = temp.retrieve_array_subset::<ArrayBytes>(&temp.subset_all()).unwrap();
+    assert_eq!(bytes.into_fixed().unwrap().into_owned(), data);
+    let time = Array::open(store, "/time").unwrap();
+    let times = time.retrieve_array_subset::<Vec<f64>>(&time.subset_all()).unwrap();
+    assert_eq!(times, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+}
