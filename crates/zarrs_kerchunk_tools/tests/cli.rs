@@ -267,7 +267,45 @@ fn scan_makes_references_that_read_exactly() {
     let (code, _, stderr) =
         run(&["scan", root.join("refs.json").to_str().unwrap(), "-o", root.join("x.json").to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("refs.json is not a NetCDF-3 file"), "{stderr}");
+    assert!(stderr.contains("refs.json is neither NetCDF-3 nor HDF5 (NetCDF-4)"), "{stderr}");
+}
+
+/// `scan` reads NetCDF-4 (HDF5) files too, telling them from NetCDF-3 by
+/// their first bytes: the compressed variables read exactly what netCDF4
+/// wrote, and arrays left out are warnings naming them.
+#[test]
+fn scan_reads_netcdf4_files() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/hdf5");
+    let scratch = tempfile::tempdir().unwrap();
+    for file in ["netcdf4.nc", "latest.h5"] {
+        std::fs::copy(folder.join(file), scratch.path().join(file)).unwrap();
+    }
+    let refs = scratch.path().join("refs.parq");
+    let (code, _, stderr) =
+        run(&["scan", scratch.path().join("netcdf4.nc").to_str().unwrap(), "-o", refs.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    for variable in ["temp", "many", "sub/gv", "lat"] {
+        let out = scratch.path().join("out.npy");
+        let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), variable, "--npy", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{variable}: {stderr}");
+        let expected = folder.join(format!("netcdf4.nc.{}.npy", variable.replace('/', "~")));
+        assert_eq!(native_values(&out), native_values(&expected), "{variable}");
+    }
+    let refs = scratch.path().join("refs.json");
+    let (code, _, stderr) =
+        run(&["scan", scratch.path().join("latest.h5").to_str().unwrap(), "-o", refs.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("latest.h5: compound: left out: a compound type"), "{stderr}");
+    let (code, _, stderr) = run(&[
+        "scan",
+        scratch.path().join("latest.h5").to_str().unwrap(),
+        "-o",
+        refs.to_str().unwrap(),
+        "--fail-unsupported",
+    ]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains(r#"variable "compound": a compound type"#), "{stderr}");
 }
 
 /// `scan --concat time` combines a series of files, given in any order, into

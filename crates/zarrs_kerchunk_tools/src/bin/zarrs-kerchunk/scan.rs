@@ -1,11 +1,11 @@
-//! `scan`: NetCDF-3 files into references, combined along a dimension when
-//! there are several, written as `convert` writes them.
+//! `scan`: NetCDF-3, NetCDF-4 and HDF5 files into references, combined along
+//! a dimension when there are several, written as `convert` writes them.
 
 use std::time::Instant;
 
 use clap::Args;
 use futures::StreamExt;
-use kerchunk_scan::{ScanOptions, scan_netcdf3};
+use kerchunk_scan::{ScanOptions, UnsupportedArrays, scan};
 
 use crate::convert::{Output, location};
 use crate::options::{Access, progress_bar};
@@ -16,7 +16,7 @@ const CONCURRENT_SCANS: usize = 16;
 
 #[derive(Args)]
 pub(crate) struct Scan {
-    /// The NetCDF-3 files (classic, 64-bit offset or CDF-5): paths or URLs.
+    /// The files, NetCDF-3 (classic, 64-bit offset or CDF-5), NetCDF-4 or HDF5: paths or URLs.
     #[arg(required = true)]
     files: Vec<String>,
     /// Where to write (as for `convert`): a parquet root if it ends in `.parq`, `.parquet` or `/`,
@@ -27,9 +27,14 @@ pub(crate) struct Scan {
     /// for one concatenated dimension; every other array is taken from the first file.
     #[arg(long, value_name = "DIM")]
     concat: Option<String>,
-    /// Hold arrays of fewer bytes than this in the references (0: none).
-    #[arg(long, default_value_t = 100)]
-    inline_threshold: u64,
+    /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
+    /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
+    #[arg(long, value_name = "BYTES")]
+    inline_threshold: Option<u64>,
+    /// Fail on an HDF5 array references cannot express (a filter or type zarr lacks) instead of
+    /// leaving it out with a warning.
+    #[arg(long)]
+    fail_unsupported: bool,
     #[command(flatten)]
     format: Output,
     #[command(flatten)]
@@ -43,7 +48,13 @@ impl Scan {
             return Err("several files need --concat DIM: the dimension to combine them along".into());
         }
         let registry = self.access.registry();
-        let mut options = ScanOptions::default().with_inline_threshold(self.inline_threshold);
+        let mut options = ScanOptions::default();
+        if let Some(bytes) = self.inline_threshold {
+            options = options.with_inline_threshold(bytes);
+        }
+        if self.fail_unsupported {
+            options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
+        }
         if let Some(dimension) = &self.concat {
             options = options.with_inlined_variables([dimension.clone()]);
         }
@@ -58,7 +69,7 @@ impl Scan {
             futures::stream::iter(places.iter().map(|(store, path, url)| {
                 let (options, bar) = (&options, &bar);
                 async move {
-                    let scan = scan_netcdf3(store, path, url, options).await;
+                    let scan = scan(store, path, url, options).await;
                     bar.inc(1);
                     scan.map(|scan| (url.clone(), scan))
                 }
@@ -70,6 +81,9 @@ impl Scan {
         let (mut requests, mut bytes, mut sets) = (0, 0, Vec::with_capacity(scans.len()));
         for scan in scans {
             let (url, scan) = scan?;
+            for skipped in &scan.skipped {
+                eprintln!("warning: {url}: {}: left out: {}", skipped.path, skipped.reason);
+            }
             requests += scan.stats.requests;
             bytes += scan.stats.bytes;
             sets.push((url, scan.references));
