@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Scan and combine 100 NetCDF-3 files, ours and kerchunk's, side by side.
+# Scan and combine 100 NetCDF files, ours and kerchunk's, side by side.
 #
-#   benches/scan/run.sh PYTHON [FOLDER]
+#   benches/scan/run.sh PYTHON [FOLDER] [FORMAT]
 #
 # PYTHON has netCDF4 and kerchunk 0.2.10 (with zarr 3.1); FOLDER (default
-# /tmp/scan-series) receives the files on the first run (2.9 GB).
+# /tmp/scan-series-FORMAT) receives the files on the first run; FORMAT is
+# netcdf3 (the default, 2.9 GB) or netcdf4 (compressed chunks).
 set -euo pipefail
 python="$1"
-folder="${2:-/tmp/scan-series}"
+format="${3:-netcdf3}"
+folder="${2:-/tmp/scan-series-$format}"
 here="$(cd "$(dirname "$0")" && pwd)"
-[ -e "$folder/f099.nc" ] || "$python" "$here/make_series.py" "$folder"
+[ -e "$folder/f099.nc" ] || "$python" "$here/make_series.py" "$folder" "$format"
 cargo build --quiet --release --bin zarrs-kerchunk
 bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/zarrs-kerchunk"
 uptime
