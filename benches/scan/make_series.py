@@ -5,7 +5,7 @@ Each file holds 24 hourly records of 20 float variables on a 90 x 180 grid,
 with `lat`, `lon` and `time` coordinates. FORMAT `netcdf3` (the default):
 64-bit offset files of 29 MB, 2.9 GB in all; `netcdf4`: NetCDF-4 files with
 each record of each variable a zlib-compressed chunk of noisy values (480
-chunks of about 9 KB a file, 0.4 GB in all).
+chunks of about 16 KB a file, 0.8 GB in all).
 Needs netCDF4 and numpy.
 
     python benches/scan/make_series.py FOLDER [FORMAT]

@@ -95,8 +95,10 @@ def check_case(folder):
 
 
 def check_scanned(folder):
-    """A folder of files `scan` read (no case.json): `written_scan_<stem>.*` are the references
-    made from `<stem>.nc`, and `<stem>.<variable>.npy` the ground truth netCDF4 read."""
+    """A folder of files `scan` read (no case.json): `written_scan_<stem>.json` and `.parq` are
+    the references made from `<stem>.nc` (or from `<stem>`, a file name with its extension), and
+    `<stem>.<variable>.npy` the ground truth netCDF4 or h5py read (`~` for `/` in the variable's
+    path), or `<stem>.<variable>.json` for variable-length strings."""
     failures = []
     os.chdir(folder)
     written = sorted(n for n in os.listdir(".") if n.startswith("written_scan_"))
@@ -108,10 +110,23 @@ def check_scanned(folder):
             return f"{got.shape} {got.ravel()[:5]} != {expected.shape} {expected.ravel()[:5]}"
         return compare_with
 
+    def same_strings(expected):
+        def compare_with(got):
+            got = [str(v) for v in got.ravel().tolist()]
+            return None if got == expected else f"{got[:5]} != {expected[:5]}"
+        return compare_with
+
     def arrays(name):
-        stem = name[len("written_scan_"):].split(".")[0]
-        truths = sorted(n for n in os.listdir(".") if n.startswith(stem + ".") and n.endswith(".npy"))
-        return [(truth[len(stem) + 1:-len(".npy")], same_as(np.load(truth))) for truth in truths]
+        stem = name[len("written_scan_"):].removesuffix(".json").removesuffix(".parq")
+        out = []
+        for truth in sorted(n for n in os.listdir(".") if n.startswith(stem + ".")):
+            variable, extension = os.path.splitext(truth[len(stem) + 1:])
+            path = variable.replace("~", "/")
+            if extension == ".npy":
+                out.append((path, same_as(np.load(truth))))
+            elif extension == ".json" and not truth.startswith("written"):
+                out.append((path, same_strings(json.load(open(truth)))))
+        return out
 
     checked = check_reads(lambda name: f"scan/{name}", written, arrays, failures)
     return failures, checked

@@ -46,4 +46,15 @@ for file in "$dest"/*.nc; do
     "${scan[@]}" "$file" -o "$dest/written_scan_${stem}.json" 2>/dev/null
     "${scan[@]}" "$file" -o "$dest/written_scan_${stem}.parq" --inline-threshold 0 2>/dev/null
 done
+# What `scan` makes from the HDF5 and NetCDF-4 test files, the same way.
+dest="$out/scan_hdf5"
+mkdir -p "$dest"
+cp "$root"/tests/scan/hdf5/earliest.h5* "$root"/tests/scan/hdf5/latest.h5* "$root"/tests/scan/hdf5/netcdf4.nc* "$dest/"
+rm -f "$dest"/*.kerchunk.json
+chmod -R u+w "$dest"
+for file in "$dest"/earliest.h5 "$dest"/latest.h5 "$dest"/netcdf4.nc; do
+    name="$(basename "$file")"
+    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.json" 2>/dev/null
+    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.parq" --inline-threshold 0 2>/dev/null
+done
 "$venv/bin/python" "$here/check_written.py" "$out"
