@@ -337,3 +337,89 @@ fn netcdf4_files_combine_along_time() {
     let times = time.retrieve_array_subset::<Vec<f64>>(&time.subset_all()).unwrap();
     assert_eq!(times, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
 }
+
+/// A `.npy` file's dtype, shape and data, numbers made little-endian.
+fn npy_any(path: &Path) -> (String, Vec<u64>, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    let descr = header.split("'descr': '").nth(1).unwrap().split('\'').next().unwrap().to_owned();
+    let (shape, mut data) = npy(path);
+    if let Some(size) = descr.strip_prefix('>').and_then(|d| d[1..].parse::<usize>().ok()) {
+        data.chunks_mut(size).for_each(<[u8]>::reverse);
+    }
+    (descr, shape, data)
+}
+
+/// The conformance corpus's HDF5 and NetCDF-4 cases (`tests/data`, each
+/// file with kerchunk's references and h5py's ground truth): scanned here,
+/// every array its case lists reads that ground truth, and every chunk
+/// both sets reference has kerchunk's offset and length.
+#[test]
+fn conformance_cases_read_their_ground_truth() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let (mut arrays, mut ranges) = (0, 0);
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().path()).collect();
+    cases.sort();
+    for case in cases {
+        let file = ["data.h5", "data.nc"].into_iter().find(|f| case.join(f).exists());
+        let Some(file) = file else { continue };
+        if std::fs::read(case.join(file)).unwrap().starts_with(b"CDF") {
+            continue; // NetCDF-3: tests/netcdf3.rs
+        }
+        let name = case.file_name().unwrap().to_str().unwrap().to_owned();
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&case).unwrap());
+        let scanned = runtime()
+            .block_on(scan(&store, &StorePath::from(file), file, &ScanOptions::default()))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(scanned.skipped.is_empty(), "{name}: {:?}", scanned.skipped);
+        if let Ok(text) = std::fs::read(case.join("refs.json")) {
+            // Nothing inlined, so that every chunk kerchunk references is a range here too.
+            let options = ScanOptions::default().with_inline_threshold(0);
+            let uninlined = runtime().block_on(scan(&store, &StorePath::from(file), file, &options)).unwrap();
+            let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+            for (key, reference) in theirs.iter() {
+                if let Reference::Range { offset, length, .. } = reference {
+                    match uninlined.references.get(&key) {
+                        Some(Reference::Range { offset: o, length: l, .. }) => {
+                            assert_eq!((offset, length), (o, l), "{name} {key}");
+                        }
+                        other => panic!("{name} {key}: {other:?}"),
+                    }
+                    ranges += 1;
+                }
+            }
+        }
+        let refs = case.join("refs.json");
+        let store = Arc::new(ReferenceStoreBuilder::new().build(scanned.references, refs.to_str().unwrap()).unwrap());
+        let description = json(&std::fs::read(case.join("case.json")).unwrap());
+        for entry in description["arrays"].as_array().unwrap() {
+            let (Some(path), Some(expected)) = (entry["path"].as_str(), entry["expected"].as_str()) else { continue };
+            let array =
+                Array::open(store.clone(), &format!("/{path}")).unwrap_or_else(|e| panic!("{name} {path}: {e}"));
+            let (descr, shape, truth) = npy_any(&case.join(expected));
+            assert_eq!(array.shape(), &shape[..], "{name} {path}");
+            if let Some(width) = descr.strip_prefix("<U") {
+                let values = array.retrieve_array_subset::<Vec<String>>(&array.subset_all()).unwrap();
+                let width: usize = width.parse().unwrap();
+                let expected: Vec<String> = truth
+                    .chunks(4 * width)
+                    .map(|s| {
+                        s.chunks(4)
+                            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                            .filter(|&c| c != 0)
+                            .map(|c| char::from_u32(c).unwrap())
+                            .collect()
+                    })
+                    .collect();
+                assert_eq!(values, expected, "{name} {path}");
+            } else {
+                let bytes = array.retrieve_array_subset::<ArrayBytes>(&array.subset_all()).unwrap();
+                assert_eq!(bytes.into_fixed().unwrap().into_owned(), truth, "{name} {path}");
+            }
+            arrays += 1;
+        }
+    }
+    eprintln!("{arrays} arrays read, {ranges} of kerchunk's ranges compared");
+    assert!(arrays >= 40 && ranges >= 40, "{arrays} arrays, {ranges} ranges");
+}
