@@ -30,6 +30,7 @@ for case in "$root"/tests/data/*/; do
         [ -e "$input" ] || continue
         kind="$(basename "$input" | tr . _)"
         "${convert[@]}" "$input" "$dest/written_${kind}.v1.json" 2>/dev/null
+        "${convert[@]}" "$input" "$dest/written_${kind}.templated.json" --url-templates 2>/dev/null
         "${convert[@]}" "$input" "$dest/written_${kind}.v0.json.zst" --v0 2>/dev/null
         "${convert[@]}" "$input" "$dest/written_${kind}_plain.parq" --record-size 7 --paths plain 2>/dev/null
         "${convert[@]}" "$input" "$dest/written_${kind}_dict.parq" --paths dictionary 2>/dev/null

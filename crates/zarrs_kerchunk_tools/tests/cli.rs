@@ -241,6 +241,14 @@ fn convert_round_trips_through_parquet() {
     let stats = |refs: &Path| run(&["stats", refs.to_str().unwrap(), "--json"]).1;
     let arrays = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap()["arrays"].clone();
     assert_eq!(arrays(stats(&back)), arrays(stats(&refs)));
+    // From parquet to JSON with each shared URL written once, as a template.
+    let templated = root.join("templated.json");
+    let (code, _, stderr) =
+        run(&["convert", parquet.to_str().unwrap(), templated.to_str().unwrap(), "--url-templates"]);
+    assert_eq!(code, 0, "{stderr}");
+    let document: serde_json::Value = serde_json::from_slice(&std::fs::read(&templated).unwrap()).unwrap();
+    assert_eq!(document["templates"].as_object().map(serde_json::Map::len), Some(1), "{document}");
+    assert_eq!(arrays(stats(&templated)), arrays(stats(&refs)));
 }
 
 /// `scan` makes references a user reads at once: every array of the NetCDF-3

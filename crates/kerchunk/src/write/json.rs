@@ -73,6 +73,8 @@ pub struct JsonWriter<W: Write> {
     version: JsonVersion,
     written: u64,
     progress: Option<Progress>,
+    /// Each templated URL and its reference text (`{{u0}}`).
+    templates: std::collections::HashMap<String, String>,
 }
 
 impl<W: Write> JsonWriter<W> {
@@ -81,13 +83,43 @@ impl<W: Write> JsonWriter<W> {
     /// # Errors
     /// The error of `out`, or of the compressor, if the document's opening cannot be written.
     pub fn new(out: W, options: &JsonWriteOptions) -> std::io::Result<Self> {
-        let mut out = Output::new(out, options.zstd_level)?;
+        Self::with_templates(out, options, Vec::new())
+    }
+
+    /// [`JsonWriter::new`], with `urls` written once each as version 1
+    /// templates (`u0`, `u1`, ... in order), which references naming them
+    /// use (see [`JsonWriteOptions::with_url_templates`]).
+    ///
+    /// # Errors
+    /// As [`JsonWriter::new`]; an error of kind `InvalidInput` for templates
+    /// in a version 0 document, which has none.
+    pub fn with_templates(out: W, options: &JsonWriteOptions, urls: Vec<String>) -> std::io::Result<Self> {
         let version = options.version;
-        out.write_all(match version {
-            JsonVersion::V0 => b"{",
-            JsonVersion::V1 => b"{\"version\":1,\"refs\":{",
-        })?;
-        Ok(Self { out, version, written: 0, progress: options.progress().cloned() })
+        if version == JsonVersion::V0 && !urls.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a version 0 document has no templates: write version 1",
+            ));
+        }
+        let mut out = Output::new(out, options.zstd_level)?;
+        let mut templates = std::collections::HashMap::with_capacity(urls.len());
+        match version {
+            JsonVersion::V0 => out.write_all(b"{")?,
+            JsonVersion::V1 if urls.is_empty() => out.write_all(b"{\"version\":1,\"refs\":{")?,
+            JsonVersion::V1 => {
+                out.write_all(b"{\"version\":1,\"templates\":{")?;
+                for (i, url) in urls.into_iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b",")?;
+                    }
+                    write!(out, "\"u{i}\":")?;
+                    serde_json::to_writer(&mut out, &url)?;
+                    templates.insert(url, format!("{{{{u{i}}}}}"));
+                }
+                out.write_all(b"},\"refs\":{")?;
+            }
+        }
+        Ok(Self { out, version, written: 0, progress: options.progress().cloned(), templates })
     }
 
     /// Append one reference. A `null` URL is written as `null`; inline bytes
@@ -113,8 +145,12 @@ impl<W: Write> JsonWriter<W> {
         self.out.write_all(b":")?;
         match entry {
             Reference::Inline(bytes) => serde_json::to_writer(&mut self.out, &inline_text(bytes))?,
-            Reference::Whole { url } => serde_json::to_writer(&mut self.out, &[url])?,
+            Reference::Whole { url } => {
+                let url = url_text(&self.templates, url);
+                serde_json::to_writer(&mut self.out, &[url])?;
+            }
             Reference::Range { url, offset, length } => {
+                let url = url_text(&self.templates, url);
                 serde_json::to_writer(&mut self.out, &(url, offset, length))?;
             }
             Reference::Malformed { .. } => {} // refused above
@@ -149,6 +185,11 @@ impl<W: Write> JsonWriter<W> {
         }
         Ok((self.written, out))
     }
+}
+
+/// How a reference names `url`: its template, if it has one.
+fn url_text<'u>(templates: &'u std::collections::HashMap<String, String>, url: Option<&'u str>) -> Option<&'u str> {
+    url.map(|url| templates.get(url).map_or(url, String::as_str))
 }
 
 /// Inline bytes as kerchunk writes them: ASCII text as itself, anything else
@@ -188,6 +229,41 @@ mod tests {
         let v0 = JsonWriteOptions::default().with_version(JsonVersion::V0);
         let (_, bytes) = JsonWriter::new(Vec::new(), &v0).unwrap().finish().unwrap();
         assert_eq!(bytes, b"{}");
+    }
+
+    /// URLs several references share are written once, as templates, and
+    /// the document reads back to the same references; a URL used once, or
+    /// in a version 0 document, is written as it is.
+    #[test]
+    fn shared_urls_are_written_once_as_templates() {
+        use crate::{ParseOptions, ReferenceSet, ReferenceSetBuilder};
+        let mut builder = ReferenceSetBuilder::new();
+        builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+        for i in 0..3u64 {
+            builder.insert_range(&format!("a/{i}"), Some("s3://bucket/{odd} \"name\".nc"), i * 8, 8);
+            builder.insert_range(&format!("b/{i}"), Some("https://host/b.h5"), i * 4, 4);
+        }
+        builder.insert_range("c/0", Some("once.nc"), 0, 2);
+        builder.insert_whole("d/0", Some("https://host/b.h5"));
+        let set = builder.build();
+        let options = JsonWriteOptions::default().with_url_templates(true);
+        let mut text = Vec::new();
+        set.write_json(&mut text, &options).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(
+            doc["templates"],
+            serde_json::json!({"u0": "s3://bucket/{odd} \"name\".nc", "u1": "https://host/b.h5"})
+        );
+        assert_eq!(doc["refs"]["a/2"], serde_json::json!(["{{u0}}", 16, 8]));
+        assert_eq!(doc["refs"]["d/0"], serde_json::json!(["{{u1}}"]));
+        assert_eq!(doc["refs"]["c/0"], serde_json::json!(["once.nc", 0, 2]));
+        let back = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+        let all = |set: &ReferenceSet| set.iter_owned().map(|(k, r)| (k.into_owned(), r)).collect::<Vec<_>>();
+        assert_eq!(all(&back), all(&set));
+        // Version 0 has no templates: the option does nothing there.
+        let mut v0 = Vec::new();
+        set.write_json(&mut v0, &options.clone().with_version(JsonVersion::V0)).unwrap();
+        assert!(!String::from_utf8(v0).unwrap().contains("{{u0}}"));
     }
 
     #[test]

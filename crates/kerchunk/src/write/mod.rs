@@ -62,6 +62,7 @@ pub struct JsonWriteOptions {
     version: JsonVersion,
     zstd_level: Option<i32>,
     progress: Option<Progress>,
+    url_templates: bool,
 }
 
 impl JsonWriteOptions {
@@ -76,6 +77,18 @@ impl JsonWriteOptions {
     #[must_use]
     pub fn with_zstd(mut self, level: i32) -> Self {
         self.zstd_level = Some(level);
+        self
+    }
+
+    /// Write each URL that several references share once, as a version 1
+    /// template (`"templates": {"u0": "s3://..."}`, references
+    /// `["{{u0}}", offset, length]`), as kerchunk's `MultiZarrToZarr` output
+    /// often is: a set of 10^6 chunks of a few files then holds each file's
+    /// URL a few times, not 10^6 times. Version 1 only; every reader of
+    /// version 1 expands templates.
+    #[must_use]
+    pub fn with_url_templates(mut self, url_templates: bool) -> Self {
+        self.url_templates = url_templates;
         self
     }
 
@@ -96,6 +109,12 @@ impl JsonWriteOptions {
     #[must_use]
     pub fn progress(&self) -> Option<&Progress> {
         self.progress.as_ref()
+    }
+
+    /// Whether shared URLs are written as templates.
+    #[must_use]
+    pub fn url_templates(&self) -> bool {
+        self.url_templates
     }
 }
 
@@ -200,6 +219,15 @@ impl ParquetWriteOptions {
 }
 
 impl ReferenceSet {
+    /// The URLs more than one reference names, in the order first met: those
+    /// [`JsonWriteOptions::with_url_templates`] writes as templates.
+    #[must_use]
+    pub fn shared_urls(&self) -> Vec<String> {
+        let mut urls = SharedUrls::default();
+        self.iter().for_each(|(_, reference)| urls.add(&reference));
+        urls.shared()
+    }
+
     /// Write the references as kerchunk JSON to `out`, as `options` say:
     /// the metadata keys first, then the rest in [`iter`](Self::iter) order.
     /// Returns the number of references written. (The store crate's
@@ -218,12 +246,48 @@ impl ReferenceSet {
     /// [`WriteError::Io`] if `out` cannot be written.
     pub fn write_json(&self, out: impl Write, options: &JsonWriteOptions) -> Result<u64, WriteError> {
         let failed = |source| WriteError::Io { location: "the JSON output".into(), source };
-        let mut writer = JsonWriter::new(out, options).map_err(failed)?;
+        let templates = if options.url_templates() && options.version() == JsonVersion::V1 {
+            self.shared_urls()
+        } else {
+            Vec::new()
+        };
+        let mut writer = JsonWriter::with_templates(out, options, templates).map_err(failed)?;
         let metadata = self.iter().filter(|(key, _)| is_metadata_key(key));
         let rest = self.iter().filter(|(key, _)| !is_metadata_key(key));
         for (key, reference) in metadata.chain(rest) {
             writer.entry(&key, reference).map_err(failed)?;
         }
         Ok(writer.finish().map_err(failed)?.0)
+    }
+}
+
+/// Counts the URLs references name, to find those several share (written
+/// once as templates: [`JsonWriteOptions::with_url_templates`]). Memory
+/// grows with the number of distinct URLs, not of references.
+#[derive(Debug, Default)]
+pub struct SharedUrls {
+    uses: std::collections::HashMap<String, (usize, u32)>,
+}
+
+impl SharedUrls {
+    /// Count the URL `reference` names, if any.
+    pub fn add(&mut self, reference: &crate::Reference<'_>) {
+        if let crate::Reference::Range { url: Some(url), .. } | crate::Reference::Whole { url: Some(url) } = reference {
+            if let Some(entry) = self.uses.get_mut(*url) {
+                entry.1 = entry.1.saturating_add(1);
+            } else {
+                let order = self.uses.len();
+                self.uses.insert((*url).to_owned(), (order, 1));
+            }
+        }
+    }
+
+    /// The URLs named more than once, in the order first met.
+    #[must_use]
+    pub fn shared(self) -> Vec<String> {
+        let mut shared: Vec<(usize, String)> =
+            self.uses.into_iter().filter(|(_, (_, count))| *count > 1).map(|(url, (order, _))| (order, url)).collect();
+        shared.sort_unstable();
+        shared.into_iter().map(|(_, url)| url).collect()
     }
 }

@@ -4,7 +4,10 @@ use std::io::Write;
 
 use futures::StreamExt;
 
-use kerchunk::{JsonWriteOptions, JsonWriter, OwnedReference, ReferenceSource, SourceError, Walk, WriteError};
+use kerchunk::{
+    JsonVersion, JsonWriteOptions, JsonWriter, OwnedReference, ReferenceSource, SharedUrls, SourceError, Walk,
+    WriteError,
+};
 
 use crate::store::IoRuntime;
 
@@ -39,8 +42,12 @@ pub fn write_json(
     out: impl Write,
     options: &JsonWriteOptions,
 ) -> Result<u64, WriteError> {
-    let mut writer = JsonWriter::new(out, options).map_err(output_failed)?;
-    let walked = IoRuntime::default()
+    let runtime = IoRuntime::default();
+    let templates = runtime
+        .block_on_here(templates(source, options))
+        .map_err(|e| WriteError::Read(SourceError::Runtime(e.into())))??;
+    let mut writer = JsonWriter::with_templates(out, options, templates).map_err(output_failed)?;
+    let walked = runtime
         .block_on_here(async {
             let mut references = source.walk(Walk::All);
             while let Some(item) = references.next().await {
@@ -69,10 +76,11 @@ pub async fn write_json_async<W: Write + Send + 'static>(
     out: W,
     options: &JsonWriteOptions,
 ) -> Result<(u64, W), WriteError> {
+    let templates = templates(source, options).await?;
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<(String, OwnedReference)>>(2);
     let options = options.clone();
     let blocking = tokio::task::spawn_blocking(move || {
-        let mut writer = JsonWriter::new(out, &options)?;
+        let mut writer = JsonWriter::with_templates(out, &options, templates)?;
         while let Some(batch) = receiver.blocking_recv() {
             for (key, reference) in batch {
                 writer.entry(&key, reference.as_reference())?;
@@ -104,6 +112,24 @@ pub async fn write_json_async<W: Write + Send + 'static>(
     let written = blocking.await.map_err(|e| WriteError::Task(e.into()))?.map_err(output_failed);
     walked?;
     written
+}
+
+/// The URLs to write as templates, if `options` ask for them: those several
+/// references of `source` share. A source not in memory is walked once more
+/// for them (a parquet root's records are read twice).
+async fn templates(source: &dyn ReferenceSource, options: &JsonWriteOptions) -> Result<Vec<String>, WriteError> {
+    if !options.url_templates() || options.version() != JsonVersion::V1 {
+        return Ok(Vec::new());
+    }
+    if let Some(set) = source.in_memory() {
+        return Ok(set.shared_urls());
+    }
+    let mut urls = SharedUrls::default();
+    let mut references = source.walk(Walk::All);
+    while let Some(item) = references.next().await {
+        urls.add(&item.map_err(WriteError::Read)?.1.as_reference());
+    }
+    Ok(urls.shared())
 }
 
 /// A failed write to the JSON output.

@@ -45,8 +45,11 @@ pub(crate) struct Output {
     #[arg(long)]
     no_compression: bool,
     /// Write JSON version 0 (a flat map) instead of version 1.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "url_templates")]
     v0: bool,
+    /// Write each URL that several references share once, as a JSON version 1 template.
+    #[arg(long)]
+    url_templates: bool,
     /// Compress JSON with zstd at LEVEL (default for names ending in `.zst`: 3).
     #[arg(long, value_name = "LEVEL")]
     zstd: Option<i32>,
@@ -77,7 +80,7 @@ impl Output {
         if self.no_compression {
             parquet = parquet.with_zstd(None);
         }
-        let mut json = JsonWriteOptions::default().with_progress(progress);
+        let mut json = JsonWriteOptions::default().with_progress(progress).with_url_templates(self.url_templates);
         if self.v0 {
             json = json.with_version(JsonVersion::V0);
         }
