@@ -287,3 +287,39 @@ pub fn netcdf3_scan(data: &[u8]) -> usize {
         scan.references.len()
     })
 }
+
+/// Scans `data` as an HDF5 file through an in-memory store, in blocks of
+/// 512 bytes. Never a panic (the scan catches the parser's and reports
+/// [`kerchunk_scan::ScanError::Hdf5Panic`], which this target makes a
+/// crash), and every range it references lies inside the file. Returns the
+/// number of references made.
+///
+/// # Panics
+/// Where the parser panicked, or a reference lies past the end of the file.
+pub fn hdf5_scan(data: &[u8]) -> usize {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().expect("a Tokio runtime")
+    });
+    let memory = InMemory::new();
+    let path = Path::from("data.h5");
+    let options = kerchunk_scan::ScanOptions::default()
+        .with_block_bytes(512)
+        .with_max_header_bytes(4 << 20)
+        .with_max_references(100_000);
+    runtime.block_on(async {
+        memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
+        let store: Arc<dyn ObjectStore> = Arc::new(memory);
+        let scan = match kerchunk_scan::scan_hdf5(&store, &path, "data.h5", &options).await {
+            Ok(scan) => scan,
+            Err(kerchunk_scan::ScanError::Hdf5Panic { message, .. }) => panic!("the HDF5 parser panicked: {message}"),
+            Err(_) => return 0,
+        };
+        for (key, reference) in scan.references.iter() {
+            if let kerchunk::Reference::Range { offset, length, .. } = reference {
+                assert!(offset.checked_add(length).is_some_and(|end| end <= data.len() as u64), "{key}");
+            }
+        }
+        scan.references.len()
+    })
+}

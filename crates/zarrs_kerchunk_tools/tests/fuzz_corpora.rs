@@ -61,3 +61,8 @@ fn zlib_inflate() {
 fn netcdf3_scan() {
     assert!(replay("netcdf3_scan", targets::netcdf3_scan) > 0, "the seeds scan to nothing");
 }
+
+#[test]
+fn hdf5_scan() {
+    assert!(replay("hdf5_scan", targets::hdf5_scan) > 0, "the seeds scan to nothing");
+}
