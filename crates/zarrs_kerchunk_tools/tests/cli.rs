@@ -417,3 +417,101 @@ fn plot_draws_a_slice_with_fill_values_transparent() {
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("plot draws 2"), "{stderr}");
 }
+
+/// A pattern names the files (the store is listed, so it works the same for
+/// a URL the shell cannot expand): NetCDF-4 files combined along time read
+/// the whole series; a pattern that matches nothing is a one-line error.
+#[test]
+fn scan_expands_patterns_by_listing_the_store() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/hdf5");
+    let scratch = tempfile::tempdir().unwrap();
+    for file in ["series0.nc", "series1.nc", "series2.nc", "netcdf4.nc"] {
+        std::fs::copy(folder.join(file), scratch.path().join(file)).unwrap();
+    }
+    let pattern = format!("{}/series?.nc", scratch.path().display());
+    let refs = scratch.path().join("series.json");
+    let (code, _, stderr) = run(&["scan", &pattern, "--concat", "time", "-o", refs.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
+    let out = scratch.path().join("temp.npy");
+    let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "--npy", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(native_values(&out), native_values(&folder.join("series.temp.npy")));
+    let (code, _, stderr) =
+        run(&["scan", &format!("{}/nothing*.nc", scratch.path().display()), "-o", refs.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("no file matches"), "{stderr}");
+}
+
+/// A real server's variable (printed by `.ci/servers.sh start`), or `None`
+/// and a note; a missing one fails when `ZK_REQUIRE_SERVERS` is set (CI).
+fn server_var(name: &str) -> Option<String> {
+    if let Ok(value) = std::env::var(name) {
+        return Some(value);
+    }
+    assert!(std::env::var_os("ZK_REQUIRE_SERVERS").is_none(), "{name} is not set but ZK_REQUIRE_SERVERS is");
+    eprintln!("{name} not set: this test needs `eval \"$(bash .ci/servers.sh start)\"` first; not run");
+    None
+}
+
+/// `scan 's3://bucket/folder/series?.nc'` over a real S3 server (moto): the
+/// pattern is matched against the bucket's listing, the files are scanned
+/// with ranged reads, and the combined references read the series.
+#[test]
+fn scan_patterns_over_s3() {
+    let Some(endpoint) = server_var("ZK_S3") else { return };
+    let (key, secret) = (server_var("ZK_S3_DATA_KEY").unwrap(), server_var("ZK_S3_DATA_SECRET").unwrap());
+    let bucket = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(&endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_bucket_name("zk-data")
+        .with_access_key_id(&key)
+        .with_secret_access_key(&secret)
+        .build()
+        .unwrap();
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/hdf5");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for file in ["series0.nc", "series1.nc", "series2.nc", "netcdf4.nc"] {
+        let bytes = std::fs::read(folder.join(file)).unwrap();
+        let path = object_store::path::Path::from(format!("scan-patterns/{file}"));
+        runtime.block_on(object_store::ObjectStoreExt::put(&bucket, &path, bytes.into())).unwrap();
+    }
+    let options = [
+        format!("aws_endpoint={endpoint}"),
+        "aws_allow_http=true".to_owned(),
+        "aws_region=us-east-1".to_owned(),
+        format!("aws_access_key_id={key}"),
+        format!("aws_secret_access_key={secret}"),
+    ];
+    let with_options = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        for option in &options {
+            all.extend(["--option".to_owned(), option.clone()]);
+        }
+        all
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let refs = scratch.path().join("series.json");
+    let args = with_options(&[
+        "scan",
+        "s3://zk-data/scan-patterns/series?.nc",
+        "--concat",
+        "time",
+        "-o",
+        refs.to_str().unwrap(),
+        "--url-templates",
+        "--inline-threshold",
+        "0",
+    ]);
+    let (code, _, stderr) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
+    let document: serde_json::Value = serde_json::from_slice(&std::fs::read(&refs).unwrap()).unwrap();
+    assert_eq!(document["templates"]["u0"], "s3://zk-data/scan-patterns/series0.nc");
+    let out = scratch.path().join("temp.npy");
+    let args = with_options(&["cat", refs.to_str().unwrap(), "temp", "--npy", out.to_str().unwrap()]);
+    let (code, _, stderr) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(native_values(&out), native_values(&folder.join("series.temp.npy")));
+}
