@@ -402,6 +402,18 @@ impl Scanner<'_> {
         }
     }
 
+    /// Whether `bytes` of data may be read to hold them in the references:
+    /// no more than the metadata budget, whatever the file claims.
+    fn holdable(&self, bytes: u64) -> Result<(), Trouble> {
+        if bytes > self.options.max_header_bytes {
+            return Err(Trouble::Skip(format!(
+                "its {bytes} bytes would be held in the references, more than the limit of {} (ScanOptions::with_max_header_bytes)",
+                self.options.max_header_bytes
+            )));
+        }
+        Ok(())
+    }
+
     /// The whole dataset decoded by the parser, as one chunk with no
     /// filters; `why` is the reason it cannot be referenced, if that is why.
     #[expect(clippy::type_complexity, reason = "the same shape as `data`")]
@@ -412,6 +424,7 @@ impl Scanner<'_> {
         nbytes: u64,
         why: Option<String>,
     ) -> Result<(Vec<u64>, Vec<String>, Vec<(String, Chunk)>), Trouble> {
+        self.holdable(nbytes)?;
         let decoded = dataset.read_raw_bytes().map_err(|error| match (self.trouble(&error), why) {
             (Trouble::Skip(_), Some(reason)) => Trouble::Skip(format!("{reason}; decoding it failed too: {error}")),
             (trouble, _) => trouble,
@@ -428,6 +441,9 @@ impl Scanner<'_> {
         dataset: &Dataset,
         shape: &[u64],
     ) -> Result<(Vec<u64>, Vec<String>, Vec<(String, Chunk)>), Trouble> {
+        // Each string is read through its 16-byte heap reference, at least.
+        let references = shape.iter().try_fold(16u64, |n, &d| n.checked_mul(d)).unwrap_or(u64::MAX);
+        self.holdable(references)?;
         let strings = dataset.read_strings().map_err(|e| self.trouble(&e))?;
         let mut chunk = Vec::new();
         let count = u32::try_from(strings.len()).map_err(|_| Trouble::Skip("more than 2^32 strings".to_owned()))?;
