@@ -423,3 +423,42 @@ fn conformance_cases_read_their_ground_truth() {
     eprintln!("{arrays} arrays read, {ranges} of kerchunk's ranges compared");
     assert!(arrays >= 40 && ranges >= 40, "{arrays} arrays, {ranges} ranges");
 }
+
+/// The corpus's multi-file case (`mzz_time_concat`: kerchunk's
+/// `MultiZarrToZarr` of four daily NetCDF-4 files along time, with `lat` and
+/// `lon` identical): scanned and combined here, every array reads its ground
+/// truth, and every chunk reference has the file, offset and length of
+/// kerchunk's combined set.
+#[test]
+fn daily_files_combine_as_multizarrtozarr_does() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mzz_time_concat");
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&case).unwrap());
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time"]);
+    let inputs = ["day3.nc", "day1.nc", "day4.nc", "day2.nc"]
+        .map(|file| {
+            let scan = runtime().block_on(scan(&store, &StorePath::from(file), file, &options)).unwrap();
+            (file.to_owned(), scan.references)
+        })
+        .into_iter()
+        .collect();
+    let combined = combine(inputs, "time").unwrap();
+    let text = std::fs::read(case.join("refs.json")).unwrap();
+    let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+    let mut ranges = 0;
+    for (key, reference) in theirs.iter() {
+        if let Reference::Range { url, offset, length } = reference {
+            assert_eq!(combined.get(&key), Some(Reference::Range { url, offset, length }), "{key}");
+            ranges += 1;
+        }
+    }
+    assert_eq!(ranges, 8 + 2, "tas's 8 chunks, lat and lon");
+    let refs = case.join("refs.json");
+    let store = Arc::new(ReferenceStoreBuilder::new().build(combined, refs.to_str().unwrap()).unwrap());
+    for name in ["lat", "lon", "tas", "time"] {
+        let array = Array::open(store.clone(), &format!("/{name}")).unwrap();
+        let (_, shape, truth) = npy_any(&case.join(format!("expected/{name}.npy")));
+        assert_eq!(array.shape(), &shape[..], "{name}");
+        let bytes = array.retrieve_array_subset::<ArrayBytes>(&array.subset_all()).unwrap();
+        assert_eq!(bytes.into_fixed().unwrap().into_owned(), truth, "{name}");
+    }
+}

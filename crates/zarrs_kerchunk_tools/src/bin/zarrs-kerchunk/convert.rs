@@ -45,8 +45,11 @@ pub(crate) struct Output {
     #[arg(long)]
     no_compression: bool,
     /// Write JSON version 0 (a flat map) instead of version 1.
-    #[arg(long, conflicts_with = "url_templates")]
+    #[arg(long, conflicts_with_all = ["url_templates", "v1"])]
     v0: bool,
+    /// Write JSON version 1 (`{"version": 1, "refs": ...}`), the default.
+    #[arg(long)]
+    v1: bool,
     /// Write each URL that several references share once, as a JSON version 1 template.
     #[arg(long)]
     url_templates: bool,
