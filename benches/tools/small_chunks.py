@@ -72,6 +72,10 @@ def cmd_proxy(a):
             stats["bytes_served"] += len(body)
             keep = ("content-range", "content-type", "accept-ranges", "etag", "last-modified")
             out = {k: v for k, v in upstream.headers.items() if k.lower() in keep}
+            if request.method == "HEAD" and "Content-Length" in upstream.headers:
+                # A size query: object_store's HTTP client reads the size from it.
+                out["Content-Length"] = upstream.headers["Content-Length"]
+                return web.Response(status=upstream.status, headers=out)
             return web.Response(status=upstream.status, body=body, headers=out)
 
     async def start(app):

@@ -143,7 +143,7 @@ pub async fn scan_netcdf3(
     url: &str,
     options: &ScanOptions,
 ) -> Result<Scan, ScanError> {
-    let reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    let reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
     netcdf3_from(reader, url, options).await
 }
 
@@ -174,7 +174,7 @@ pub async fn scan_hdf5(
     url: &str,
     options: &ScanOptions,
 ) -> Result<Scan, ScanError> {
-    let reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    let reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
     hdf5_from(reader, store, path, url, options).await
 }
 
@@ -225,7 +225,7 @@ pub async fn scan(
     options: &ScanOptions,
 ) -> Result<Scan, ScanError> {
     // The first block tells the format, and either scanner goes on from it.
-    let mut reader = read::BlockReader::open(store, path, url, options.block_bytes).await?;
+    let mut reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
     let first = reader.read(0..reader.size().min(4)).await?;
     if first.starts_with(b"CDF") {
         return netcdf3_from(reader, url, options).await;

@@ -7,6 +7,7 @@ pub struct ScanOptions {
     pub(crate) max_header_bytes: u64,
     pub(crate) max_references: u64,
     pub(crate) block_bytes: u64,
+    pub(crate) first_read_bytes: u64,
     pub(crate) inline_variables: Vec<String>,
     pub(crate) unsupported: UnsupportedArrays,
 }
@@ -40,13 +41,15 @@ pub struct Skipped {
 impl Default for ScanOptions {
     /// kerchunk's inline thresholds (100 bytes for NetCDF-3, 500 for
     /// HDF5), metadata of at most 64 MiB, at most 10^7 references a file,
-    /// reads in blocks of 64 KiB, unsupported arrays skipped.
+    /// a first read of 256 KiB, then reads in blocks of 64 KiB, unsupported
+    /// arrays skipped.
     fn default() -> Self {
         Self {
             inline_threshold: None,
             max_header_bytes: 64 << 20,
             max_references: 10_000_000,
             block_bytes: 64 << 10,
+            first_read_bytes: 256 << 10,
             inline_variables: Vec::new(),
             unsupported: UnsupportedArrays::Skip,
         }
@@ -95,6 +98,15 @@ impl ScanOptions {
     #[must_use]
     pub fn with_block_bytes(mut self, bytes: u64) -> Self {
         self.block_bytes = bytes;
+        self
+    }
+
+    /// How much of a file's start the first request reads (rounded up to
+    /// whole blocks), which also tells the file's size: most headers and
+    /// HDF5 metadata lie there, so that a file costs one request.
+    #[must_use]
+    pub fn with_first_read_bytes(mut self, bytes: u64) -> Self {
+        self.first_read_bytes = bytes;
         self
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::ScanError;
 
@@ -17,7 +17,7 @@ use crate::error::ScanError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReadStats {
-    /// Requests made to the store (the size query included).
+    /// Requests made to the store (a size query included, where one was needed).
     pub requests: u64,
     /// Bytes the store returned.
     pub bytes: u64,
@@ -109,16 +109,38 @@ pub(crate) struct BlockReader<'a> {
 }
 
 impl<'a> BlockReader<'a> {
-    /// Ask the store for the file's size (one request).
+    /// Read the file's first `first` bytes (rounded up to whole blocks) and
+    /// learn its size in the same request: a ranged read's answer says the
+    /// object's size, and a header (NetCDF-3) or an HDF5 file's metadata
+    /// usually lies at its start. An empty file costs a second request (its
+    /// size, without a range).
     pub(crate) async fn open(
         store: &'a Arc<dyn ObjectStore>,
         path: &'a Path,
         url: &'a str,
-        block: u64,
+        (block, first): (u64, u64),
     ) -> Result<Self, ScanError> {
-        let meta = store.head(path).await.map_err(|source| read_error(url, source))?;
-        let stats = ReadStats { requests: 1, bytes: 0 };
-        Ok(Self { store, path, url, blocks: Blocks::new(meta.size, block), stats })
+        let block = block.max(1);
+        let first = first.max(1).div_ceil(block).saturating_mul(block);
+        let options = GetOptions { range: Some(GetRange::Bounded(0..first)), ..GetOptions::default() };
+        let got = match store.get_opts(path, options).await {
+            Ok(got) => got,
+            // Also a missing file's error: the size query reports it.
+            Err(_) => {
+                let meta = store.head(path).await.map_err(|source| read_error(url, source))?;
+                let stats = ReadStats { requests: 2, bytes: 0 };
+                return Ok(Self { store, path, url, blocks: Blocks::new(meta.size, block), stats });
+            }
+        };
+        let (size, range) = (got.meta.size, got.range.clone());
+        let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
+        if range.start != 0 || bytes.len() as u64 != range.end - range.start {
+            return Err(ScanError::ShortRead { url: url.to_owned(), range, got: bytes.len() as u64 });
+        }
+        let mut blocks = Blocks::new(size, block);
+        blocks.insert(&range, &bytes);
+        let stats = ReadStats { requests: 1, bytes: bytes.len() as u64 };
+        Ok(Self { store, path, url, blocks, stats })
     }
 
     /// The file's size, in bytes.

@@ -54,8 +54,8 @@ async fn classic_file_matches_kerchunk() {
             other => panic!("{key}: {other:?}"),
         }
     }
-    // The header and nothing else was read: one size query and one block.
-    assert_eq!((scanned.stats.requests, scanned.stats.bytes), (2, 1060));
+    // The header and nothing else was read, with the file's size, in one request.
+    assert_eq!((scanned.stats.requests, scanned.stats.bytes), (1, 1060));
 }
 
 /// Every array reads the same bytes through the store from the scan's
@@ -138,7 +138,8 @@ async fn truncated_and_inconsistent_files_are_errors() {
 }
 
 /// From an object store, the header is read in whole blocks, each once: the
-/// first block for the magic, then the rest of the first 64 KiB in one request.
+/// first read (one block here) with the file's size, then the rest of the
+/// header in one request.
 #[tokio::test]
 async fn remote_reads_are_block_aligned_and_counted() {
     use object_store::{ObjectStoreExt, memory::InMemory};
@@ -146,10 +147,14 @@ async fn remote_reads_are_block_aligned_and_counted() {
     let memory = InMemory::new();
     memory.put(&StorePath::from("run/data.nc"), bytes.clone().into()).await.unwrap();
     let store: Arc<dyn ObjectStore> = Arc::new(memory);
-    let options = ScanOptions::default().with_inline_threshold(0).with_block_bytes(256);
+    let options = ScanOptions::default().with_inline_threshold(0).with_block_bytes(256).with_first_read_bytes(256);
     let scan =
         scan_netcdf3(&store, &StorePath::from("run/data.nc"), "s3://bucket/run/data.nc", &options).await.unwrap();
-    assert_eq!((scan.stats.requests, scan.stats.bytes), (3, bytes.len() as u64), "a size query and two reads");
+    assert_eq!(
+        (scan.stats.requests, scan.stats.bytes),
+        (2, bytes.len() as u64),
+        "the first block and its size, then the rest"
+    );
     assert!(matches!(
         scan.references.get("a/0.0"),
         Some(Reference::Range { url: Some("s3://bucket/run/data.nc"), offset: 556, length: 24 })

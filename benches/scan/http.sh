@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Scan and combine the 100 NetCDF files of run.sh over HTTP, through a proxy
+# that adds 20 ms to every request and counts them: ours and kerchunk's side
+# by side.
+#
+#   benches/scan/http.sh PYTHON [FOLDER]
+#
+# PYTHON has netCDF4, kerchunk 0.2.10 (with zarr 3.1), fsspec and aiohttp;
+# FOLDER (default /tmp/scan-series-netcdf4) holds f000.nc..f099.nc (run.sh
+# makes them). nginx serves the folder on 127.0.0.1:8795; the proxy
+# (benches/tools/small_chunks.py) listens on 127.0.0.1:8766.
+set -euo pipefail
+python="$1"
+folder="${2:-/tmp/scan-series-netcdf4}"
+here="$(cd "$(dirname "$0")" && pwd)"
+[ -e "$folder/f099.nc" ] || "$python" "$here/make_series.py" "$folder" netcdf4
+work="$(mktemp -d)"
+mkdir -p "$work/tmp"
+cat > "$work/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+error_log $work/error.log;
+pid $work/nginx.pid;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
+    uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
+    server { listen 127.0.0.1:8795; root $folder; }
+}
+CONF
+nginx -c "$work/nginx.conf" -e "$work/error.log" &
+nginx_pid=$!
+"$python" "$here/../tools/small_chunks.py" proxy --port 8766 --upstream http://127.0.0.1:8795 --delay-ms 20 &
+proxy_pid=$!
+trap 'kill $proxy_pid $nginx_pid 2>/dev/null; rm -rf "$work"' EXIT
+sleep 2
+cargo build --quiet --release --bin zarrs-kerchunk
+bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/zarrs-kerchunk"
+urls=()
+for n in $(seq -f "%03g" 0 99); do urls+=("http://127.0.0.1:8766/f$n.nc"); done
+uptime
+for run in 1 2 3; do
+    echo "ours: $("$python" "$here/../tools/small_chunks.py" run -- /usr/bin/time -f '{"peak_kib": %M}' -o "$work/ours.time" \
+        "$bin" scan "${urls[@]}" --concat time -o "$work/ours.json") $(cat "$work/ours.time")"
+    echo "kerchunk: $("$python" "$here/../tools/small_chunks.py" run -- /usr/bin/time -f '{"peak_kib": %M}' -o "$work/kerchunk.time" \
+        "$python" "$here/kerchunk_series.py" http://127.0.0.1:8766/ "$work/kerchunk.json") $(cat "$work/kerchunk.time")"
+done
+python3 - "$work" <<'PY'
+import json, os, sys
+ours = json.load(open(os.path.join(sys.argv[1], "ours.json")))["refs"]
+theirs = json.load(open(os.path.join(sys.argv[1], "kerchunk.json")))["refs"]
+ranges = [k for k, v in theirs.items() if isinstance(v, list)]
+same = sum(isinstance(ours.get(k), list) and ours[k][1:] == theirs[k][1:] and ours[k][0] == theirs[k][0] for k in ranges)
+print(f"keys: {len(ours)} ours, {len(theirs)} kerchunk's, {len(set(ours) ^ set(theirs))} not in both; "
+      f"{same} of {len(ranges)} ranges with kerchunk's URL, offset and length")
+PY
