@@ -195,7 +195,7 @@ async fn hdf5_from(
         url.to_owned(),
         runtime,
         reader.into_parts(),
-        options.max_header_bytes,
+        (options.max_header_bytes, options.read_ahead_bytes),
     ));
     let (task_storage, task_url, task_options) = (Arc::clone(&storage), url.to_owned(), options.clone());
     let scanned = tokio::task::spawn_blocking(move || {

@@ -8,6 +8,7 @@ pub struct ScanOptions {
     pub(crate) max_references: u64,
     pub(crate) block_bytes: u64,
     pub(crate) first_read_bytes: u64,
+    pub(crate) read_ahead_bytes: u64,
     pub(crate) inline_variables: Vec<String>,
     pub(crate) unsupported: UnsupportedArrays,
 }
@@ -41,8 +42,8 @@ pub struct Skipped {
 impl Default for ScanOptions {
     /// kerchunk's inline thresholds (100 bytes for NetCDF-3, 500 for
     /// HDF5), metadata of at most 64 MiB, at most 10^7 references a file,
-    /// a first read of 256 KiB, then reads in blocks of 64 KiB, unsupported
-    /// arrays skipped.
+    /// a first read of 256 KiB, then reads in blocks of 64 KiB with a
+    /// read-ahead of up to 4 MiB, unsupported arrays skipped.
     fn default() -> Self {
         Self {
             inline_threshold: None,
@@ -50,6 +51,7 @@ impl Default for ScanOptions {
             max_references: 10_000_000,
             block_bytes: 64 << 10,
             first_read_bytes: 256 << 10,
+            read_ahead_bytes: 4 << 20,
             inline_variables: Vec::new(),
             unsupported: UnsupportedArrays::Skip,
         }
@@ -107,6 +109,18 @@ impl ScanOptions {
     #[must_use]
     pub fn with_first_read_bytes(mut self, bytes: u64) -> Self {
         self.first_read_bytes = bytes;
+        self
+    }
+
+    /// How far an HDF5 file is read ahead when its metadata is read in file
+    /// order (B-tree nodes written between the chunks they index): each
+    /// read that starts where the last one ended reads twice as far, up to
+    /// `bytes`; 0 reads only the blocks the parser asks for. Over a network
+    /// this turns hundreds of requests into tens, at the cost of reading
+    /// chunk bytes between the nodes.
+    #[must_use]
+    pub fn with_read_ahead_bytes(mut self, bytes: u64) -> Self {
+        self.read_ahead_bytes = bytes;
         self
     }
 

@@ -43,6 +43,11 @@ impl Blocks {
         self.size
     }
 
+    /// The size of a block, in bytes.
+    pub(crate) fn block(&self) -> u64 {
+        self.block
+    }
+
     /// The bytes to fetch so that every block of `range` (inside the file) is
     /// held: from the first missing block to the last (blocks held in between
     /// are fetched again, so that it is one request), or `None`.
@@ -56,6 +61,16 @@ impl Blocks {
         Some(from * self.block..((to + 1) * self.block).min(self.size))
     }
 
+    /// How far past `end` (a block boundary) a fetch may reach toward
+    /// `target` without reading again a block it holds.
+    pub(crate) fn missing_until(&self, end: u64, target: u64) -> u64 {
+        let mut reach = end;
+        while reach < target.min(self.size) && !self.held.contains_key(&(reach / self.block)) {
+            reach += self.block;
+        }
+        reach.min(target).min(self.size)
+    }
+
     /// Hold the blocks of `fetched`, a range [`Blocks::missing`] gave, whose
     /// bytes are `bytes` (as many as it spans).
     pub(crate) fn insert(&mut self, fetched: &Range<u64>, bytes: &Bytes) {
@@ -67,6 +82,29 @@ impl Blocks {
             #[expect(clippy::cast_possible_truncation, reason = "offsets into a buffer in memory")]
             self.held.insert(block, bytes.slice(start as usize..end as usize));
         }
+    }
+
+    /// The missing blocks of `ranges` (each inside the file), as runs of
+    /// consecutive blocks of at most `most` bytes each (rounded down to whole
+    /// blocks, at least one), in file order.
+    pub(crate) fn missing_runs(&self, ranges: &[Range<u64>], most: u64) -> Vec<Range<u64>> {
+        let mut wanted: Vec<u64> = ranges
+            .iter()
+            .filter(|r| !r.is_empty())
+            .flat_map(|r| r.start / self.block..=(r.end - 1) / self.block)
+            .filter(|b| !self.held.contains_key(b))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let per_run = (most / self.block).max(1);
+        let mut runs: Vec<Range<u64>> = Vec::new();
+        for block in wanted {
+            match runs.last_mut() {
+                Some(run) if run.end == block && run.end - run.start < per_run => run.end += 1,
+                _ => runs.push(block..block + 1),
+            }
+        }
+        runs.into_iter().map(|run| run.start * self.block..(run.end * self.block).min(self.size)).collect()
     }
 
     /// Whether every block of `range` is held.
@@ -123,14 +161,12 @@ impl<'a> BlockReader<'a> {
         let block = block.max(1);
         let first = first.max(1).div_ceil(block).saturating_mul(block);
         let options = GetOptions { range: Some(GetRange::Bounded(0..first)), ..GetOptions::default() };
-        let got = match store.get_opts(path, options).await {
-            Ok(got) => got,
-            // Also a missing file's error: the size query reports it.
-            Err(_) => {
-                let meta = store.head(path).await.map_err(|source| read_error(url, source))?;
-                let stats = ReadStats { requests: 2, bytes: 0 };
-                return Ok(Self { store, path, url, blocks: Blocks::new(meta.size, block), stats });
-            }
+        // A failure (also a missing file's, or an empty file's) falls back to
+        // the size query, which reports it.
+        let Ok(got) = store.get_opts(path, options).await else {
+            let meta = store.head(path).await.map_err(|source| read_error(url, source))?;
+            let stats = ReadStats { requests: 2, bytes: 0 };
+            return Ok(Self { store, path, url, blocks: Blocks::new(meta.size, block), stats });
         };
         let (size, range) = (got.meta.size, got.range.clone());
         let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;

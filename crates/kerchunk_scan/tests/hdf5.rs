@@ -240,7 +240,11 @@ fn references_match_kerchunks() {
 /// is most of its bytes is scanned reading only part of it.
 #[test]
 fn only_metadata_is_read() {
-    let options = ScanOptions::default().with_inline_threshold(0).with_block_bytes(4096).with_first_read_bytes(4096);
+    let options = ScanOptions::default()
+        .with_inline_threshold(0)
+        .with_block_bytes(4096)
+        .with_first_read_bytes(4096)
+        .with_read_ahead_bytes(0);
     let scan = scan_file("netcdf4.nc", &options).unwrap();
     let size = std::fs::metadata(folder().join("netcdf4.nc")).unwrap().len();
     assert!(scan.stats.bytes < size, "{:?} of {size} bytes", scan.stats);

@@ -279,6 +279,16 @@ impl Scanner<'_> {
         }
         self.references += count;
         let threshold = self.options.inline_threshold.unwrap_or(HDF5_INLINE_THRESHOLD);
+        // The chunks to inline, fetched together first: runs of missing
+        // blocks, several at once, rather than one block at a time.
+        let inlined: Vec<std::ops::Range<u64>> = data
+            .iter()
+            .filter_map(|(_, chunk)| match chunk {
+                Chunk::Range { offset, length } if *length < threshold => Some(*offset..offset + length),
+                _ => None,
+            })
+            .collect();
+        self.storage.prefetch(&inlined).map_err(Trouble::Stop)?;
         let mut written = Vec::with_capacity(data.len());
         for (key, chunk) in data {
             let chunk = match chunk {

@@ -5,6 +5,7 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+use futures::{StreamExt, TryStreamExt};
 use hdf5_reader::{Storage, StorageBuffer};
 use object_store::ObjectStore;
 use object_store::path::Path;
@@ -13,6 +14,11 @@ use tokio::runtime::Handle;
 use crate::error::ScanError;
 use crate::read::{Blocks, ReadStats, fetch_exact};
 
+/// The most bytes one prefetch request reads.
+const RUN_BYTES: u64 = 8 << 20;
+/// Prefetch requests made at once.
+const CONCURRENT_RUNS: usize = 8;
+
 /// A file of an object store as the HDF5 parser's storage.
 pub(crate) struct StoreStorage {
     store: Arc<dyn ObjectStore>,
@@ -20,12 +26,22 @@ pub(crate) struct StoreStorage {
     url: String,
     runtime: Handle,
     budget: u64,
+    read_ahead: u64,
     state: Mutex<State>,
 }
 
 struct State {
     blocks: Blocks,
     stats: ReadStats,
+    /// Where the last fetch ended, and how far the next one reads when it
+    /// starts there: B-tree nodes written between the chunks they index are
+    /// read in file order, and a read-ahead that doubles on each such read
+    /// (as fsspec's does, up to [`ScanOptions::with_read_ahead_bytes`])
+    /// makes those reads few.
+    ///
+    /// [`ScanOptions::with_read_ahead_bytes`]: crate::ScanOptions::with_read_ahead_bytes
+    last_end: u64,
+    ahead: u64,
     /// Why the last read failed, kept because the parser's error type
     /// cannot carry it: a store's failure ends the scan, whatever object the
     /// parser was reading.
@@ -34,17 +50,18 @@ struct State {
 
 impl StoreStorage {
     /// The file at `path`, of which `blocks` were read already (counted in
-    /// `stats`), read on at most to `budget` bytes in all, with requests
-    /// run on `runtime`.
+    /// `stats`), read on at most to `budget` bytes in all, reading ahead up
+    /// to `read_ahead` bytes, with requests run on `runtime`.
     pub(crate) fn new(
         store: Arc<dyn ObjectStore>,
         path: Path,
         url: String,
         runtime: Handle,
         (blocks, stats): (Blocks, ReadStats),
-        budget: u64,
+        (budget, read_ahead): (u64, u64),
     ) -> Self {
-        Self { store, path, url, runtime, budget, state: Mutex::new(State { blocks, stats, failure: None }) }
+        let shared = Mutex::new(State { blocks, stats, last_end: 0, ahead: 0, failure: None });
+        Self { store, path, url, runtime, budget, read_ahead, state: shared }
     }
 
     /// What was read so far.
@@ -60,7 +77,17 @@ impl StoreStorage {
     /// The bytes of `range`, inside the file.
     pub(crate) fn bytes(&self, range: Range<u64>) -> Result<bytes::Bytes, ScanError> {
         let mut state = self.lock();
-        if let Some(fetch) = state.blocks.missing(&range) {
+        if let Some(mut fetch) = state.blocks.missing(&range) {
+            let most = (self.read_ahead / state.blocks.block()) * state.blocks.block();
+            // In order: at the last fetch's end, or past blocks held since
+            // then, within the distance the last fetch read ahead.
+            let in_order = (state.last_end..=state.last_end.saturating_add(state.ahead)).contains(&fetch.start);
+            state.ahead = if in_order { (state.ahead * 2).min(most) } else { 0 };
+            fetch.end = state.blocks.missing_until(fetch.end, fetch.start.saturating_add(state.ahead)).max(fetch.end);
+            if state.ahead == 0 {
+                state.ahead = fetch.end - fetch.start;
+            }
+            state.last_end = fetch.end;
             let length = fetch.end - fetch.start;
             if state.stats.bytes.saturating_add(length) > self.budget {
                 return Err(ScanError::HeaderTooLarge { url: self.url.clone(), limit: self.budget });
@@ -73,6 +100,27 @@ impl StoreStorage {
             state.blocks.insert(&fetch, &fetched);
         }
         Ok(state.blocks.assemble(&range))
+    }
+
+    /// Fetch the missing blocks of `ranges` (inside the file) ahead of
+    /// [`StoreStorage::bytes`]: runs of consecutive blocks up to 8 MiB a
+    /// request, eight requests at once.
+    pub(crate) fn prefetch(&self, ranges: &[Range<u64>]) -> Result<(), ScanError> {
+        let mut state = self.lock();
+        let runs = state.blocks.missing_runs(ranges, RUN_BYTES);
+        let total: u64 = runs.iter().map(|r| r.end - r.start).sum();
+        if state.stats.bytes.saturating_add(total) > self.budget {
+            return Err(ScanError::HeaderTooLarge { url: self.url.clone(), limit: self.budget });
+        }
+        let requests = runs.iter().map(|run| fetch_exact(&self.store, &self.path, &self.url, run.clone()));
+        let fetched: Vec<bytes::Bytes> =
+            self.runtime.block_on(futures::stream::iter(requests).buffered(CONCURRENT_RUNS).try_collect())?;
+        for (run, bytes) in runs.iter().zip(&fetched) {
+            state.stats.requests += 1;
+            state.stats.bytes += bytes.len() as u64;
+            state.blocks.insert(run, bytes);
+        }
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -102,6 +150,39 @@ impl Storage for StoreStorage {
                 self.lock().failure = Some(failure);
                 Err(hdf5_reader::error::Error::Other(message))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::ObjectStoreExt;
+    use object_store::memory::InMemory;
+
+    use super::*;
+
+    /// A file read in order, a few bytes every block: each read that
+    /// starts where the last ended reads twice as far, so 256 blocks cost
+    /// 9 requests, each byte read once; without read-ahead, 256.
+    #[test]
+    fn reads_in_file_order_are_read_ahead() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let path = Path::from("f.h5");
+        runtime.block_on(store.put(&path, vec![7u8; 1 << 20].into())).unwrap();
+        for (read_ahead, requests) in [(4 << 20, 9), (0, 256)] {
+            let storage = StoreStorage::new(
+                Arc::clone(&store),
+                path.clone(),
+                "f.h5".into(),
+                runtime.handle().clone(),
+                (Blocks::new(1 << 20, 4096), ReadStats::default()),
+                (u64::MAX, read_ahead),
+            );
+            for block in 0..256 {
+                assert_eq!(&storage.bytes(block * 4096..block * 4096 + 10).unwrap()[..], &[7; 10]);
+            }
+            assert_eq!((storage.stats().requests, storage.stats().bytes), (requests, 1 << 20), "{read_ahead}");
         }
     }
 }
