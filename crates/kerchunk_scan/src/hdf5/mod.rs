@@ -240,10 +240,10 @@ impl Scanner<'_> {
             .and_then(|n| n.checked_mul(element.itemsize))
             .ok_or_else(|| Trouble::Skip(format!("shape {shape:?} holds more bytes than u64 counts")))?;
 
-        let inlined = self.options.inline_variables.iter().any(|v| v == path);
+        let held_whole = self.options.inline_variables.iter().any(|v| v == path);
         let (chunks, filters, data) = if element.kind == Kind::VlenString {
             self.vlen_strings(dataset, &shape)?
-        } else if inlined {
+        } else if held_whole {
             // Held whole and decoded, as `combine` reads a coordinate.
             self.decoded(dataset, &shape, nbytes, None)?
         } else {
@@ -281,14 +281,14 @@ impl Scanner<'_> {
         let threshold = self.options.inline_threshold.unwrap_or(HDF5_INLINE_THRESHOLD);
         // The chunks to inline, fetched together first: runs of missing
         // blocks, several at once, rather than one block at a time.
-        let inlined: Vec<std::ops::Range<u64>> = data
+        let to_inline: Vec<std::ops::Range<u64>> = data
             .iter()
             .filter_map(|(_, chunk)| match chunk {
                 Chunk::Range { offset, length } if *length < threshold => Some(*offset..offset + length),
                 _ => None,
             })
             .collect();
-        self.storage.prefetch(&inlined).map_err(Trouble::Stop)?;
+        self.storage.prefetch(&to_inline).map_err(Trouble::Stop)?;
         let mut written = Vec::with_capacity(data.len());
         for (key, chunk) in data {
             let chunk = match chunk {
