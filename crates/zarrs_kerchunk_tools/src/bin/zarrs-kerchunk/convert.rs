@@ -34,6 +34,7 @@ pub(crate) struct Convert {
 
 /// How references are written: the options of every command that writes them.
 #[derive(Args)]
+#[expect(clippy::struct_excessive_bools, reason = "command-line switches, as clap reads them")]
 pub(crate) struct Output {
     /// References per parquet record file.
     #[arg(long, default_value_t = 100_000)]
