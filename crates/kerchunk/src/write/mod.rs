@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub use json::JsonWriter;
 
 use crate::error::WriteError;
-use crate::model::ReferenceSet;
+use crate::model::{Reference, ReferenceSet};
 use crate::zarr::is_metadata_key;
 
 /// Called with the number of references written so far, after each record
@@ -271,8 +271,8 @@ pub struct SharedUrls {
 
 impl SharedUrls {
     /// Count the URL `reference` names, if any.
-    pub fn add(&mut self, reference: &crate::Reference<'_>) {
-        if let crate::Reference::Range { url: Some(url), .. } | crate::Reference::Whole { url: Some(url) } = reference {
+    pub fn add(&mut self, reference: &Reference<'_>) {
+        if let Reference::Range { url: Some(url), .. } | Reference::Whole { url: Some(url) } = reference {
             if let Some(entry) = self.uses.get_mut(*url) {
                 entry.1 = entry.1.saturating_add(1);
             } else {
