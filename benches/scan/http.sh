@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Scan and combine the 100 NetCDF files of run.sh over HTTP, through a proxy
-# that adds 20 ms to every request and counts them: ours and kerchunk's side
-# by side.
+# that adds 20 ms to every request and counts them: ours, kerchunk's and
+# VirtualiZarr's side by side.
 #
 #   benches/scan/http.sh PYTHON [FOLDER]
 #
-# PYTHON has netCDF4, kerchunk 0.2.10 (with zarr 3.1), fsspec and aiohttp;
+# PYTHON has netCDF4, kerchunk 0.2.10 (with zarr 3.1), fsspec, aiohttp, and
+# VirtualiZarr 2.5 with obstore;
 # FOLDER (default /tmp/scan-series-netcdf4) holds f000.nc..f099.nc (run.sh
 # makes them). nginx serves the folder on 127.0.0.1:8795; the proxy
 # (benches/tools/small_chunks.py) listens on 127.0.0.1:8766.
@@ -45,6 +46,8 @@ for run in 1 2 3; do
         "$bin" scan "${urls[@]}" --concat time -o "$work/ours.json") $(cat "$work/ours.time")"
     echo "kerchunk: $("$python" "$here/../tools/small_chunks.py" run -- /usr/bin/time -f '{"peak_kib": %M}' -o "$work/kerchunk.time" \
         "$python" "$here/kerchunk_series.py" http://127.0.0.1:8766/ "$work/kerchunk.json") $(cat "$work/kerchunk.time")"
+    echo "virtualizarr: $("$python" "$here/../tools/small_chunks.py" run -- /usr/bin/time -f '{"peak_kib": %M}' -o "$work/vz.time" \
+        "$python" "$here/virtualizarr_series.py" http://127.0.0.1:8766/ "$work/virtualizarr.json") $(cat "$work/vz.time")"
 done
 python3 - "$work" <<'PY'
 import json, os, sys
