@@ -83,15 +83,20 @@ impl StoreStorage {
             // then, within the distance the last fetch read ahead.
             let in_order = (state.last_end..=state.last_end.saturating_add(state.ahead)).contains(&fetch.start);
             state.ahead = if in_order { (state.ahead * 2).min(most) } else { 0 };
-            fetch.end = state.blocks.missing_until(fetch.end, fetch.start.saturating_add(state.ahead)).max(fetch.end);
+            let asked = fetch.end;
+            if state.stats.bytes.saturating_add(asked - fetch.start) > self.budget {
+                return Err(ScanError::HeaderTooLarge { url: self.url.clone(), limit: self.budget });
+            }
+            // Reading ahead never spends budget the parser may need: it
+            // stops at the budget left (in whole blocks).
+            let left = self.budget - state.stats.bytes;
+            let reach = fetch.start.saturating_add(state.ahead.min(left / state.blocks.block() * state.blocks.block()));
+            fetch.end = state.blocks.missing_until(asked, reach).max(asked);
             if state.ahead == 0 {
                 state.ahead = fetch.end - fetch.start;
             }
             state.last_end = fetch.end;
             let length = fetch.end - fetch.start;
-            if state.stats.bytes.saturating_add(length) > self.budget {
-                return Err(ScanError::HeaderTooLarge { url: self.url.clone(), limit: self.budget });
-            }
             // Blocking here is allowed: the parser runs on a blocking thread
             // (`spawn_blocking`), never on one of the runtime's workers.
             let fetched = self.runtime.block_on(fetch_exact(&self.store, &self.path, &self.url, fetch.clone()))?;
@@ -184,5 +189,20 @@ mod tests {
             }
             assert_eq!((storage.stats().requests, storage.stats().bytes), (requests, 1 << 20), "{read_ahead}");
         }
+        // With a budget of 64 KiB, reading ahead stops at it: the 16 blocks
+        // the budget allows are read, the 17th is refused.
+        let storage = StoreStorage::new(
+            Arc::clone(&store),
+            path.clone(),
+            "f.h5".into(),
+            runtime.handle().clone(),
+            (Blocks::new(1 << 20, 4096), ReadStats::default()),
+            (64 << 10, 4 << 20),
+        );
+        for block in 0..16 {
+            storage.bytes(block * 4096..block * 4096 + 10).unwrap();
+        }
+        assert_eq!(storage.stats().bytes, 64 << 10);
+        assert!(matches!(storage.bytes(16 * 4096..16 * 4096 + 10), Err(ScanError::HeaderTooLarge { .. })));
     }
 }
