@@ -463,7 +463,12 @@ impl ReferenceStoreBuilder {
         }
         if let Some(prefixes) = &self.allowed_prefixes {
             let folder = |prefix: &String| -> Result<Url, OpenError> {
-                let url = Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;
+                let mut url =
+                    Location::parse(prefix).and_then(|p| p.to_url()).map_err(|source| invalid(prefix, source))?;
+                // A local path loses its trailing '/' on the way to a file URL: the folder is as written.
+                if url.scheme() == "file" && prefix.ends_with('/') && !url.path().ends_with('/') {
+                    url.set_path(&format!("{}/", url.path()));
+                }
                 if !url.path().ends_with('/') {
                     let reason = "an allowed prefix names a folder and ends with '/'".into();
                     return Err(invalid(prefix, ResolveError::InvalidLocation { location: prefix.clone(), reason }));

@@ -255,6 +255,31 @@ fn targets_outside_the_allowed_prefixes_are_refused() {
     assert!(err.to_string().contains("ends with '/'"), "{err}");
 }
 
+/// A local folder is an allowed prefix too, as a path or a `file://` URL ending in '/'.
+#[test]
+fn local_folders_are_allowed_prefixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inside, outside) = (dir.path().join("inside"), dir.path().join("outside"));
+    for folder in [&inside, &outside] {
+        std::fs::create_dir(folder).unwrap();
+        std::fs::write(folder.join("a.bin"), b"0123456789").unwrap();
+    }
+    let doc = format!(
+        r#"{{"in": ["{}", 2, 3], "out": ["{}", 2, 3]}}"#,
+        inside.join("a.bin").display(),
+        outside.join("a.bin").display()
+    );
+    let path = dir.path().join("refs.json");
+    std::fs::write(&path, doc).unwrap();
+    let file_url = url::Url::from_directory_path(&inside).unwrap().to_string();
+    for prefix in [format!("{}/", inside.display()), file_url] {
+        let store = ReferenceStoreBuilder::new().with_allowed_prefixes([&prefix]).open(path.to_str().unwrap()).unwrap();
+        assert_eq!(store.get(&key("in")).unwrap().as_deref(), Some(&b"234"[..]), "{prefix}");
+        let err = store.get(&key("out")).unwrap_err().to_string();
+        assert!(err.contains("allowed prefixes"), "{prefix}: {err}");
+    }
+}
+
 /// A remote reference set may not name URLs with whitespace or control characters.
 #[test]
 fn ambiguous_urls_in_remote_sets_are_refused() {
