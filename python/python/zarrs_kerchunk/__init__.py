@@ -1,0 +1,34 @@
+"""Read kerchunk reference sets from zarr-python, xarray and Dask, through Rust.
+
+>>> import xarray as xr
+>>> from zarrs_kerchunk import ReferenceStore
+>>> store = ReferenceStore("refs.json")                                # doctest: +SKIP
+>>> ds = xr.open_zarr(store, consolidated=False, zarr_format=2)        # doctest: +SKIP
+
+The store is read-only and picklable: a Dask worker opens each reference set once. Errors are
+in :mod:`zarrs_kerchunk.errors`.
+"""
+
+from zarrs_kerchunk import errors
+from zarrs_kerchunk._rs import __version__
+from zarrs_kerchunk.errors import (
+    AccessDeniedError,
+    InvalidReferencesError,
+    KerchunkError,
+    ReferenceReadError,
+    ReferencesNotFoundError,
+    TargetUnreachableError,
+)
+from zarrs_kerchunk.store import ReferenceStore
+
+__all__ = [
+    "AccessDeniedError",
+    "InvalidReferencesError",
+    "KerchunkError",
+    "ReferenceReadError",
+    "ReferenceStore",
+    "ReferencesNotFoundError",
+    "TargetUnreachableError",
+    "__version__",
+    "errors",
+]

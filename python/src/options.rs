@@ -1,0 +1,157 @@
+//! The keyword options of `ReferenceStore(location, **options)`, checked and
+//! turned into a [`ReferenceStoreBuilder`]: the builder's options, in the
+//! words of the Rust API and of `object_store`'s configuration keys.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use zarrs_kerchunk::kerchunk::{Limits, ParseOptions};
+use zarrs_kerchunk::{Pins, ReferenceStoreBuilder};
+
+/// Every option a store takes, as the Python caller gave them.
+#[derive(Debug, Default)]
+pub(crate) struct StoreOptions {
+    storage_options: BTreeMap<String, String>,
+    anonymous: bool,
+    target: Option<String>,
+    templates: BTreeMap<String, String>,
+    allowed_prefixes: Option<Vec<String>>,
+    allow_local: bool,
+    url_rewrite: BTreeMap<String, String>,
+    pins: Option<String>,
+    relax_pins: Vec<String>,
+    limits: BTreeMap<String, u64>,
+    read_ahead: Option<u64>,
+    fetch_concurrency: Option<usize>,
+    timeout: Option<f64>,
+}
+
+/// The names `options` may use, for the error that names an unknown one.
+const NAMES: &str = "storage_options, anonymous, target, templates, allowed_prefixes, allow_local, \
+                     url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout";
+
+impl StoreOptions {
+    /// The options in `options` (`None`: the defaults).
+    ///
+    /// # Errors
+    /// `TypeError` for an unknown option or a value of the wrong type.
+    pub(crate) fn extract(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut parsed = Self::default();
+        let Some(options) = options else { return Ok(parsed) };
+        for (name, value) in options.iter() {
+            let name: String = name.extract()?;
+            if value.is_none() {
+                continue;
+            }
+            let typed = |what: &str, error: PyErr| {
+                PyTypeError::new_err(format!("option {name}: expected {what}, got {}: {error}", type_name(&value)))
+            };
+            match name.as_str() {
+                "storage_options" => parsed.storage_options = value.extract().map_err(|e| typed("a dict of str", e))?,
+                "anonymous" => parsed.anonymous = value.extract().map_err(|e| typed("a bool", e))?,
+                "target" => parsed.target = Some(value.extract().map_err(|e| typed("a str", e))?),
+                "templates" => parsed.templates = value.extract().map_err(|e| typed("a dict of str", e))?,
+                "allowed_prefixes" => {
+                    parsed.allowed_prefixes = Some(value.extract().map_err(|e| typed("a list of str", e))?);
+                }
+                "allow_local" => parsed.allow_local = value.extract().map_err(|e| typed("a bool", e))?,
+                "url_rewrite" => parsed.url_rewrite = value.extract().map_err(|e| typed("a dict of str", e))?,
+                "pins" => parsed.pins = Some(value.extract().map_err(|e| typed("a path (str)", e))?),
+                "relax_pins" => parsed.relax_pins = value.extract().map_err(|e| typed("a list of str", e))?,
+                "limits" => parsed.limits = value.extract().map_err(|e| typed("a dict of int", e))?,
+                "read_ahead" => parsed.read_ahead = Some(value.extract().map_err(|e| typed("an int", e))?),
+                "fetch_concurrency" => {
+                    parsed.fetch_concurrency = Some(value.extract().map_err(|e| typed("an int", e))?);
+                }
+                "timeout" => parsed.timeout = Some(value.extract().map_err(|e| typed("a number of seconds", e))?),
+                _ => return Err(PyTypeError::new_err(format!("unknown option {name:?}; the options are {NAMES}"))),
+            }
+        }
+        Ok(parsed)
+    }
+
+    /// The builder these options describe, reading on `runtime`.
+    ///
+    /// # Errors
+    /// `ValueError` for a limit or timeout that cannot be used; the pins
+    /// file's errors as [`crate::errors`] maps them.
+    pub(crate) fn builder(&self, runtime: tokio::runtime::Handle) -> PyResult<ReferenceStoreBuilder> {
+        let mut builder = ReferenceStoreBuilder::new()
+            .with_runtime(runtime)
+            .allow_local_files_from_remote_references(self.allow_local);
+        if self.anonymous {
+            builder = builder.with_anonymous();
+        }
+        for (key, value) in &self.storage_options {
+            builder = builder.with_option(key, value);
+        }
+        if let Some(target) = &self.target {
+            builder = builder.with_target(target);
+        }
+        for (name, value) in &self.templates {
+            builder = builder.with_template_override(name, value);
+        }
+        for (from, to) in &self.url_rewrite {
+            builder = builder.with_url_rewrite(from, to);
+        }
+        if let Some(prefixes) = &self.allowed_prefixes {
+            builder = builder.with_allowed_prefixes(prefixes);
+        }
+        if let Some(file) = &self.pins {
+            let text = std::fs::read_to_string(file).map_err(|e| crate::errors::io_error(&format!("pins {file}"), &e))?;
+            let mut pins =
+                Pins::from_json(&text).map_err(|e| PyValueError::new_err(format!("pins {file}: {e}")))?;
+            for prefix in &self.relax_pins {
+                pins.relax_under(prefix).map_err(|e| PyValueError::new_err(format!("relax_pins {prefix}: {e}")))?;
+            }
+            builder = builder.with_pins(pins);
+        }
+        if !self.limits.is_empty() {
+            builder = builder.with_parse_options(ParseOptions::default().with_limits(self.parse_limits()?));
+        }
+        if let Some(bytes) = self.read_ahead {
+            builder = builder.with_read_ahead(bytes);
+        }
+        if let Some(reads) = self.fetch_concurrency {
+            builder = builder.with_fetch_concurrency(reads);
+        }
+        if let Some(seconds) = self.timeout {
+            let timeout = Duration::try_from_secs_f64(seconds)
+                .map_err(|e| PyValueError::new_err(format!("option timeout: {seconds} seconds: {e}")))?;
+            builder = builder.with_timeout(timeout);
+        }
+        Ok(builder)
+    }
+
+    fn parse_limits(&self) -> PyResult<Limits> {
+        let mut limits = Limits::default();
+        for (name, &value) in &self.limits {
+            let size = || {
+                usize::try_from(value).map_err(|_| PyValueError::new_err(format!("limit {name}: {value} is too large")))
+            };
+            limits = match name.as_str() {
+                "max_document_bytes" => limits.with_max_document_bytes(value),
+                "max_generated_references" => limits.with_max_generated_references(value),
+                "max_generated_bytes" => limits.with_max_generated_bytes(value),
+                "max_template_fuel" => limits.with_max_template_fuel(value),
+                "max_template_seconds" => limits.with_max_template_time(Duration::from_secs(value)),
+                "max_key_bytes" => limits.with_max_key_bytes(size()?),
+                "max_chunk_bytes" => limits.with_max_chunk_bytes(value),
+                _ => {
+                    return Err(PyTypeError::new_err(format!(
+                        "unknown limit {name:?}; the limits are max_document_bytes, max_generated_references, \
+                         max_generated_bytes, max_template_fuel, max_template_seconds, max_key_bytes, max_chunk_bytes"
+                    )));
+                }
+            };
+        }
+        Ok(limits)
+    }
+}
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map_or_else(|_| "?".to_owned(), |name| name.to_string())
+}

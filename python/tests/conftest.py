@@ -1,0 +1,81 @@
+"""Shared by the tests: the conformance corpus (``tests/data`` at the workspace root), its
+manifests and ground truth, and the real servers ``.ci/servers.sh`` starts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+
+class Case:
+    """One conformance case: a folder of tests/data with its case.json."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.name = folder.name
+        self.manifest = json.loads((folder / "case.json").read_text())
+
+    def references(self, parquet: bool | None = None) -> list[str]:
+        """The reference files (JSON, parquet or both)."""
+        return [
+            r["file"]
+            for r in self.manifest["references"]
+            if parquet is None or (r["format"] == "kerchunk-parquet") == parquet
+        ]
+
+    @property
+    def arrays(self) -> list[dict]:
+        return self.manifest["arrays"]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def cases() -> list[Case]:
+    found = sorted((Case(d) for d in DATA.iterdir() if (d / "case.json").exists()), key=lambda c: c.name)
+    assert len(found) >= 12, f"conformance cases missing from {DATA}"
+    return found
+
+
+def compare(entry: dict, got: np.ndarray, folder: Path) -> str | None:
+    """A problem with `got`, the array `entry` describes, or None if it equals the ground truth exactly."""
+    if entry["dtype"] == "|O":
+        want = entry.get("expected_values_json")
+        values = got.ravel().tolist()
+        if want is not None and values != np.asarray(want, dtype=object).ravel().tolist():
+            return f"values differ: {values[:5]} vs {want[:5]}"
+        return None
+    expected = np.load(folder / entry["expected"])
+    if got.shape != expected.shape:
+        return f"shape {got.shape} != {expected.shape}"
+    if {got.dtype.kind, expected.dtype.kind} == {"S", "V"}:
+        # zarr-python 3 reads a V2 "|S5" as raw "|V5": the same bytes.
+        return None if got.tobytes() == expected.tobytes() else "bytes differ"
+    nan = got.dtype.kind in "fc"
+    if not np.array_equal(got.astype(expected.dtype), expected, equal_nan=nan):
+        return "values differ"
+    return None
+
+
+def server(name: str) -> str | None:
+    """The URL of a real server of .ci/servers.sh, or None; with ZK_REQUIRE_SERVERS a missing one fails."""
+    url = os.environ.get(name)
+    if url is None and os.environ.get("ZK_REQUIRE_SERVERS"):
+        pytest.fail(f"{name} is not set, and ZK_REQUIRE_SERVERS says the servers must be there (.ci/servers.sh)")
+    return url
+
+
+@pytest.fixture
+def nginx() -> str:
+    url = server("ZK_NGINX")
+    if url is None:
+        pytest.skip("no nginx: start the servers with .ci/servers.sh")
+    return url

@@ -1,0 +1,90 @@
+"""The conformance corpus read from real object stores (.ci/servers.sh): every case, reference
+files and targets in one bucket (relative URLs), exactly; the wrong keys refused with an
+error that names the location."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import cases, server
+from test_conformance import check
+
+from zarrs_kerchunk import AccessDeniedError, KerchunkError, ReferenceStore
+
+CASES = cases()
+
+
+def _files(case):
+    for path in case.folder.rglob("*"):
+        if path.is_file():
+            yield path, f"{case.name}/{path.relative_to(case.folder).as_posix()}"
+
+
+@pytest.fixture(scope="module")
+def s3() -> dict[str, str]:
+    endpoint = server("ZK_S3")
+    if endpoint is None:
+        pytest.skip("no S3 server: start the servers with .ci/servers.sh")
+    import boto3
+
+    key, secret = os.environ["ZK_S3_REFS_KEY"], os.environ["ZK_S3_REFS_SECRET"]
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=key, aws_secret_access_key=secret
+    )
+    for case in CASES:
+        for path, name in _files(case):
+            client.put_object(Bucket="zk-refs", Key=f"python/{name}", Body=path.read_bytes())
+    return {
+        "aws_access_key_id": key,
+        "aws_secret_access_key": secret,
+        "aws_endpoint": endpoint,
+        "aws_region": "us-east-1",
+        "aws_allow_http": "true",
+    }
+
+
+@pytest.fixture(scope="module")
+def azure() -> dict[str, str]:
+    endpoint = server("ZK_AZURE")
+    if endpoint is None:
+        pytest.skip("no Azure server: start the servers with .ci/servers.sh")
+    from azure.storage.blob import BlobServiceClient
+
+    account, key = os.environ["ZK_AZURE_KEYS"].split(",")[0].split(":", 1)
+    connection = (
+        f"DefaultEndpointsProtocol=http;AccountName={account};AccountKey={key};BlobEndpoint={endpoint}/{account};"
+    )
+    container = BlobServiceClient.from_connection_string(connection).get_container_client("zk-refs")
+    for case in CASES:
+        for path, name in _files(case):
+            container.upload_blob(f"python/{name}", path.read_bytes(), overwrite=True)
+    return {
+        "azure_storage_account_name": account,
+        "azure_storage_account_key": key,
+        "azure_storage_endpoint": f"{endpoint}/{account}",
+        "azure_allow_http": "true",
+    }
+
+
+FILES = [pytest.param(case, file, id=f"{case.name}/{file}") for case in CASES for file in case.references()]
+
+
+@pytest.mark.parametrize(("case", "file"), FILES)
+def test_reads_exactly_from_s3(case, file, s3) -> None:
+    assert check(case, ReferenceStore(f"s3://zk-refs/python/{case.name}/{file}", storage_options=s3)) == []
+
+
+@pytest.mark.parametrize(("case", "file"), FILES)
+def test_reads_exactly_from_azure(case, file, azure) -> None:
+    assert check(case, ReferenceStore(f"az://zk-refs/python/{case.name}/{file}", storage_options=azure)) == []
+
+
+def test_wrong_keys_are_refused(s3) -> None:
+    case = CASES[0]
+    location = f"s3://zk-refs/python/{case.name}/{case.references()[0]}"
+    wrong = dict(s3, aws_access_key_id=os.environ["ZK_S3_DATA_KEY"], aws_secret_access_key=os.environ["ZK_S3_DATA_SECRET"])
+    with pytest.raises(KerchunkError) as raised:
+        ReferenceStore(location, storage_options=wrong)
+    assert location in str(raised.value)
+    assert isinstance(raised.value, (AccessDeniedError, OSError)), type(raised.value)
