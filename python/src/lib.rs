@@ -3,6 +3,7 @@
 //! wrap. Everything Python users call is documented in `_rs.pyi` and in the
 //! Python modules; this crate is not meant to be used from Rust.
 
+mod array;
 mod errors;
 mod options;
 mod runtime;
@@ -14,6 +15,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::StoreHandle>()?;
+    module.add_class::<array::ArrayHandle>()?;
     module.add_class::<pyo3_bytes::PyBytes>()?;
     // Chunks come back as this class: name it where users will find it.
     module.py().get_type::<pyo3_bytes::PyBytes>().setattr("__module__", "zarrs_kerchunk._rs")?;

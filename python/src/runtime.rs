@@ -31,3 +31,10 @@ pub(crate) fn check_process() -> PyResult<()> {
         _ => Ok(()),
     }
 }
+
+/// Decode zlib chunks with the codec that inflates each in one call into a
+/// buffer of its size (libdeflate), as the command line does; once per process.
+pub(crate) fn register_codecs() {
+    static REGISTERED: OnceLock<()> = OnceLock::new();
+    REGISTERED.get_or_init(|| drop(zarrs_zlib_sized::register_zlib_codec()));
+}
