@@ -20,7 +20,9 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `cli` | yes | the `zarrs-kerchunk` binary (`info`, `stats`, `cat`, `plot`, `audit`, `pin`, `convert`), with every store and the parquet layout, and `zarrs_zlib_sized` with libdeflate to decode |
+//! | `cli` | yes | the `zarrs-kerchunk` binary (`info`, `stats`, `cat`, `plot`, `audit`, `pin`, `convert`, `scan`), with every store and the parquet layout, and `zarrs_zlib_sized` with libdeflate to decode |
+//! | `write` | with `cli` | [`output`]: references written to a path or URL, JSON or a parquet root by its name |
+//! | `scan` | with `cli` | [`make`]: references made from NetCDF and HDF5 files (patterns, many files combined) |
 //!
 //! # Compatibility
 //!
@@ -29,3 +31,7 @@
 //! | 0.1 | 0.1 | 0.1 | 0.23 |
 
 pub mod inspect;
+#[cfg(feature = "scan")]
+pub mod make;
+#[cfg(feature = "write")]
+pub mod output;

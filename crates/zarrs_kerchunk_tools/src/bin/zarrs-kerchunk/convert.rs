@@ -1,13 +1,11 @@
 //! `convert`: kerchunk JSON and fsspec's parquet layout, either way.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, ReferenceSource};
-use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
-use zarrs_kerchunk::object_store::{self, ObjectStore, ObjectStoreExt};
-use zarrs_kerchunk::{RecordCacheOptions, StoreRegistry, write_json, write_parquet};
+use zarrs_kerchunk::{RecordCacheOptions, StoreRegistry};
+use zarrs_kerchunk_tools::output::write_references;
 
 use crate::options::{Opening, progress_bar};
 use crate::outcome::{Outcome, Result};
@@ -109,60 +107,5 @@ impl Convert {
         let written = self.format.write(source.source().as_ref(), &self.output, &self.open.registry())?;
         eprintln!("{written} references written to {} in {:.2?}", self.output, start.elapsed());
         Ok(Outcome::Done)
-    }
-}
-
-/// Write `source` to `output`, a local path or a URL: a parquet root if its
-/// name ends in `.parq`, `.parquet` or `/`, else JSON. Returns the number of
-/// references written.
-pub(crate) fn write_references(
-    source: &dyn ReferenceSource,
-    output: &str,
-    registry: &StoreRegistry,
-    json: &JsonWriteOptions,
-    parquet: &ParquetWriteOptions,
-) -> std::result::Result<u64, Box<dyn std::error::Error>> {
-    let is_parquet = [".parq", ".parquet", "/"].iter().any(|suffix| output.ends_with(suffix));
-    if is_parquet {
-        let (store, path) = location(output, registry, true)?;
-        return Ok(write_parquet(source, store.as_ref(), &path, parquet)?);
-    }
-    if output.contains("://") {
-        // One PUT of the whole document.
-        let (store, path) = location(output, registry, true)?;
-        let mut bytes = Vec::new();
-        let written = write_json(source, &mut bytes, json)?;
-        tokio::runtime::Runtime::new()?.block_on(store.put(&path, bytes.into()))?;
-        return Ok(written);
-    }
-    // Streamed to the file as it is written.
-    if let Some(parent) = std::path::Path::new(output).parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let file = std::fs::File::create(output).map_err(|e| format!("cannot write {output}: {e}"))?;
-    Ok(write_json(source, std::io::BufWriter::new(file), json)?)
-}
-
-/// The object store and path of a local path or URL. A URL's store is made
-/// by `registry` (the options given and the cloud environment's own
-/// variables, never the rest of the environment); a local path's folder is
-/// created if `create` says so.
-pub(crate) fn location(
-    place: &str,
-    registry: &StoreRegistry,
-    create: bool,
-) -> std::result::Result<(Arc<dyn ObjectStore>, object_store::path::Path), Box<dyn std::error::Error>> {
-    let trimmed = place.trim_end_matches('/');
-    if trimmed.contains("://") {
-        let url = url::Url::parse(trimmed)?;
-        Ok(registry.resolve(&url)?)
-    } else {
-        let path = std::path::absolute(trimmed)?;
-        let parent = path.parent().ok_or("the path has no parent folder")?;
-        if create {
-            std::fs::create_dir_all(parent)?;
-        }
-        let name = path.file_name().ok_or("the path has no name")?.to_string_lossy().into_owned();
-        Ok((Arc::new(object_store::local::LocalFileSystem::new_with_prefix(parent)?), name.into()))
     }
 }

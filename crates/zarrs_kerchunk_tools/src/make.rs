@@ -1,0 +1,200 @@
+//! Making one reference set from files: patterns expanded by listing their
+//! store, every file scanned by [`kerchunk_scan`] (a bounded number at once),
+//! and the sets combined along a dimension when there are several.
+
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use kerchunk::ReferenceSet;
+use kerchunk_scan::{ScanError, ScanOptions, Skipped, scan};
+use zarrs_kerchunk::StoreRegistry;
+use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
+use zarrs_kerchunk::object_store::{self, ObjectStore};
+
+use crate::output::{OutputError, place};
+
+/// Files scanned at once.
+pub const CONCURRENT_SCANS: usize = 16;
+
+/// Why references could not be made from files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MakeError {
+    /// A pattern that is not one.
+    #[error("{pattern}: not a pattern: {source}")]
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// Why.
+        #[source]
+        source: glob::PatternError,
+    },
+    /// A pattern's folder could not be listed.
+    #[error("cannot list {folder:?} for {pattern}: {source}")]
+    List {
+        /// The pattern as given.
+        pattern: String,
+        /// The folder listed.
+        folder: String,
+        /// The store's error.
+        #[source]
+        source: object_store::Error,
+    },
+    /// A pattern that matches nothing.
+    #[error("no file matches {0}")]
+    NoMatch(String),
+    /// Several files, and no dimension to combine them along.
+    #[error("several files need a dimension to combine them along (concat)")]
+    NeedsConcat,
+    /// A file's path or URL cannot be reached.
+    #[error(transparent)]
+    Place(#[from] OutputError),
+    /// Scanning a file, or combining the sets, failed.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// The runtime for the scans could not start.
+    #[error("cannot start the I/O runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// The references made from files, and what making them cost.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Made {
+    /// The references: one file's, or all of them combined.
+    pub references: ReferenceSet,
+    /// The files scanned, in order, as their references name them.
+    pub files: Vec<String>,
+    /// Requests made, over every file.
+    pub requests: u64,
+    /// Bytes read, over every file.
+    pub bytes: u64,
+    /// The arrays left out, with the file (as its references name it) each is from.
+    pub skipped: Vec<(String, Skipped)>,
+}
+
+/// Scan `files` (paths or URLs; see [`expand`] for patterns) into one reference set,
+/// combined along `concat` when there are several. `url_of` gives the URL a file's
+/// references name it by; `progress` is called after each file.
+///
+/// # Errors
+/// [`MakeError`] if a file cannot be reached or scanned, or the sets cannot be combined.
+pub fn make_references(
+    files: &[String],
+    concat: Option<&str>,
+    options: &ScanOptions,
+    registry: &StoreRegistry,
+    url_of: impl Fn(&str) -> String,
+    progress: impl Fn() + Sync,
+) -> Result<Made, MakeError> {
+    if files.len() > 1 && concat.is_none() {
+        return Err(MakeError::NeedsConcat);
+    }
+    let mut options = options.clone();
+    if let Some(dimension) = concat {
+        options = options.with_inlined_variables([dimension.to_owned()]);
+    }
+    let mut places = Vec::with_capacity(files.len());
+    for file in files {
+        let (store, path) = place(file, registry, false)?;
+        places.push((store, path, url_of(file)));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(MakeError::Runtime)?;
+    let scans = runtime.block_on(
+        futures::stream::iter(places.iter().map(|(store, path, url)| {
+            let (options, progress) = (&options, &progress);
+            async move {
+                let scan = scan(store, path, url, options).await;
+                progress();
+                scan.map(|scan| (url.clone(), scan))
+            }
+        }))
+        .buffered(CONCURRENT_SCANS)
+        .collect::<Vec<_>>(),
+    );
+    let (mut made, mut sets) = (
+        Made { references: ReferenceSet::default(), files: Vec::new(), requests: 0, bytes: 0, skipped: Vec::new() },
+        Vec::with_capacity(scans.len()),
+    );
+    for scan in scans {
+        let (url, scan) = scan?;
+        made.skipped.extend(scan.skipped.into_iter().map(|skipped| (url.clone(), skipped)));
+        made.requests += scan.stats.requests;
+        made.bytes += scan.stats.bytes;
+        made.files.push(url.clone());
+        sets.push((url, scan.references));
+    }
+    made.references = match concat {
+        Some(dimension) => kerchunk_scan::combine(sets, dimension)?,
+        None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
+    };
+    Ok(made)
+}
+
+/// The files `file` names: itself, or if it is a pattern (`*`, `?`, `[...]`),
+/// every object of its store whose path matches it, in order. A pattern's
+/// wildcards stay within one level of folders.
+///
+/// # Errors
+/// [`MakeError`] if the pattern is malformed, its folder cannot be listed, or nothing matches.
+pub fn expand(file: &str, registry: &StoreRegistry) -> Result<Vec<String>, MakeError> {
+    let Some(wildcard) = file.find(['*', '?', '[']) else { return Ok(vec![file.to_owned()]) };
+    let folder = &file[..file[..wildcard].rfind('/').map_or(0, |slash| slash + 1)];
+    let pattern = glob::Pattern::new(&file[folder.len()..])
+        .map_err(|source| MakeError::Pattern { pattern: file.to_owned(), source })?;
+    let listing_failed = |source| MakeError::List { pattern: file.to_owned(), folder: folder.to_owned(), source };
+    let (store, prefix): (Arc<dyn ObjectStore>, Option<object_store::path::Path>) = if folder.contains("://") {
+        let url = url::Url::parse(folder)
+            .map_err(|e| OutputError::Place { place: folder.to_owned(), reason: e.to_string() })?;
+        let (store, path) = registry.resolve(&url).map_err(listing_failed)?;
+        (store, Some(path).filter(|p| !p.as_ref().is_empty()))
+    } else {
+        let io = |source| OutputError::Io { place: folder.to_owned(), source };
+        let local = std::path::absolute(if folder.is_empty() { "." } else { folder }).map_err(io)?;
+        if !local.is_dir() {
+            return Err(MakeError::NoMatch(file.to_owned()));
+        }
+        (Arc::new(object_store::local::LocalFileSystem::new_with_prefix(local).map_err(listing_failed)?), None)
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
+    let listed: Vec<object_store::ObjectMeta> =
+        runtime.block_on(store.list(prefix.as_ref()).try_collect()).map_err(listing_failed)?;
+    let within = |location: &object_store::path::Path| -> String {
+        let full = location.as_ref();
+        match &prefix {
+            Some(prefix) => full.strip_prefix(prefix.as_ref()).unwrap_or(full).trim_start_matches('/').to_owned(),
+            None => full.to_owned(),
+        }
+    };
+    let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+    let mut matched: Vec<String> = listed
+        .iter()
+        .map(|meta| within(&meta.location))
+        .filter(|name| pattern.matches_with(name, options))
+        .map(|name| format!("{folder}{name}"))
+        .collect();
+    matched.sort();
+    if matched.is_empty() {
+        return Err(MakeError::NoMatch(file.to_owned()));
+    }
+    Ok(matched)
+}
+
+/// How references written to `output` name `file`: a URL as given; a local
+/// file by its path relative to the references' folder when both are local
+/// and it lies under that folder (so the two move together), else by its
+/// absolute path.
+#[must_use]
+pub fn url_in_references(file: &str, output: &str) -> String {
+    if file.contains("://") {
+        return file.to_owned();
+    }
+    let Ok(absolute) = std::path::absolute(file) else { return file.to_owned() };
+    if !output.contains("://")
+        && let Ok(output) = std::path::absolute(output)
+        && let Some(relative) = output.parent().and_then(|folder| absolute.strip_prefix(folder).ok())
+    {
+        return relative.to_string_lossy().replace('\\', "/");
+    }
+    absolute.to_string_lossy().into_owned()
+}

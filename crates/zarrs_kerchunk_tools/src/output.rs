@@ -1,0 +1,122 @@
+//! Writing references to a place named by a path or a URL, in the format its
+//! name asks for: a parquet root for a name ending in `.parq`, `.parquet` or
+//! `/`, JSON otherwise (streamed to a local file; one PUT to an object store).
+
+use std::sync::Arc;
+
+use kerchunk::{JsonWriteOptions, ParquetWriteOptions, ReferenceSource, WriteError};
+use zarrs_kerchunk::object_store::path::Path;
+use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
+use zarrs_kerchunk::object_store::{self, ObjectStore, ObjectStoreExt};
+use zarrs_kerchunk::{StoreRegistry, write_json, write_parquet};
+
+/// Why references could not be written, or a place could not be reached.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The place is not a usable path or URL.
+    #[error("{place}: {reason}")]
+    Place {
+        /// The path or URL as given.
+        place: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No object store serves the URL, or the store failed.
+    #[error("{place}: {source}")]
+    Store {
+        /// The path or URL.
+        place: String,
+        /// `object_store`'s error.
+        #[source]
+        source: object_store::Error,
+    },
+    /// A local file or folder could not be made or written.
+    #[error("cannot write {place}: {source}")]
+    Io {
+        /// The path.
+        place: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing the references failed.
+    #[error("cannot write {place}: {source}")]
+    Write {
+        /// The path or URL.
+        place: String,
+        /// The writer's error.
+        #[source]
+        source: WriteError,
+    },
+}
+
+/// Whether `output` names a parquet root (`.parq`, `.parquet`, or a trailing `/`).
+#[must_use]
+pub fn is_parquet_root(output: &str) -> bool {
+    [".parq", ".parquet", "/"].iter().any(|suffix| output.ends_with(suffix))
+}
+
+/// Write `source` to `output`, a local path or a URL: a parquet root if
+/// [`is_parquet_root`], else JSON. A URL's store comes from `registry`.
+/// Returns the number of references written.
+///
+/// # Errors
+/// [`OutputError`] if the place cannot be reached or the references cannot be written.
+pub fn write_references(
+    source: &dyn ReferenceSource,
+    output: &str,
+    registry: &StoreRegistry,
+    json: &JsonWriteOptions,
+    parquet: &ParquetWriteOptions,
+) -> Result<u64, OutputError> {
+    let failed = |source| OutputError::Write { place: output.to_owned(), source };
+    if is_parquet_root(output) {
+        let (store, path) = place(output, registry, true)?;
+        return write_parquet(source, store.as_ref(), &path, parquet).map_err(failed);
+    }
+    if output.contains("://") {
+        // One PUT of the whole document.
+        let (store, path) = place(output, registry, true)?;
+        let mut bytes = Vec::new();
+        let written = write_json(source, &mut bytes, json).map_err(failed)?;
+        let io = |source| OutputError::Io { place: output.to_owned(), source };
+        let put = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(io)?;
+        put.block_on(store.put(&path, bytes.into()))
+            .map_err(|source| OutputError::Store { place: output.to_owned(), source })?;
+        return Ok(written);
+    }
+    // Streamed to the file as it is written.
+    let io = |source| OutputError::Io { place: output.to_owned(), source };
+    if let Some(parent) = std::path::Path::new(output).parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let file = std::fs::File::create(output).map_err(io)?;
+    write_json(source, std::io::BufWriter::new(file), json).map_err(failed)
+}
+
+/// The object store and path of a local path or URL. A URL's store is made
+/// by `registry` (the options given and the cloud environment's own
+/// variables, never the rest of the environment); a local path's folder is
+/// created if `create` says so.
+///
+/// # Errors
+/// [`OutputError`] if the place is not a path or URL a store serves.
+pub fn place(place: &str, registry: &StoreRegistry, create: bool) -> Result<(Arc<dyn ObjectStore>, Path), OutputError> {
+    let invalid = |reason: String| OutputError::Place { place: place.to_owned(), reason };
+    let io = |source| OutputError::Io { place: place.to_owned(), source };
+    let trimmed = place.trim_end_matches('/');
+    if trimmed.contains("://") {
+        let url = url::Url::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
+        return registry.resolve(&url).map_err(|source| OutputError::Store { place: place.to_owned(), source });
+    }
+    let path = std::path::absolute(trimmed).map_err(io)?;
+    let parent = path.parent().ok_or_else(|| invalid("the path has no parent folder".into()))?;
+    if create {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let name = path.file_name().ok_or_else(|| invalid("the path has no name".into()))?.to_string_lossy().into_owned();
+    let store = object_store::local::LocalFileSystem::new_with_prefix(parent)
+        .map_err(|source| OutputError::Store { place: place.to_owned(), source })?;
+    Ok((Arc::new(store), name.into()))
+}
