@@ -1,6 +1,6 @@
 //! `ArrayHandle`: one array of an opened reference set, read and decoded by
 //! zarrs with the GIL released, for the xarray engine. Values come back as
-//! the bytes of a C-order block in native byte order, which NumPy wraps
+//! the bytes of a C-order block in native byte order, which `NumPy` wraps
 //! without a copy.
 
 use std::ops::Range;
@@ -50,7 +50,8 @@ impl ArrayHandle {
         let ranges: Vec<Range<u64>> = ranges.into_iter().map(|(start, stop)| start..stop).collect();
         let array = Arc::clone(&self.array);
         let decoded = py.detach(|| array.retrieve_array_subset::<ArrayBytes>(&ranges));
-        let bytes = decoded.map_err(|e| Error::new(Kind::Read, format!("cannot read {} {ranges:?}: {e}", self.path)))?;
+        let bytes =
+            decoded.map_err(|e| Error::new(Kind::Read, format!("cannot read {} {ranges:?}: {e}", self.path)))?;
         Ok(bytes.into_fixed().ok().map(|fixed| PyBytes::new(fixed.into_owned().into())))
     }
 }

@@ -101,9 +101,9 @@ impl StoreOptions {
             builder = builder.with_allowed_prefixes(prefixes);
         }
         if let Some(file) = &self.pins {
-            let text = std::fs::read_to_string(file).map_err(|e| crate::errors::io_error(&format!("pins {file}"), &e))?;
-            let mut pins =
-                Pins::from_json(&text).map_err(|e| PyValueError::new_err(format!("pins {file}: {e}")))?;
+            let text =
+                std::fs::read_to_string(file).map_err(|e| crate::errors::io_error(&format!("pins {file}"), &e))?;
+            let mut pins = Pins::from_json(&text).map_err(|e| PyValueError::new_err(format!("pins {file}: {e}")))?;
             for prefix in &self.relax_pins {
                 pins.relax_under(prefix).map_err(|e| PyValueError::new_err(format!("relax_pins {prefix}: {e}")))?;
             }

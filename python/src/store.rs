@@ -54,9 +54,9 @@ impl StoreHandle {
 
     /// The value of `key`, or the bytes `request` asks of it; `None` if the set has no such key.
     #[pyo3(signature = (key, request=None))]
-    fn get<'py>(&self, py: Python<'py>, key: String, request: Option<Request>) -> PyResult<Bound<'py, PyAny>> {
+    fn get<'py>(&self, py: Python<'py>, key: &str, request: Option<Request>) -> PyResult<Bound<'py, PyAny>> {
         runtime::check_process()?;
-        let (store, key) = (Arc::clone(&self.store), store_key(&key)?);
+        let (store, key) = (Arc::clone(&self.store), store_key(key)?);
         let request = parse_request(request)?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             Ok(get_async(&store, &key, request).await?.map(PyBytes::new))
@@ -65,9 +65,9 @@ impl StoreHandle {
 
     /// [`get`](Self::get), blocking: for zarr's sync protocol and for threads.
     #[pyo3(signature = (key, request=None))]
-    fn get_sync(&self, py: Python<'_>, key: String, request: Option<Request>) -> PyResult<Option<PyBytes>> {
+    fn get_sync(&self, py: Python<'_>, key: &str, request: Option<Request>) -> PyResult<Option<PyBytes>> {
         runtime::check_process()?;
-        let (store, key) = (Arc::clone(&self.sync), store_key(&key)?);
+        let (store, key) = (Arc::clone(&self.sync), store_key(key)?);
         let request = parse_request(request)?;
         Ok(py.detach(|| get_sync(&store, &key, request))?.map(PyBytes::new))
     }
@@ -98,18 +98,18 @@ impl StoreHandle {
     }
 
     /// The size of `key`'s value in bytes; `None` if the set has no such key.
-    fn size<'py>(&self, py: Python<'py>, key: String) -> PyResult<Bound<'py, PyAny>> {
+    fn size<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
         runtime::check_process()?;
-        let (store, key) = (Arc::clone(&self.store), store_key(&key)?);
+        let (store, key) = (Arc::clone(&self.store), store_key(key)?);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             Ok(store.size_key(&key).await.map_err(|e| read_error(&e))?)
         })
     }
 
     /// Every key under `prefix` (`""`: every key), whole keys from the root.
-    fn list_prefix<'py>(&self, py: Python<'py>, prefix: String) -> PyResult<Bound<'py, PyAny>> {
+    fn list_prefix<'py>(&self, py: Python<'py>, prefix: &str) -> PyResult<Bound<'py, PyAny>> {
         runtime::check_process()?;
-        let (store, prefix) = (Arc::clone(&self.store), store_prefix(&prefix)?);
+        let (store, prefix) = (Arc::clone(&self.store), store_prefix(prefix)?);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let keys = store.list_prefix(&prefix).await.map_err(|e| read_error(&e))?;
             Ok(keys.into_iter().map(|key| key.as_str().to_owned()).collect::<Vec<_>>())
@@ -117,14 +117,15 @@ impl StoreHandle {
     }
 
     /// The names of the keys and folders directly under `prefix` (`""`: the root).
-    fn list_dir<'py>(&self, py: Python<'py>, prefix: String) -> PyResult<Bound<'py, PyAny>> {
+    fn list_dir<'py>(&self, py: Python<'py>, prefix: &str) -> PyResult<Bound<'py, PyAny>> {
         runtime::check_process()?;
-        let (store, prefix) = (Arc::clone(&self.store), store_prefix(&prefix)?);
+        let (store, prefix) = (Arc::clone(&self.store), store_prefix(prefix)?);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let listing = store.list_dir(&prefix).await.map_err(|e| read_error(&e))?;
             let skip = prefix.as_str().len();
             let keys = listing.keys().iter().map(|key| key.as_str()[skip..].to_owned());
-            let folders = listing.prefixes().iter().map(|folder| folder.as_str()[skip..].trim_end_matches('/').to_owned());
+            let folders =
+                listing.prefixes().iter().map(|folder| folder.as_str()[skip..].trim_end_matches('/').to_owned());
             Ok(keys.chain(folders).collect::<Vec<_>>())
         })
     }
@@ -191,7 +192,11 @@ fn clamp(wanted: Wanted, size: u64) -> ByteRange {
     }
 }
 
-async fn get_async(store: &AsyncReferenceStore, key: &StoreKey, wanted: Option<Wanted>) -> Result<Option<Bytes>, Error> {
+async fn get_async(
+    store: &AsyncReferenceStore,
+    key: &StoreKey,
+    wanted: Option<Wanted>,
+) -> Result<Option<Bytes>, Error> {
     let failed = |e: zarrs_storage::StorageError| read_error(&e);
     let Some(wanted) = wanted else { return store.get(key).await.map_err(failed) };
     let Some(size) = store.size_key(key).await.map_err(failed)? else { return Ok(None) };

@@ -53,15 +53,19 @@ def compare(entry: dict, got: np.ndarray, folder: Path) -> str | None:
         if want is not None and values != np.asarray(want, dtype=object).ravel().tolist():
             return f"values differ: {values[:5]} vs {want[:5]}"
         return None
-    expected = np.load(folder / entry["expected"])
+    return differs(got, np.load(folder / entry["expected"]))
+
+
+def differs(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """How `got` differs from `expected` (NaN equal to NaN), or None if it is exactly equal."""
     if got.shape != expected.shape:
         return f"shape {got.shape} != {expected.shape}"
-    if {got.dtype.kind, expected.dtype.kind} == {"S", "V"}:
+    if {got.dtype.kind, expected.dtype.kind} == {"S", "V"} or got.dtype.kind == expected.dtype.kind == "V":
         # zarr-python 3 reads a V2 "|S5" as raw "|V5": the same bytes.
         return None if got.tobytes() == expected.tobytes() else "bytes differ"
     nan = got.dtype.kind in "fc"
     if not np.array_equal(got.astype(expected.dtype), expected, equal_nan=nan):
-        return "values differ"
+        return f"values differ: {got.ravel()[:5]} != {expected.ravel()[:5]}"
     return None
 
 

@@ -9,7 +9,7 @@ The store is read-only and picklable: a Dask worker opens each reference set onc
 in :mod:`zarrs_kerchunk.errors`.
 """
 
-from zarrs_kerchunk import errors
+from zarrs_kerchunk import errors, tools
 from zarrs_kerchunk._rs import __version__
 from zarrs_kerchunk.errors import (
     AccessDeniedError,
@@ -31,4 +31,5 @@ __all__ = [
     "TargetUnreachableError",
     "__version__",
     "errors",
+    "tools",
 ]

@@ -1,0 +1,126 @@
+"""The tools of zarrs_kerchunk from Python: statistics, audits and pins of a reference set,
+conversion between JSON and parquet, and references made from NetCDF and HDF5 files.
+
+Each takes an opened :class:`~zarrs_kerchunk.ReferenceStore`, or a location and the store's
+keyword options, and returns plain Python objects (dicts and lists, as the command line's
+``--json`` prints them). Errors are those of :mod:`zarrs_kerchunk.errors`: a missing document or
+file raises :class:`FileNotFoundError`, a refused one :class:`PermissionError`, malformed
+references :class:`ValueError`, an unreachable place :class:`OSError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from zarrs_kerchunk import _rs
+from zarrs_kerchunk.store import ReferenceStore
+
+__all__ = ["audit", "convert", "pin", "scan", "stats"]
+
+
+def _store(references: ReferenceStore | str | os.PathLike[str], options: dict[str, Any]) -> ReferenceStore:
+    if isinstance(references, ReferenceStore):
+        if options:
+            raise TypeError(f"options {sorted(options)} are for opening a location, not an opened ReferenceStore")
+        return references
+    return ReferenceStore(references, **options)
+
+
+def stats(references: ReferenceStore | str | os.PathLike[str], **options: Any) -> dict[str, Any]:
+    """What the set's references point at, without reading a chunk: per array (references by
+    kind, chunks missing from the grid, bytes referenced) and per target file."""
+    return json.loads(_rs.stats(_store(references, options)._handle))
+
+
+def audit(
+    references: ReferenceStore | str | os.PathLike[str], *, concurrency: int = 16, **options: Any
+) -> dict[str, Any]:
+    """Every target checked (one metadata request each, ``concurrency`` at once) against what its
+    references need: ``{"targets": [{"url", "status", ...}], "malformed": [...]}``. A missing,
+    short or changed target is a finding, not an exception."""
+    return json.loads(_rs.audit(_store(references, options)._handle, concurrency))
+
+
+def pin(
+    references: ReferenceStore | str | os.PathLike[str], *, concurrency: int = 16, **options: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Pins (size, ETag, last modified) of every target that passes the audit, and the audit.
+    Write ``json.dumps(pins)`` to a file and pass its path as ``ReferenceStore(..., pins=path)``
+    to refuse targets that change."""
+    pins, report = _rs.pin(_store(references, options)._handle, concurrency)
+    return json.loads(pins), json.loads(report)
+
+
+def _write_options(
+    version: int,
+    url_templates: bool,
+    zstd: int | None,
+    record_size: int,
+    paths: str,
+    compression: bool,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "version": version,
+        "url_templates": url_templates,
+        "zstd": zstd,
+        "record_size": record_size,
+        "paths": paths,
+        "compression": compression,
+        "storage_options": options.get("storage_options") or {},
+        "anonymous": bool(options.get("anonymous", False)),
+    }
+
+
+def convert(
+    references: ReferenceStore | str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    version: int = 1,
+    url_templates: bool = False,
+    zstd: int | None = None,
+    record_size: int = 100_000,
+    paths: str = "auto",
+    compression: bool = True,
+    **options: Any,
+) -> int:
+    """Write the references to ``output``, a path or URL: a parquet root if its name ends in
+    ``.parq``, ``.parquet`` or ``/``, zstd JSON if in ``.zst``, JSON otherwise. Returns the number
+    of references written. ``storage_options`` and ``anonymous`` also reach the output's store."""
+    write = _write_options(version, url_templates, zstd, record_size, paths, compression, options)
+    store = _store(references, options)
+    return _rs.convert(store._handle, os.fspath(output), write)
+
+
+def scan(
+    files: str | os.PathLike[str] | list[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    *,
+    concat: str | None = None,
+    inline_threshold: int | None = None,
+    fail_unsupported: bool = False,
+    version: int = 1,
+    url_templates: bool = False,
+    zstd: int | None = None,
+    record_size: int = 100_000,
+    paths: str = "auto",
+    compression: bool = True,
+    storage_options: dict[str, str] | None = None,
+    anonymous: bool = False,
+) -> dict[str, Any]:
+    """References made from NetCDF-3, NetCDF-4 and HDF5 files, as kerchunk makes them, reading
+    only their metadata, written to ``output`` (as :func:`convert` writes).
+
+    ``files`` are paths or URLs, or patterns of them (``"s3://bucket/run/*.nc"``); several files
+    are combined along the dimension ``concat``. Returns what was made: the references written,
+    the files, the requests made and bytes read, and the arrays left out (``skipped``)."""
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    write = _write_options(
+        version, url_templates, zstd, record_size, paths, compression,
+        {"storage_options": storage_options, "anonymous": anonymous},
+    )
+    arguments = {"concat": concat, "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported}
+    return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))

@@ -1,0 +1,129 @@
+"""The tools from Python: stats, audit, pin, convert and scan return plain objects, write
+references every reader reads, and raise the exceptions of zarrs_kerchunk.errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+from conftest import DATA, ROOT, cases, differs
+from test_conformance import check
+
+from zarrs_kerchunk import (
+    AccessDeniedError,
+    InvalidReferencesError,
+    ReferenceReadError,
+    ReferencesNotFoundError,
+    ReferenceStore,
+    tools,
+)
+
+SERIES = DATA / "mzz_time_concat" / "refs.json"
+SCANNED = ROOT / "tests" / "scan"
+
+
+def test_stats_count_what_the_references_point_at() -> None:
+    stats = tools.stats(SERIES)
+    assert {a["path"] for a in stats["arrays"]} == {"lat", "lon", "tas", "time"}
+    assert all(t["url"].startswith("file://") for t in stats["targets"])
+    assert sum(t["references"] for t in stats["targets"]) == sum(
+        a["references"]["range"] + a["references"]["whole"] for a in stats["arrays"]
+    ) + stats["other"]["range"] + stats["other"]["whole"]
+
+
+def test_audit_and_pins_find_a_missing_and_a_short_target(tmp_path: Path) -> None:
+    folder = tmp_path / "case"
+    shutil.copytree(DATA / "mzz_time_concat", folder)
+    report = tools.audit(folder / "refs.json")
+    assert {t["status"] for t in report["targets"]} == {"ok"}
+    pins, report = tools.pin(folder / "refs.json")
+    assert len(pins["targets"]) == len(report["targets"]) > 0
+    (folder / "day2.nc").unlink()
+    day3 = (folder / "day3.nc").read_bytes()
+    (folder / "day3.nc").write_bytes(day3[:64])
+    statuses = {Path(t["url"]).name: t["status"] for t in tools.audit(folder / "refs.json")["targets"]}
+    assert (statuses["day1.nc"], statuses["day2.nc"], statuses["day3.nc"]) == ("ok", "missing", "short"), statuses
+    # The pins refuse the changed file at read time, naming it.
+    pins_file = tmp_path / "pins.json"
+    pins_file.write_text(json.dumps(pins))
+    (folder / "day2.nc").write_bytes(day3)
+    store = ReferenceStore(folder / "refs.json", pins=str(pins_file))
+    with pytest.raises(ReferenceReadError, match="day3.nc"):
+        zarr.open_group(store, mode="r", zarr_format=2)["tas"][...]
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda c: c.name)
+def test_convert_writes_what_reads_exactly(case, tmp_path: Path) -> None:
+    source = case.folder / case.references()[0]
+    for name, kwargs in [("v1.json", {}), ("t.json", {"url_templates": True}), ("v0.json.zst", {"version": 0}),
+                         ("r.parq", {"record_size": 7, "paths": "plain"}), ("d.parq", {"paths": "dictionary"})]:
+        # Relative URLs resolve against the written file's folder: write beside the targets.
+        output = case.folder / f".written-{name}"
+        try:
+            assert tools.convert(source, output, **kwargs) > 0
+            assert check(case, ReferenceStore(output)) == [], name
+        finally:
+            shutil.rmtree(output, ignore_errors=True) if output.is_dir() else output.unlink(missing_ok=True)
+
+
+def test_scan_makes_references_equal_to_the_files(tmp_path: Path) -> None:
+    for name in ["netcdf3/cdf5.nc", "hdf5/latest.h5", "hdf5/netcdf4.nc"]:
+        file = SCANNED / name
+        copy = tmp_path / file.name
+        shutil.copy(file, copy)
+        report = tools.scan(copy, tmp_path / f"{file.name}.json")
+        assert report["files"] == [file.name] and report["requests"] >= 1
+        group = zarr.open_group(ReferenceStore(tmp_path / f"{file.name}.json"), mode="r", zarr_format=2)
+        checked = 0
+        # The ground truth beside each file: <name>.<variable>.npy (NetCDF-3: <stem>.<variable>.npy).
+        stem = file.name if file.suffix == ".h5" or "hdf5" in name else file.stem
+        for truth in file.parent.glob(f"{stem}.*.npy"):
+            path = truth.name[len(stem) + 1 : -len(".npy")].replace("~", "/")
+            if path in {s["path"] for s in report["skipped"]}:
+                continue
+            expected = np.load(truth)
+            got = np.asarray(group[path][...])
+            assert differs(got, expected) is None, path
+            checked += 1
+        assert checked > 0, name
+
+
+def test_scan_combines_a_series(tmp_path: Path) -> None:
+    for file in (SCANNED / "hdf5").glob("series*.nc"):
+        shutil.copy(file, tmp_path)
+    report = tools.scan(str(tmp_path / "series*.nc"), tmp_path / "series.parq", concat="time")
+    assert report["files"] == ["series0.nc", "series1.nc", "series2.nc"]
+    group = zarr.open_group(ReferenceStore(tmp_path / "series.parq"), mode="r", zarr_format=2)
+    assert group["time"].shape[0] == sum(
+        zarr.open_group(ReferenceStore(_one(tmp_path, f)), mode="r", zarr_format=2)["time"].shape[0]
+        for f in report["files"]
+    )
+
+
+def _one(folder: Path, name: str) -> Path:
+    out = folder / f"{name}.json"
+    tools.scan(folder / name, out)
+    return out
+
+
+def test_errors_say_what_went_wrong(tmp_path: Path) -> None:
+    with pytest.raises(ReferencesNotFoundError, match="nope.json"):
+        tools.stats(tmp_path / "nope.json")
+    with pytest.raises(ReferencesNotFoundError, match="no file matches"):
+        tools.scan(str(tmp_path / "none" / "*.nc"), tmp_path / "out.json")
+    (tmp_path / "notes.txt").write_text("not a NetCDF file")
+    with pytest.raises(InvalidReferencesError, match="notes.txt"):
+        tools.scan(tmp_path / "notes.txt", tmp_path / "out.json")
+    with pytest.raises(InvalidReferencesError, match="concat"):
+        tools.scan([SCANNED / "hdf5/series0.nc", SCANNED / "hdf5/series1.nc"], tmp_path / "out.json")
+    (tmp_path / "broken.json").write_text('{"version": 1, "refs": [')
+    with pytest.raises(InvalidReferencesError, match="broken.json"):
+        tools.stats(tmp_path / "broken.json")
+    with pytest.raises(ValueError, match="version"):
+        tools.convert(SERIES, tmp_path / "x.json", version=3)
+    remote = '{"version": 1, "refs": {"x": ["file:///etc/hostname"]}}'
+    assert remote and AccessDeniedError  # the policy's errors are in test_errors.py
