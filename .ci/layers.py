@@ -19,12 +19,15 @@ import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CRATES_DIR = ROOT / "crates"
+# Crates outside crates/: the Python package's extension module.
+OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
     ("kerchunk", "zarrs_zlib_sized"),
     ("zarrs_kerchunk", "kerchunk_scan"),
     ("zarrs_kerchunk_tools",),
+    ("zarrs_kerchunk_python",),
 ]
 
 # Each crate's modules, lowest first. Modules in one tuple are one layer.
@@ -42,7 +45,8 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine"), ("lib",)],
-    "zarrs_kerchunk_tools": [("inspect",), ("lib",)],
+    "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
+    "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools"), ("lib",)],
 }
 
 PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_]+))")
@@ -87,11 +91,15 @@ def module_imports(src: pathlib.Path) -> dict:
     return edges
 
 
+def crate_dir(crate: str) -> pathlib.Path:
+    return OTHER_CRATES.get(crate, CRATES_DIR / crate)
+
+
 def crate_dependencies() -> dict:
-    ours = {d.name for d in CRATES_DIR.iterdir() if (d / "Cargo.toml").exists()}
+    ours = {d.name for d in CRATES_DIR.iterdir() if (d / "Cargo.toml").exists()} | set(OTHER_CRATES)
     edges = {}
     for crate in sorted(ours):
-        manifest = tomllib.loads((CRATES_DIR / crate / "Cargo.toml").read_text())
+        manifest = tomllib.loads((crate_dir(crate) / "Cargo.toml").read_text())
         deps = set(manifest.get("dependencies", {})) & ours
         edges[crate] = deps
     return edges
@@ -116,7 +124,7 @@ def main() -> int:
     check(crates, CRATE_LAYERS, "crates", bad)
     for crate in sorted(crates):
         print(f"modules of {crate}:")
-        src = CRATES_DIR / crate / "src"
+        src = crate_dir(crate) / "src"
         edges = module_imports(src)
         # Every module is listed, importing something or not.
         for file in src.rglob("*.rs"):

@@ -105,6 +105,7 @@ impl WriteOptions {
 
 /// Write the references of `store` to `output`; the number of references written.
 #[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOptions) -> PyResult<u64> {
     runtime::check_process()?;
     let (json, parquet) = options.formats(output)?;
@@ -126,6 +127,7 @@ struct ScanArguments {
 /// Make references from `files` (paths, URLs or patterns) and write them to
 /// `output`; a JSON report of what was made.
 #[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn scan(
     py: Python<'_>,
     files: Vec<String>,
@@ -190,7 +192,7 @@ fn output_error(error: &OutputError) -> Error {
         OutputError::Place { .. } => Kind::Invalid,
         OutputError::Store { source, .. } => object_store_kind(source),
         OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => Kind::Denied,
-        OutputError::Write { source: WriteError::Read(_), .. } => Kind::Invalid,
+        OutputError::Write { source, .. } if matches!(**source, WriteError::Read(_)) => Kind::Invalid,
         _ => Kind::Unreachable,
     };
     Error::new(kind, error_chain(error))

@@ -38,7 +38,7 @@ pub enum MakeError {
         folder: String,
         /// The store's error.
         #[source]
-        source: object_store::Error,
+        source: Box<object_store::Error>,
     },
     /// A pattern that matches nothing.
     #[error("no file matches {0}")]
@@ -142,7 +142,8 @@ pub fn expand(file: &str, registry: &StoreRegistry) -> Result<Vec<String>, MakeE
     let folder = &file[..file[..wildcard].rfind('/').map_or(0, |slash| slash + 1)];
     let pattern = glob::Pattern::new(&file[folder.len()..])
         .map_err(|source| MakeError::Pattern { pattern: file.to_owned(), source })?;
-    let listing_failed = |source| MakeError::List { pattern: file.to_owned(), folder: folder.to_owned(), source };
+    let listing_failed =
+        |source| MakeError::List { pattern: file.to_owned(), folder: folder.to_owned(), source: Box::new(source) };
     let (store, prefix): (Arc<dyn ObjectStore>, Option<object_store::path::Path>) = if folder.contains("://") {
         let url = url::Url::parse(folder)
             .map_err(|e| OutputError::Place { place: folder.to_owned(), reason: e.to_string() })?;

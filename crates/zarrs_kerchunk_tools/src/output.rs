@@ -29,7 +29,7 @@ pub enum OutputError {
         place: String,
         /// `object_store`'s error.
         #[source]
-        source: object_store::Error,
+        source: Box<object_store::Error>,
     },
     /// A local file or folder could not be made or written.
     #[error("cannot write {place}: {source}")]
@@ -47,7 +47,7 @@ pub enum OutputError {
         place: String,
         /// The writer's error.
         #[source]
-        source: WriteError,
+        source: Box<WriteError>,
     },
 }
 
@@ -70,7 +70,7 @@ pub fn write_references(
     json: &JsonWriteOptions,
     parquet: &ParquetWriteOptions,
 ) -> Result<u64, OutputError> {
-    let failed = |source| OutputError::Write { place: output.to_owned(), source };
+    let failed = |source| OutputError::Write { place: output.to_owned(), source: Box::new(source) };
     if is_parquet_root(output) {
         let (store, path) = place(output, registry, true)?;
         return write_parquet(source, store.as_ref(), &path, parquet).map_err(failed);
@@ -83,7 +83,7 @@ pub fn write_references(
         let io = |source| OutputError::Io { place: output.to_owned(), source };
         let put = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(io)?;
         put.block_on(store.put(&path, bytes.into()))
-            .map_err(|source| OutputError::Store { place: output.to_owned(), source })?;
+            .map_err(|source| OutputError::Store { place: output.to_owned(), source: Box::new(source) })?;
         return Ok(written);
     }
     // Streamed to the file as it is written.
@@ -108,7 +108,9 @@ pub fn place(place: &str, registry: &StoreRegistry, create: bool) -> Result<(Arc
     let trimmed = place.trim_end_matches('/');
     if trimmed.contains("://") {
         let url = url::Url::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
-        return registry.resolve(&url).map_err(|source| OutputError::Store { place: place.to_owned(), source });
+        return registry
+            .resolve(&url)
+            .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) });
     }
     let path = std::path::absolute(trimmed).map_err(io)?;
     let parent = path.parent().ok_or_else(|| invalid("the path has no parent folder".into()))?;
@@ -117,6 +119,6 @@ pub fn place(place: &str, registry: &StoreRegistry, create: bool) -> Result<(Arc
     }
     let name = path.file_name().ok_or_else(|| invalid("the path has no name".into()))?.to_string_lossy().into_owned();
     let store = object_store::local::LocalFileSystem::new_with_prefix(parent)
-        .map_err(|source| OutputError::Store { place: place.to_owned(), source })?;
+        .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) })?;
     Ok((Arc::new(store), name.into()))
 }
