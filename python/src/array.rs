@@ -3,8 +3,11 @@
 //! the bytes of a C-order block in native byte order, which `NumPy` wraps
 //! without a copy.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use pyo3::prelude::*;
 use pyo3_bytes::PyBytes;
@@ -54,4 +57,74 @@ impl ArrayHandle {
             decoded.map_err(|e| Error::new(Kind::Read, format!("cannot read {} {ranges:?}: {e}", self.path)))?;
         Ok(bytes.into_fixed().ok().map(|fixed| PyBytes::new(fixed.into_owned().into())))
     }
+
+    /// The elements at `points` (`points[d][i]`: point `i`'s index along dimension `d`),
+    /// decoded, in native byte order: each chunk that holds a point is read once, the chunks
+    /// in parallel. `None` for a data type of variable length.
+    fn read_points(&self, py: Python<'_>, points: Vec<Vec<u64>>) -> PyResult<Option<PyBytes>> {
+        runtime::check_process()?;
+        let array = Arc::clone(&self.array);
+        let gathered = py.detach(|| gather_points(&array, &points));
+        gathered
+            .map(|bytes| bytes.map(|bytes| PyBytes::new(bytes.into())))
+            .map_err(|message| Error::new(Kind::Read, format!("cannot read points of {}: {message}", self.path)).into())
+    }
+}
+
+/// The elements at `points`, one chunk read per chunk that holds any; see [`ArrayHandle::read_points`].
+fn gather_points(array: &Array<ReferenceStore>, points: &[Vec<u64>]) -> Result<Option<Vec<u8>>, String> {
+    let shape = array.shape();
+    if points.len() != shape.len() {
+        return Err(format!("{} coordinates for {} dimensions", points.len(), shape.len()));
+    }
+    let count = points.first().map_or(1, Vec::len);
+    if points.iter().any(|axis| axis.len() != count) {
+        return Err("the coordinates differ in length".into());
+    }
+    let zeros = vec![0; shape.len()];
+    let chunk: Vec<u64> = array.chunk_shape(&zeros).map_err(|e| e.to_string())?.iter().map(|n| n.get()).collect();
+    // The points of each chunk, by the chunk's indices.
+    let mut chunks: HashMap<Vec<u64>, Vec<usize>> = HashMap::new();
+    for point in 0..count {
+        let mut indices = Vec::with_capacity(shape.len());
+        for (axis, &size) in shape.iter().enumerate() {
+            let at = points[axis][point];
+            if at >= size {
+                return Err(format!("index {at} is out of bounds for axis {axis} of size {size}"));
+            }
+            indices.push(at / chunk[axis]);
+        }
+        chunks.entry(indices).or_default().push(point);
+    }
+    let read: Vec<(Vec<usize>, Option<Vec<u8>>, usize)> = chunks
+        .into_par_iter()
+        .map(|(indices, members)| -> Result<_, String> {
+            let decoded = array.retrieve_chunk::<ArrayBytes>(&indices).map_err(|e| e.to_string())?;
+            let Ok(bytes) = decoded.into_fixed() else { return Ok((members, None, 0)) };
+            let elements: u64 = chunk.iter().product();
+            let size = usize::try_from(bytes.len() as u64 / elements.max(1)).map_err(|e| e.to_string())?;
+            let mut out = Vec::with_capacity(members.len() * size);
+            for &point in &members {
+                // C order within the chunk.
+                let mut offset = 0u64;
+                for axis in 0..shape.len() {
+                    offset = offset * chunk[axis] + (points[axis][point] - indices[axis] * chunk[axis]);
+                }
+                let start = usize::try_from(offset).map_err(|e| e.to_string())? * size;
+                out.extend_from_slice(&bytes[start..start + size]);
+            }
+            Ok((members, Some(out), size))
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(size) = read.iter().find(|(_, bytes, _)| bytes.is_some()).map(|(_, _, size)| *size) else {
+        return Ok(if count == 0 { Some(Vec::new()) } else { None });
+    };
+    let mut gathered = vec![0u8; count * size];
+    for (members, bytes, _) in read {
+        let Some(bytes) = bytes else { return Ok(None) };
+        for (k, point) in members.into_iter().enumerate() {
+            gathered[point * size..(point + 1) * size].copy_from_slice(&bytes[k * size..(k + 1) * size]);
+        }
+    }
+    Ok(Some(gathered))
 }

@@ -73,6 +73,10 @@ def test_selections_read_as_the_zarr_engine_reads_them() -> None:
         {"time": xr.DataArray([0, 3, 1], dims="p"), "lat": xr.DataArray([2, 9, 17], dims="p")},
         {"lat": xr.DataArray(rng.integers(0, 18, 50), dims="p"), "lon": xr.DataArray(rng.integers(0, 24, 50), dims="p")},
         {"lat": slice(5, 5)},
+        {"time": xr.DataArray([[0, 3], [2, 1]], dims=("a", "b")), "lat": xr.DataArray([[-1, 4], [17, 0]], dims=("a", "b")),
+         "lon": xr.DataArray([[23, 0], [5, 5]], dims=("a", "b"))},
+        {"time": xr.DataArray(rng.integers(0, 4, 200), dims="p"), "lat": xr.DataArray(rng.integers(0, 18, 200), dims="p"),
+         "lon": xr.DataArray(rng.integers(0, 24, 200), dims="p")},
     ]
     for selection in selections:
         xr.testing.assert_identical(ours.isel(selection).load(), theirs.isel(selection).load())

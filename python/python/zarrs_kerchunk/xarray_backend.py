@@ -58,6 +58,9 @@ class RustArray(BackendArray):
         return self._handle
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        if isinstance(key, indexing.VectorizedIndexer) and all(isinstance(k, np.ndarray) for k in key.tuple):
+            # Points: each chunk that holds one is read once, not the block that bounds them all.
+            return self._points(key.tuple)
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER, self._read)
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
@@ -99,6 +102,22 @@ class RustArray(BackendArray):
             elif cut != slice(None):
                 block = block[(slice(None),) * axis + (cut,)]
         return block
+
+    def _points(self, key: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Vectorized (pointwise) indexing by integer arrays, broadcast together."""
+        arrays = np.broadcast_arrays(*(np.asarray(k, dtype=np.int64) for k in key))
+        shape = arrays[0].shape if arrays else ()
+        coordinates = []
+        for axis, (index, size) in enumerate(zip(arrays, self.shape, strict=True)):
+            flat = index.ravel()
+            flat = np.where(flat < 0, flat + size, flat)
+            if flat.size and (flat.min() < 0 or flat.max() >= size):
+                raise IndexError(f"index out of bounds for axis {axis} of size {size}")
+            coordinates.append(flat.tolist())
+        data = self._array().read_points(coordinates)
+        if data is None:  # pragma: no cover - variable-length types are read through zarr
+            raise TypeError(f"{self.path}: a variable-length data type cannot be decoded in Rust")
+        return np.frombuffer(data, dtype=self.dtype).reshape(shape)
 
     def _block(self, ranges: list[tuple[int, int]]) -> np.ndarray:
         shape = tuple(stop - start for start, stop in ranges)
