@@ -61,6 +61,7 @@ impl ArrayHandle {
     /// The elements at `points` (`points[d][i]`: point `i`'s index along dimension `d`),
     /// decoded, in native byte order: each chunk that holds a point is read once, the chunks
     /// in parallel. `None` for a data type of variable length.
+    #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
     fn read_points(&self, py: Python<'_>, points: Vec<Vec<u64>>) -> PyResult<Option<PyBytes>> {
         runtime::check_process()?;
         let array = Arc::clone(&self.array);
@@ -85,6 +86,7 @@ fn gather_points(array: &Array<ReferenceStore>, points: &[Vec<u64>]) -> Result<O
     let chunk: Vec<u64> = array.chunk_shape(&zeros).map_err(|e| e.to_string())?.iter().map(|n| n.get()).collect();
     // The points of each chunk, by the chunk's indices.
     let mut chunks: HashMap<Vec<u64>, Vec<usize>> = HashMap::new();
+    #[expect(clippy::needless_range_loop, reason = "a point is a column of `points`, indexed by axis then point")]
     for point in 0..count {
         let mut indices = Vec::with_capacity(shape.len());
         for (axis, &size) in shape.iter().enumerate() {
