@@ -231,3 +231,25 @@ def test_chunks_are_zero_copy_numpy_buffers(store: ReferenceStore) -> None:
     assert isinstance(array, np.ndarray) and array.tolist() == [10, 11]
     assert not array.flags.owndata, "the chunk's bytes are Rust's, not a copy"
     assert _OPENED, "opened sets are remembered for unpickling"
+
+
+def _read_in_child(store: ReferenceStore, queue) -> None:
+    try:
+        store.get_sync("x/0")
+        queue.put("read")
+    except RuntimeError as e:
+        queue.put(f"refused: {e}")
+
+
+def test_a_forked_child_refuses_instead_of_hanging(store: ReferenceStore) -> None:
+    import multiprocessing
+
+    store.get_sync("x/0")  # the runtime has started in this process
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_read_in_child, args=(store, queue))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0, "the child hung or crashed"
+    answer = queue.get(timeout=5)
+    assert answer.startswith("refused") and "spawn" in answer, answer

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Issue 23's speed table: each workload of xr_bench.py through xarray, by our engine, by
+# xarray's zarr engine over our store, and by fsspec's ReferenceFileSystem, and the same
+# work through the Rust API (refbench), as whole processes timed side by side by
+# peer_bench.py repeat (median after a warm-up), in one run. One record per (reader, workload):
+# a `== reader: command` line, then one JSON line.
+#
+#   benches/python/run.sh [--root /tmp/refbench] > benches/python/table.log
+#
+# Needs the corpus (../shared/bench/make_synthetic.py --sizes 6), nginx from `peer_bench.py
+# serve-start` for --http, the package built with `maturin develop --release` in PY's venv
+# (default target/python-venv), `cargo build --release --example refbench`, and for the
+# VirtualiZarr and icechunk rows PEERS_PY (default target/peers-venv: Python 3.12 with
+# ../shared/bench/peers/requirements-peers.txt and dask/distributed) with the icechunk
+# repositories made by `icechunk_peer.py prepare`.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+root=/tmp/refbench
+[ "${1:-}" = --root ] && root=$2
+PY=${PY:-$repo/target/python-venv/bin/python}
+PEERS_PY=${PEERS_PY:-$repo/target/peers-venv/bin/python}
+PEER_N=${PEER_N:-3}
+N=${N:-5}
+PEER="$repo/../shared/bench/peer_bench.py"
+XR="$repo/benches/python/xr_bench.py"
+RB="$repo/target/release/examples/refbench --root $root"
+
+run() {
+  local reader=$1 n=$2; shift 2
+  echo "== $reader: $*"
+  echo "   load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  "$PY" "$PEER" --root "$root" repeat -n "$n" --warmup 1 -- "$@" 2>&1 | "$PY" -c '
+import json, sys
+text = sys.stdin.read()
+try:
+    j = json.loads(text)
+except ValueError:
+    print(json.dumps({"error": text.strip()[-300:]}))
+    sys.exit()
+i = j.get("inner_min_median_max", {})
+pick = {k: i[k][1] for k in ("open_s", "read_s", "lookup_s", "worker_peak_mib", "maxrss_mib") if k in i}
+print(json.dumps({"wall_median": j["wall_s"][1], "wall_min_max": [j["wall_s"][0], j["wall_s"][2]],
+                  "peak_mib": round(j["peak_mib"][1]), "rc": j["rc"], "load": open("/proc/loadavg").read().split()[0], **pick}))'
+}
+
+# xr_bench workload, then the Rust API's same work (refbench arguments; empty: none).
+rows=(
+  "open-json 1e6|load-json 1e6"
+  "open-parquet 1e6|open-parquet 1e6"
+  "mean|read-full"
+  "mean --zlib|read-full-zlib"
+  "mean --http|read-full --http"
+  "mean --zlib --http|read-full-zlib --http"
+  "points 1000|read-random 1000"
+  "points 1000 --zlib|read-random 1000 --zlib"
+  "cluster-mean|"
+  "cluster-mean --zlib|"
+)
+for row in "${rows[@]}"; do
+  workload=${row%%|*} rust=${row#*|}
+  for reader in engine store fsspec; do
+    # shellcheck disable=SC2086
+    run "$reader" "$N" "$PY" "$XR" --root "$root" --reader "$reader" $workload
+  done
+  for reader in virtualizarr icechunk; do
+    # shellcheck disable=SC2086
+    run "$reader" "$PEER_N" "$PEERS_PY" "$XR" --root "$root" --reader "$reader" $workload
+  done
+  # shellcheck disable=SC2086
+  [ -n "$rust" ] && run rust "$N" $RB $rust
+done
