@@ -55,6 +55,8 @@ rows=(
   "points 1000 --zlib|read-random 1000 --zlib"
   "cluster-mean|"
   "cluster-mean --zlib|"
+  "cluster-1e6|"
+  "cluster-1e6 --parquet|"
 )
 for row in "${rows[@]}"; do
   workload=${row%%|*} rust=${row#*|}

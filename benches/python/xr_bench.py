@@ -19,6 +19,8 @@ Workloads (corpus of make_synthetic.py in --root):
                        default) and dask's threads (read_s)
   points K [--zlib] [--http]  K random point selections (vectorized isel, no dask) (read_s)
   cluster-mean [--zlib]    the mean on a 2-process LocalCluster (read_s; per-worker peak RSS)
+  cluster-1e6 [--parquet]  on the cluster, the mean of the first 8 time steps (800 chunks) of the
+                       10^6-reference set, JSON or parquet root: what a worker holds of a large set
 """
 import time
 
@@ -93,10 +95,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default="/tmp/refbench")
     ap.add_argument("--reader", required=True, choices=["engine", "store", "fsspec", "virtualizarr", "icechunk"])
-    ap.add_argument("workload", choices=["open-json", "open-parquet", "mean", "points", "cluster-mean", "imports"])
+    ap.add_argument("workload", choices=["open-json", "open-parquet", "mean", "points", "cluster-mean", "cluster-1e6", "imports"])
     ap.add_argument("n", nargs="?", default="1000")
     ap.add_argument("--zlib", action="store_true")
     ap.add_argument("--http", action="store_true")
+    ap.add_argument("--parquet", action="store_true")
     a = ap.parse_args()
 
     import numpy as np
@@ -128,15 +131,21 @@ def main():
         t = time.perf_counter()
         values = ds["data"].isel(index).values
         return emit(read_s=round(time.perf_counter() - t, 4), checksum=float(values.sum(dtype="f8")))
-    if a.workload == "cluster-mean":
+    if a.workload in ("cluster-mean", "cluster-1e6"):
         from dask.distributed import Client, LocalCluster
 
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
             client.run(lambda: None)
             t = time.perf_counter()
-            ds = open_dataset(a.reader, refs(a), chunks="auto")
-            mean = float(client.compute(ds["data"].mean()).result())
+            if a.workload == "cluster-mean":
+                ds = open_dataset(a.reader, refs(a), chunks="auto")
+                selected = ds["data"]
+            else:
+                location = f"{a.root}/refs_1e6.parq" if a.parquet else f"{a.root}/refs_1e6_v0.json"
+                ds = open_dataset(a.reader, location, chunks={})
+                selected = ds["var"][:8]
+            mean = float(client.compute(selected.mean()).result())
             read_s = time.perf_counter() - t
             peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         return emit(read_s=round(read_s, 4), mean=mean, worker_peak_mib=round(max(peaks.values()), 1))
