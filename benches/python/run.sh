@@ -65,9 +65,14 @@ for row in "${rows[@]}"; do
     run "$reader" "$N" "$PY" "$XR" --root "$root" --reader "$reader" $workload
   done
   for reader in virtualizarr icechunk; do
+    # VirtualiZarr builds a parquet root's whole manifest first (minutes for 10^6 references,
+    # as `icechunk_peer.py prepare` shows): left out of the parquet rows unless ALL_PEERS is set.
+    [ "$reader" = virtualizarr ] && [ "${workload#*parquet}" != "$workload" ] && [ -z "${ALL_PEERS:-}" ] && continue
     # shellcheck disable=SC2086
     run "$reader" "$PEER_N" "$PEERS_PY" "$XR" --root "$root" --reader "$reader" $workload
   done
-  # shellcheck disable=SC2086
-  [ -n "$rust" ] && run rust "$N" $RB $rust
+  if [ -n "$rust" ]; then
+    # shellcheck disable=SC2086
+    run rust "$N" $RB $rust
+  fi
 done
