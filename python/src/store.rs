@@ -9,6 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_bytes::PyBytes;
+use zarrs_kerchunk::kerchunk::{Lookup, SourceError, error_chain};
 use zarrs_kerchunk::{AsyncReferenceStore, ReferenceStore};
 use zarrs_storage::byte_range::ByteRange;
 use zarrs_storage::{
@@ -87,13 +88,20 @@ impl StoreHandle {
         })
     }
 
-    /// Whether the set has `key` (a key, never a bare prefix).
+    /// Whether the set has `key` (a key, never a bare prefix), from the references alone:
+    /// no target is asked, not even for a whole-file reference's size.
     fn exists<'py>(&self, py: Python<'py>, key: String) -> PyResult<Bound<'py, PyAny>> {
         runtime::check_process()?;
         let store = Arc::clone(&self.store);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let Ok(key) = StoreKey::new(key) else { return Ok(false) };
-            Ok(store.size_key(&key).await.map_err(|e| read_error(&e))?.is_some())
+            let failed =
+                |e: &SourceError| Error::new(Kind::Read, format!("cannot look up key {key:?}: {}", error_chain(e)));
+            // A malformed reference is a key too: its reads fail, but it exists.
+            let found = match store.source().lookup(&key).map_err(|e| failed(&e))? {
+                Lookup::Ready(reference) => reference.is_some(),
+                Lookup::Pending(pending) => pending.await.map_err(|e| failed(&e))?.is_some(),
+            };
+            Ok(found)
         })
     }
 

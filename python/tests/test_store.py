@@ -127,6 +127,8 @@ async def test_unexpected_byte_ranges_are_refused(store: ReferenceStore) -> None
 
 async def test_exists_is_for_keys_only(store: ReferenceStore) -> None:
     assert await store.exists("x/0")
+    # From the references alone: an unreachable or malformed reference still exists.
+    assert await store.exists("x/2") and await store.exists("x/3")
     assert await store.exists("x/.zarray")
     assert not await store.exists("x")
     assert not await store.exists("x/5")
