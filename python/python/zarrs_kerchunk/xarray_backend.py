@@ -25,6 +25,7 @@ from xarray.core import indexing
 from xarray.core.variable import Variable
 
 from zarrs_kerchunk._rs import ArrayHandle
+from zarrs_kerchunk.errors import InvalidReferencesError
 from zarrs_kerchunk.store import ReferenceStore
 
 __all__ = ["RustArray", "ZarrsKerchunkBackendEntrypoint"]
@@ -139,8 +140,13 @@ class _RustDecodedStore(ZarrStore):
         dtype = np.dtype(zarr_array.dtype) if isinstance(zarr_array.dtype, np.dtype) else None
         if not isinstance(store, ReferenceStore) or dtype is None or dtype.kind in "OTU" or dtype.hasobject:
             return variable
-        data = indexing.LazilyIndexedArray(RustArray(store, zarr_array.path, zarr_array.shape, dtype))
-        return Variable(variable.dims, data, variable.attrs, variable.encoding)
+        array = RustArray(store, zarr_array.path, zarr_array.shape, dtype)
+        try:
+            array._array()
+        except InvalidReferencesError:
+            # A data type or codec zarrs does not decode: zarr-python reads it, as the zarr engine does.
+            return variable
+        return Variable(variable.dims, indexing.LazilyIndexedArray(array), variable.attrs, variable.encoding)
 
 
 class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
