@@ -130,10 +130,9 @@ impl StoreHandle {
         let (store, prefix) = (Arc::clone(&self.store), store_prefix(prefix)?);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let listing = store.list_dir(&prefix).await.map_err(|e| read_error(&e))?;
-            let skip = prefix.as_str().len();
-            let keys = listing.keys().iter().map(|key| key.as_str()[skip..].to_owned());
-            let folders =
-                listing.prefixes().iter().map(|folder| folder.as_str()[skip..].trim_end_matches('/').to_owned());
+            let name = |path: &str| path.strip_prefix(prefix.as_str()).unwrap_or(path).trim_end_matches('/').to_owned();
+            let keys = listing.keys().iter().map(|key| name(key.as_str()));
+            let folders = listing.prefixes().iter().map(|folder| name(folder.as_str()));
             Ok(keys.chain(folders).collect::<Vec<_>>())
         })
     }
