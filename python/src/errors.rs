@@ -96,13 +96,18 @@ pub(crate) fn open_error(location: &str, error: &OpenError) -> Error {
 pub(crate) fn read_kind(error: &ReadError) -> Kind {
     match error {
         ReadError::Io { source, .. } => io_kind(source),
-        ReadError::ObjectStore(error) => match **error {
-            object_store::Error::NotFound { .. } => Kind::NotFound,
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Kind::Denied,
-            _ => Kind::Unreachable,
-        },
+        ReadError::ObjectStore(error) => object_store_kind(error),
         ReadError::TooLarge { .. } => Kind::Invalid,
         ReadError::Resolve(error) => resolve_kind(error),
+        _ => Kind::Unreachable,
+    }
+}
+
+/// The kind of a failed read of an object store.
+pub(crate) fn object_store_kind(error: &object_store::Error) -> Kind {
+    match error {
+        object_store::Error::NotFound { .. } => Kind::NotFound,
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Kind::Denied,
         _ => Kind::Unreachable,
     }
 }

@@ -14,7 +14,7 @@ use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
 use zarrs_kerchunk_tools::make::{MakeError, expand, make_references, url_in_references};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
-use crate::errors::{Error, Kind, read_kind};
+use crate::errors::{Error, Kind, object_store_kind, read_kind};
 use crate::runtime;
 use crate::store::StoreHandle;
 
@@ -208,13 +208,4 @@ fn make_error(error: &MakeError) -> Error {
         _ => Kind::Invalid,
     };
     Error::new(kind, error_chain(error))
-}
-
-fn object_store_kind(error: &zarrs_kerchunk::object_store::Error) -> Kind {
-    use zarrs_kerchunk::object_store::Error as E;
-    match error {
-        E::NotFound { .. } => Kind::NotFound,
-        E::PermissionDenied { .. } | E::Unauthenticated { .. } => Kind::Denied,
-        _ => Kind::Unreachable,
-    }
 }
