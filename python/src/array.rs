@@ -105,7 +105,8 @@ fn gather_points(array: &Array<ReferenceStore>, points: &[Vec<u64>]) -> Result<O
             let Ok(bytes) = decoded.into_fixed() else { return Ok((members, None, 0)) };
             let elements: u64 = chunk.iter().product();
             let size = usize::try_from(bytes.len() as u64 / elements.max(1)).map_err(|e| e.to_string())?;
-            let mut out = Vec::with_capacity(members.len() * size);
+            let out_bytes = members.len().checked_mul(size).ok_or("the points' values exceed the address space")?;
+            let mut out = Vec::with_capacity(out_bytes);
             for &point in &members {
                 // C order within the chunk.
                 let mut offset = 0u64;
@@ -121,7 +122,8 @@ fn gather_points(array: &Array<ReferenceStore>, points: &[Vec<u64>]) -> Result<O
     let Some(size) = read.iter().find(|(_, bytes, _)| bytes.is_some()).map(|(_, _, size)| *size) else {
         return Ok(if count == 0 { Some(Vec::new()) } else { None });
     };
-    let mut gathered = vec![0u8; count * size];
+    let total = count.checked_mul(size).ok_or("the points' values exceed the address space")?;
+    let mut gathered = vec![0u8; total];
     for (members, bytes, _) in read {
         let Some(bytes) = bytes else { return Ok(None) };
         for (k, point) in members.into_iter().enumerate() {
