@@ -25,23 +25,8 @@ PEER="$repo/../shared/bench/peer_bench.py"
 XR="$repo/benches/python/xr_bench.py"
 RB="$repo/target/release/examples/refbench --root $root"
 
-run() {
-  local reader=$1 n=$2; shift 2
-  echo "== $reader: $*"
-  echo "   load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  "$PY" "$PEER" --root "$root" repeat -n "$n" --warmup 1 -- "$@" 2>&1 | "$PY" -c '
-import json, sys
-text = sys.stdin.read()
-try:
-    j = json.loads(text)
-except ValueError:
-    print(json.dumps({"error": text.strip()[-300:]}))
-    sys.exit()
-i = j.get("inner_min_median_max", {})
-pick = {k: i[k][1] for k in ("open_s", "read_s", "lookup_s", "worker_peak_mib", "maxrss_mib") if k in i}
-print(json.dumps({"wall_median": j["wall_s"][1], "wall_min_max": [j["wall_s"][0], j["wall_s"][2]],
-                  "peak_mib": round(j["peak_mib"][1]), "rc": j["rc"], "load": open("/proc/loadavg").read().split()[0], **pick}))'
-}
+# shellcheck source=../tools/record.sh
+source "$repo/benches/tools/record.sh"
 
 # xr_bench workload, then the Rust API's same work (refbench arguments; empty: none).
 rows=(
