@@ -175,15 +175,19 @@ mod tests {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
         let path = Path::from("f.h5");
         runtime.block_on(store.put(&path, vec![7u8; 1 << 20].into())).unwrap();
-        for (read_ahead, requests) in [(4 << 20, 9), (0, 256)] {
-            let storage = StoreStorage::new(
+        // A 1 MiB file in 4 KiB blocks, read with a metadata budget and a read-ahead.
+        let open = |budget: u64, read_ahead: u64| {
+            StoreStorage::new(
                 Arc::clone(&store),
                 path.clone(),
                 "f.h5".into(),
                 runtime.handle().clone(),
                 (Blocks::new(1 << 20, 4096), ReadStats::default()),
-                (u64::MAX, read_ahead),
-            );
+                (budget, read_ahead),
+            )
+        };
+        for (read_ahead, requests) in [(4 << 20, 9), (0, 256)] {
+            let storage = open(u64::MAX, read_ahead);
             for block in 0..256 {
                 assert_eq!(&storage.bytes(block * 4096..block * 4096 + 10).unwrap()[..], &[7; 10]);
             }
@@ -191,14 +195,7 @@ mod tests {
         }
         // With a budget of 64 KiB, reading ahead stops at it: the 16 blocks
         // the budget allows are read, the 17th is refused.
-        let storage = StoreStorage::new(
-            Arc::clone(&store),
-            path.clone(),
-            "f.h5".into(),
-            runtime.handle().clone(),
-            (Blocks::new(1 << 20, 4096), ReadStats::default()),
-            (64 << 10, 4 << 20),
-        );
+        let storage = open(64 << 10, 4 << 20);
         for block in 0..16 {
             storage.bytes(block * 4096..block * 4096 + 10).unwrap();
         }
