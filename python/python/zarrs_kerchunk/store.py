@@ -37,12 +37,18 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_opened)
 
 
+def _insert(spec: str, handle: StoreHandle) -> None:
+    """Remember `handle` as the newest opening of `spec`, forgetting the oldest past the bound.
+    The caller holds the lock."""
+    _OPENED[spec] = handle
+    _OPENED.move_to_end(spec)
+    while len(_OPENED) > _MAX_OPENED:
+        _OPENED.popitem(last=False)
+
+
 def _remember(spec: str, handle: StoreHandle) -> None:
     with _OPENED_LOCK:
-        _OPENED[spec] = handle
-        _OPENED.move_to_end(spec)
-        while len(_OPENED) > _MAX_OPENED:
-            _OPENED.popitem(last=False)
+        _insert(spec, handle)
 
 
 def _opened(spec: str, location: str, options: dict[str, Any]) -> StoreHandle:
@@ -55,9 +61,7 @@ def _opened(spec: str, location: str, options: dict[str, Any]) -> StoreHandle:
         # Opened under the lock: the threads of a Dask worker unpickle tasks at once, and each
         # set must be parsed only once. The GIL is released while the Rust side reads.
         handle = StoreHandle.open(location, options)
-        _OPENED[spec] = handle
-        while len(_OPENED) > _MAX_OPENED:
-            _OPENED.popitem(last=False)
+        _insert(spec, handle)
         return handle
 
 
