@@ -105,7 +105,7 @@ pub use open::{DEFAULT_READ_AHEAD, ReferenceStoreBuilder};
 pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;
-pub use store::{AsyncReferenceStore, ReferenceStore, Target};
+pub use store::{AsyncReferenceStore, MetadataView, ReferenceStore, Target};
 pub use write::{write_json, write_json_async};
 #[cfg(feature = "parquet")]
 pub use write::{write_parquet, write_parquet_async};

@@ -109,8 +109,7 @@ pub fn rewrite(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<Option<Vec
     if let Some(array) = key.strip_suffix(".zarray")
         && let Value::Object(meta) = &mut doc
     {
-        let array = array.trim_end_matches('/');
-        let array = if array.is_empty() { "/" } else { array };
+        let array = array_name(array);
         refuse_unsupported(array, meta)?;
         refuse_oversized(array, meta, max_chunk_bytes)?;
         changed |= blosc_filter_to_compressor(meta);
@@ -121,6 +120,27 @@ pub fn rewrite(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<Option<Vec
         changed |= null_fill_for_raw_and_text(meta);
     }
     Ok(changed.then(|| serde_json::to_vec(&doc).expect("JSON values serialise")))
+}
+
+/// Check the metadata document `key` holds, served as written, against the
+/// limits every reader needs: `Ok` unless it is a `.zarray` whose chunk grid
+/// or chunk size [`rewrite`] would refuse too.
+///
+/// # Errors
+/// [`Unsupported::GridTooLarge`] or [`Unsupported::ChunkTooLarge`], naming the array.
+pub fn check_size(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<(), Unsupported> {
+    let Some(array) = key.strip_suffix(".zarray") else { return Ok(()) };
+    let quoted = lenient::quote_non_finite(raw);
+    let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(quoted.as_deref().unwrap_or(raw)) else {
+        return Ok(()); // not a JSON object: the reader reports it
+    };
+    refuse_oversized(array_name(array), &meta, max_chunk_bytes)
+}
+
+/// The array a `.zarray` key's prefix names, as errors show it.
+fn array_name(prefix: &str) -> &str {
+    let array = prefix.trim_end_matches('/');
+    if array.is_empty() { "/" } else { array }
 }
 
 fn codecs(meta: &Map<String, Value>) -> impl Iterator<Item = &Value> {
@@ -374,6 +394,22 @@ mod tests {
         assert!(rewrite("x/.zarray", doc.as_bytes(), 8_000_000).is_ok());
         let err = rewrite("x/.zarray", doc.as_bytes(), 7_999_999).unwrap_err();
         assert!(matches!(err, Unsupported::ChunkTooLarge { bytes: 8_000_000, .. }), "{err}");
+    }
+
+    /// Served as written, a document keeps kerchunk's spelling and its
+    /// codecs, but the size limits still hold.
+    #[test]
+    fn check_size_refuses_only_what_no_reader_can_hold() {
+        let delta = r#"{"shape": [4], "chunks": [2], "dtype": "|S5", "fill_value": NaN, "zarr_format": 2,
+            "compressor": null, "filters": [{"id": "delta", "dtype": "<i4"}], "order": "C"}"#;
+        assert!(rewrite("d/.zarray", delta.as_bytes(), 1 << 30).is_err());
+        assert!(check_size("d/.zarray", delta.as_bytes(), 1 << 30).is_ok());
+        let err = check_size("d/.zarray", delta.as_bytes(), 9).unwrap_err();
+        assert!(matches!(&err, Unsupported::ChunkTooLarge { array, bytes: 10, .. } if array == "d"), "{err}");
+        let huge = r#"{"shape": [1099511627776, 1099511627776], "chunks": [1, 1], "dtype": "<f4"}"#;
+        assert!(matches!(check_size(".zarray", huge.as_bytes(), u64::MAX), Err(Unsupported::GridTooLarge { .. })));
+        assert!(check_size("d/.zattrs", b"not json", 1).is_ok());
+        assert!(check_size("d/.zarray", b"not json", 1).is_ok());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use kerchunk::{Listing, OwnedReference, PendingReference, ReferenceSet, Referenc
 use super::core::source_error;
 use super::read::Io;
 use super::read_ahead::{Issue, Taken};
-use super::{Core, listing, region};
+use super::{Core, MetadataView, listing, region};
 use crate::error::ReadError;
 use crate::fetch::{self, Request};
 use crate::resolve::Source;
@@ -42,11 +42,25 @@ use crate::resolve::Source;
 #[derive(Clone, Debug)]
 pub struct AsyncReferenceStore {
     core: Arc<Core>,
+    metadata: MetadataView,
 }
 
 impl AsyncReferenceStore {
     pub(crate) fn from_core(core: Arc<Core>) -> Self {
-        Self { core }
+        Self { core, metadata: MetadataView::default() }
+    }
+
+    /// This store, serving metadata documents in `view`; it shares the
+    /// references and everything read so far with `self`.
+    #[must_use]
+    pub fn with_metadata_view(&self, view: MetadataView) -> Self {
+        Self { core: Arc::clone(&self.core), metadata: view }
+    }
+
+    /// How this store serves metadata documents.
+    #[must_use]
+    pub fn metadata_view(&self) -> MetadataView {
+        self.metadata
     }
 
     /// The references this store serves, if they are a JSON set in memory (a
@@ -162,7 +176,7 @@ impl Io for Awaiting {
 #[async_trait::async_trait]
 impl AsyncReadableStorageTraits for AsyncReferenceStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        Ok(self.core.read(key, None, &Awaiting).await?.and_then(|v| v.into_iter().next()))
+        Ok(self.core.read(key, None, self.metadata, &Awaiting).await?.and_then(|v| v.into_iter().next()))
     }
 
     async fn get_partial_many<'a>(
@@ -170,12 +184,12 @@ impl AsyncReadableStorageTraits for AsyncReferenceStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<AsyncMaybeBytesIterator<'a>, StorageError> {
-        let values = self.core.read(key, Some(byte_ranges.collect()), &Awaiting).await?;
+        let values = self.core.read(key, Some(byte_ranges.collect()), self.metadata, &Awaiting).await?;
         Ok(values.map(|values| futures::stream::iter(values.into_iter().map(Ok)).boxed()))
     }
 
     async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        self.core.size(key, &Awaiting).await
+        self.core.size(key, self.metadata, &Awaiting).await
     }
 
     fn supports_get_partial(&self) -> bool {

@@ -22,6 +22,26 @@ use kerchunk::{Listing, Lookup, OwnedReference, ReferenceSource};
 /// At most this many resolved target URLs are remembered (a set may name millions of files).
 const MAX_REMEMBERED_TARGETS: usize = 65_536;
 
+/// How a store serves the set's metadata documents (`.zarray`, `.zattrs`, `.zgroup`).
+///
+/// Both views refuse an array whose chunk is larger than
+/// [`Limits::with_max_chunk_bytes`](kerchunk::Limits::with_max_chunk_bytes)
+/// or whose chunk grid has more than 2^64 chunks, before any reader allocates for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetadataView {
+    /// What zarrs needs: kerchunk's spellings that zarrs cannot open are
+    /// rewritten to exact equivalents, and arrays whose codecs or dtypes zarrs
+    /// cannot decode are refused with an error naming them (see
+    /// [`kerchunk::zarr::metadata`]). The view of every zarrs array.
+    #[default]
+    Zarrs,
+    /// Byte for byte as the references hold them, for readers other than
+    /// zarrs (zarr-python reads `|S5` as bytes, and decodes numcodecs filters
+    /// such as `delta` that zarrs lacks).
+    AsWritten,
+}
+
 /// A resolution, as remembered: resolution is deterministic, so failures are kept too.
 pub(crate) type Resolution = Result<Resolved, Arc<ResolveError>>;
 
@@ -96,7 +116,7 @@ enum Serve {
     Parts,
     /// A metadata document (one whole-value request): rewritten (with this
     /// chunk size limit), then sliced by these ranges (`None`: whole).
-    Metadata { ranges: Option<Vec<ByteRange>>, max_chunk_bytes: u64 },
+    Metadata { ranges: Option<Vec<ByteRange>>, max_chunk_bytes: u64, view: MetadataView },
 }
 
 impl Fetch {
@@ -116,9 +136,9 @@ impl Fetch {
                 parts.pop();
                 Ok(parts)
             }
-            Serve::Metadata { ranges, max_chunk_bytes } => {
+            Serve::Metadata { ranges, max_chunk_bytes, view } => {
                 let document = fetched.into_iter().next().unwrap_or_default();
-                let served = serve_metadata(&self.key, document, max_chunk_bytes)?;
+                let served = serve_metadata(&self.key, document, max_chunk_bytes, view)?;
                 match ranges {
                     None => Ok(vec![served]),
                     Some(ranges) => slice_ranges(&served, ranges),
@@ -335,12 +355,14 @@ impl Core {
         })
     }
 
-    /// How to read `value`, the value of `key`: whole (`ranges` is `None`) or in parts.
+    /// How to read `value`, the value of `key`: whole (`ranges` is `None`) or
+    /// in parts, metadata in the `view` asked for.
     pub(crate) fn plan(
         &self,
         key: &StoreKey,
         value: OwnedReference,
         ranges: Option<Vec<ByteRange>>,
+        view: MetadataView,
     ) -> Result<Plan, StorageError> {
         let is_metadata = metadata::is_metadata_key(key.as_str());
         let whole_chunk = match &value {
@@ -355,20 +377,22 @@ impl Core {
             OwnedReference::Malformed { reason } => Err(malformed(key, &reason)),
             OwnedReference::Inline(mut value) => {
                 if is_metadata {
-                    value = serve_metadata(key.as_str(), value, self.max_chunk_bytes)?;
+                    value = serve_metadata(key.as_str(), value, self.max_chunk_bytes, view)?;
                 }
                 Ok(Plan::Ready(match ranges {
                     None => vec![value],
                     Some(ranges) => slice_ranges(&value, ranges)?,
                 }))
             }
-            OwnedReference::Whole { url } if is_metadata => {
-                fetch(url, vec![Request::Whole], Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes })
-            }
+            OwnedReference::Whole { url } if is_metadata => fetch(
+                url,
+                vec![Request::Whole],
+                Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes, view },
+            ),
             OwnedReference::Range { url, offset, length } if is_metadata => fetch(
                 url,
                 vec![Request::Part(GetRange::Bounded(byte_range(key, offset, length)?))],
-                Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes },
+                Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes, view },
             ),
             OwnedReference::Whole { url } => {
                 let requests = match ranges {
@@ -400,10 +424,15 @@ impl Core {
         }
     }
 
-    /// How to know the size of `value`, the value of `key`.
-    pub(crate) fn plan_size(&self, key: &StoreKey, value: OwnedReference) -> Result<SizePlan, StorageError> {
+    /// How to know the size of `value`, the value of `key` (metadata in `view`).
+    pub(crate) fn plan_size(
+        &self,
+        key: &StoreKey,
+        value: OwnedReference,
+        view: MetadataView,
+    ) -> Result<SizePlan, StorageError> {
         if metadata::is_metadata_key(key.as_str()) {
-            return match self.plan(key, value, None)? {
+            return match self.plan(key, value, None, view)? {
                 Plan::Ready(values) => Ok(SizePlan::Known(values.first().map_or(0, |v| v.len() as u64))),
                 Plan::Fetch(_) => Ok(SizePlan::Document),
             };
@@ -448,25 +477,31 @@ fn slice_ranges(value: &Bytes, ranges: Vec<ByteRange>) -> Result<Vec<Bytes>, Sto
         .collect()
 }
 
-fn serve_metadata(key: &str, document: Bytes, max_chunk_bytes: u64) -> Result<Bytes, StorageError> {
-    match metadata::rewrite(key, &document, max_chunk_bytes) {
-        Ok(None) => Ok(document),
-        Ok(Some(rewritten)) => Ok(Bytes::from(rewritten)),
-        Err(unsupported) => Err(StorageError::InvalidMetadata(
+/// The metadata document `key` holds, as `view` serves it.
+fn serve_metadata(key: &str, document: Bytes, max_chunk_bytes: u64, view: MetadataView) -> Result<Bytes, StorageError> {
+    let served = match view {
+        MetadataView::Zarrs => metadata::rewrite(key, &document, max_chunk_bytes).map(|rewritten| match rewritten {
+            None => document,
+            Some(rewritten) => Bytes::from(rewritten),
+        }),
+        MetadataView::AsWritten => metadata::check_size(key, &document, max_chunk_bytes).map(|()| document),
+    };
+    served.map_err(|unsupported| {
+        StorageError::InvalidMetadata(
             StoreKey::new(key).unwrap_or_else(|_| StoreKey::new("").expect("the empty key is valid")),
             unsupported.to_string(),
-        )),
-    }
+        )
+    })
 }
 
-/// The bytes `[offset, offset + length)` that `key`'s reference names, or an
-/// error naming the key if the end lies past `u64::MAX` (a reference made by
-/// hand, or by a source of one's own, may say so).
 /// The error of every read of a key whose reference is malformed.
 fn malformed(key: &StoreKey, reason: &str) -> StorageError {
     StorageError::Other(format!("cannot read key {:?}: its reference is malformed: {reason}", key.as_str()))
 }
 
+/// The bytes `[offset, offset + length)` that `key`'s reference names, or an
+/// error naming the key if the end lies past `u64::MAX` (a reference made by
+/// hand, or by a source of one's own, may say so).
 fn byte_range(key: &StoreKey, offset: u64, length: u64) -> Result<std::ops::Range<u64>, StorageError> {
     let end = offset.checked_add(length).ok_or_else(|| {
         StorageError::Other(format!(

@@ -21,6 +21,7 @@ mod target;
 
 pub use asynchronous::AsyncReferenceStore;
 pub(crate) use core::Core;
+pub use core::MetadataView;
 pub(crate) use runtime::IoRuntime;
 pub use sync::ReferenceStore;
 pub use target::Target;

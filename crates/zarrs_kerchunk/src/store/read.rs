@@ -12,7 +12,7 @@ use zarrs_storage::byte_range::ByteRange;
 use zarrs_storage::{StorageError, StoreKey};
 
 use super::Core;
-use super::core::{Plan, SizePlan, source_error};
+use super::core::{MetadataView, Plan, SizePlan, source_error};
 use super::read_ahead::{Issue, Taken};
 use crate::error::ReadError;
 use crate::fetch::Request;
@@ -40,11 +40,12 @@ pub(crate) trait Io {
 }
 
 impl Core {
-    /// The value of `key`, whole (`ranges` is `None`) or in parts.
+    /// The value of `key`, whole (`ranges` is `None`) or in parts, metadata in `view`.
     pub(crate) async fn read(
         &self,
         key: &StoreKey,
         ranges: Option<Vec<ByteRange>>,
+        view: MetadataView,
         io: &impl Io,
     ) -> Result<Option<Vec<Bytes>>, StorageError> {
         if let Some(values) = self.read_prefetched(key, ranges.as_deref()) {
@@ -59,7 +60,7 @@ impl Core {
             return Ok(Some(vec![bytes]));
         }
         let Some(value) = self.value(key, io).await? else { return Ok(None) };
-        match self.plan(key, value, ranges)? {
+        match self.plan(key, value, ranges, view)? {
             Plan::Ready(values) => Ok(Some(values)),
             Plan::Fetch(mut fetch) => {
                 if let Some(length) = fetch.whole_remote_chunk() {
@@ -72,12 +73,19 @@ impl Core {
         }
     }
 
-    /// The size of the value of `key`, reading as little as it can.
-    pub(crate) async fn size(&self, key: &StoreKey, io: &impl Io) -> Result<Option<u64>, StorageError> {
+    /// The size of the value of `key` (metadata in `view`), reading as little as it can.
+    pub(crate) async fn size(
+        &self,
+        key: &StoreKey,
+        view: MetadataView,
+        io: &impl Io,
+    ) -> Result<Option<u64>, StorageError> {
         let Some(value) = self.value(key, io).await? else { return Ok(None) };
-        match self.plan_size(key, value)? {
+        match self.plan_size(key, value, view)? {
             SizePlan::Known(size) => Ok(Some(size)),
-            SizePlan::Document => Ok(self.read(key, None, io).await?.and_then(|v| v.first().map(|v| v.len() as u64))),
+            SizePlan::Document => {
+                Ok(self.read(key, None, view, io).await?.and_then(|v| v.first().map(|v| v.len() as u64)))
+            }
             SizePlan::Stat(resolved) => {
                 io.size(&resolved.source).await.map(Some).map_err(|cause| resolved.error(key.as_str(), &cause))
             }

@@ -15,7 +15,7 @@ use super::core::source_error;
 use super::read::{self, Io};
 use super::read_ahead::{Issue, Taken};
 use super::runtime::IoRuntime;
-use super::{Core, listing, region};
+use super::{Core, MetadataView, listing, region};
 use crate::error::ReadError;
 use crate::fetch::{self, Request};
 use crate::resolve::Source;
@@ -42,11 +42,38 @@ use crate::resolve::Source;
 pub struct ReferenceStore {
     core: Arc<Core>,
     runtime: IoRuntime,
+    metadata: MetadataView,
 }
 
 impl ReferenceStore {
     pub(crate) fn from_core(core: Arc<Core>, runtime: IoRuntime) -> Self {
-        Self { core, runtime }
+        Self { core, runtime, metadata: MetadataView::default() }
+    }
+
+    /// This store, serving metadata documents in `view`; it shares the
+    /// references and everything read so far with `self`.
+    ///
+    /// ```
+    /// use zarrs_kerchunk::kerchunk::OwnedReference;
+    /// use zarrs_kerchunk::{MetadataView, ReferenceStore};
+    /// use zarrs_storage::{ReadableStorageTraits, StoreKey};
+    /// # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/nc4_deflate_shuffle/refs.json");
+    /// let store = ReferenceStore::open(location)?;
+    /// let as_written = store.with_metadata_view(MetadataView::AsWritten);
+    /// let key = StoreKey::new("temp/.zarray")?;
+    /// let Some(OwnedReference::Inline(written)) = store.reference(&key)? else { panic!("inline") };
+    /// assert_eq!(as_written.get(&key)?, Some(written));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_metadata_view(&self, view: MetadataView) -> Self {
+        Self { core: Arc::clone(&self.core), runtime: self.runtime.clone(), metadata: view }
+    }
+
+    /// How this store serves metadata documents.
+    #[must_use]
+    pub fn metadata_view(&self) -> MetadataView {
+        self.metadata
     }
 
     /// The references this store serves, if they are a JSON set in memory (a
@@ -56,10 +83,11 @@ impl ReferenceStore {
         self.core.source().in_memory()
     }
 
-    /// An async store over the same references, sharing everything this one holds.
+    /// An async store over the same references, sharing everything this one
+    /// holds, with the same [`MetadataView`].
     #[must_use]
     pub fn to_async(&self) -> crate::AsyncReferenceStore {
-        crate::AsyncReferenceStore::from_core(Arc::clone(&self.core))
+        crate::AsyncReferenceStore::from_core(Arc::clone(&self.core)).with_metadata_view(self.metadata)
     }
 
     /// The runtime that drives this store's remote reads.
@@ -217,7 +245,7 @@ impl Io for Blocking<'_> {
 
 impl ReadableStorageTraits for ReferenceStore {
     fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        Ok(read::at_once(self.core.read(key, None, &self.io()))?.and_then(|v| v.into_iter().next()))
+        Ok(read::at_once(self.core.read(key, None, self.metadata, &self.io()))?.and_then(|v| v.into_iter().next()))
     }
 
     fn get_partial_many<'a>(
@@ -225,12 +253,12 @@ impl ReadableStorageTraits for ReferenceStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<MaybeBytesIterator<'a>, StorageError> {
-        let values = read::at_once(self.core.read(key, Some(byte_ranges.collect()), &self.io()))?;
+        let values = read::at_once(self.core.read(key, Some(byte_ranges.collect()), self.metadata, &self.io()))?;
         Ok(values.map(|values| Box::new(values.into_iter().map(Ok)) as _))
     }
 
     fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        read::at_once(self.core.size(key, &self.io()))
+        read::at_once(self.core.size(key, self.metadata, &self.io()))
     }
 
     fn supports_get_partial(&self) -> bool {
