@@ -33,7 +33,7 @@ impl ArrayHandle {
         runtime::check_process()?;
         runtime::register_codecs();
         let path = format!("/{}", path.trim_matches('/'));
-        let storage = Arc::new(store.sync_store().as_ref().clone());
+        let storage = Arc::new(store.zarrs_store().as_ref().clone());
         let array = py
             .detach(|| Array::open(storage, &path))
             .map_err(|e| Error::new(Kind::Invalid, format!("cannot open array {path}: {e}")))?;

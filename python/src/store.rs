@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_bytes::PyBytes;
 use zarrs_kerchunk::kerchunk::{Lookup, SourceError, error_chain};
-use zarrs_kerchunk::{AsyncReferenceStore, ReferenceStore};
+use zarrs_kerchunk::{AsyncReferenceStore, MetadataView, ReferenceStore};
 use zarrs_storage::byte_range::ByteRange;
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncReadableStorageTraits, ListableStorageTraits, ReadableStorageTraits, StoreKey,
@@ -21,9 +21,12 @@ use crate::errors::{Error, Kind, open_error, read_error};
 use crate::options::StoreOptions;
 use crate::runtime;
 
-/// An opened reference set: the sync and async stores over one core.
+/// An opened reference set: stores over one core. zarr-python reads the
+/// metadata documents as written (`sync`, `store`); the zarrs arrays of the
+/// engine and the tools read them as zarrs needs them (`zarrs`).
 #[pyclass(module = "zarrs_kerchunk._rs", frozen, weakref)]
 pub(crate) struct StoreHandle {
+    zarrs: Arc<ReferenceStore>,
     sync: Arc<ReferenceStore>,
     store: Arc<AsyncReferenceStore>,
     location: String,
@@ -42,9 +45,10 @@ impl StoreHandle {
     fn open(py: Python<'_>, location: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         runtime::check_process()?;
         let builder = StoreOptions::extract(options)?.builder(runtime::handle())?;
-        let sync = py.detach(|| builder.open(&location)).map_err(|e| open_error(&location, &e))?;
+        let zarrs = py.detach(|| builder.open(&location)).map_err(|e| open_error(&location, &e))?;
+        let sync = zarrs.with_metadata_view(MetadataView::AsWritten);
         let store = sync.to_async();
-        Ok(Self { sync: Arc::new(sync), store: Arc::new(store), location })
+        Ok(Self { zarrs: Arc::new(zarrs), sync: Arc::new(sync), store: Arc::new(store), location })
     }
 
     /// Where the references were opened from, as given.
@@ -147,9 +151,9 @@ impl StoreHandle {
 }
 
 impl StoreHandle {
-    /// The sync store, for the tools.
-    pub(crate) fn sync_store(&self) -> &Arc<ReferenceStore> {
-        &self.sync
+    /// The sync store with metadata as zarrs reads it, for zarrs arrays and the tools.
+    pub(crate) fn zarrs_store(&self) -> &Arc<ReferenceStore> {
+        &self.zarrs
     }
 }
 

@@ -31,7 +31,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn stats(py: Python<'_>, store: &StoreHandle) -> PyResult<String> {
     runtime::check_process()?;
-    let store = store.sync_store();
+    let store = store.zarrs_store();
     let stats = py.detach(|| inspect::stats(store)).map_err(|e| inspect_error(&e))?;
     to_json(&stats)
 }
@@ -41,7 +41,7 @@ fn stats(py: Python<'_>, store: &StoreHandle) -> PyResult<String> {
 #[pyo3(signature = (store, concurrency=16))]
 fn audit(py: Python<'_>, store: &StoreHandle, concurrency: usize) -> PyResult<String> {
     runtime::check_process()?;
-    let store = store.sync_store();
+    let store = store.zarrs_store();
     let options = AuditOptions::default().with_concurrency(concurrency);
     let audit = py.detach(|| inspect::audit(store, &options)).map_err(|e| inspect_error(&e))?;
     to_json(&audit)
@@ -52,7 +52,7 @@ fn audit(py: Python<'_>, store: &StoreHandle, concurrency: usize) -> PyResult<St
 #[pyo3(signature = (store, concurrency=16))]
 fn pin(py: Python<'_>, store: &StoreHandle, concurrency: usize) -> PyResult<(String, String)> {
     runtime::check_process()?;
-    let store = store.sync_store();
+    let store = store.zarrs_store();
     let options = AuditOptions::default().with_concurrency(concurrency);
     let (pins, audit) = py.detach(|| inspect::pin(store, &options)).map_err(|e| inspect_error(&e))?;
     Ok((pins.to_json(), to_json(&audit)?))
@@ -110,7 +110,7 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
     runtime::check_process()?;
     let (json, parquet) = options.formats(output)?;
     let registry = options.registry();
-    let source = store.sync_store();
+    let source = store.zarrs_store();
     py.detach(|| write_references(source.source().as_ref(), output, &registry, &json, &parquet))
         .map_err(|e| output_error(&e).into())
 }

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 from conftest import cases, compare
 
 from zarrs_kerchunk import ReferenceReadError, ReferenceStore
@@ -132,3 +133,48 @@ def test_store_options_pass_through(tmp_path: Path) -> None:
     # The time coordinate is decoded when opening: the refusal comes at once.
     with pytest.raises(ReferenceReadError, match="allowed prefixes"):
         xr.open_dataset(SAMPLE, engine="zarrs_kerchunk", allowed_prefixes=[elsewhere])
+
+
+def test_zarr_python_reads_the_metadata_as_written(tmp_path: Path) -> None:
+    """zarr-python gets each ``.zarray`` byte for byte: ``|S5`` stays bytes, and a numcodecs
+    filter zarrs lacks (``delta``) and a datetime dtype are decoded by zarr-python, in the
+    store and under the engine, as the zarr engine over fsspec reads them."""
+    values = np.array([3, 5, 4, 10, 10, 2], dtype="<i4")
+    deltas = np.concatenate([values[:1], np.diff(values)]).astype("<i4")
+    names = np.array([b"alpha", b"be", b"gamma"], dtype="S5")
+    times = np.array(["2013-01-01", "2013-01-02", "2013-01-03"], dtype="<M8[ns]")
+    (tmp_path / "data.bin").write_bytes(deltas.tobytes() + names.tobytes() + times.tobytes())
+    array = {"compressor": None, "filters": None, "order": "C", "zarr_format": 2}
+    zarrays = {
+        "delta": dict(array, shape=[6], chunks=[6], dtype="<i4", fill_value=0,
+                      filters=[{"id": "delta", "dtype": "<i4"}]),
+        "name": dict(array, shape=[3], chunks=[3], dtype="|S5", fill_value="AAAAAAA="),
+        "time": dict(array, shape=[3], chunks=[3], dtype="<M8[ns]", fill_value=None),
+    }
+    refs = {".zgroup": json.dumps({"zarr_format": 2})}
+    offset = 0
+    for (name, zarray), data in zip(zarrays.items(), (deltas, names, times)):
+        refs[f"{name}/.zarray"] = json.dumps(zarray)
+        refs[f"{name}/.zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": [f"n_{name}"]})
+        refs[f"{name}/0"] = [str(tmp_path / "data.bin"), offset, data.nbytes]
+        offset += data.nbytes
+    location = tmp_path / "refs.json"
+    location.write_text(json.dumps({"version": 1, "refs": refs}))
+
+    store = ReferenceStore(location)
+    for name in zarrays:
+        assert store.get_sync(f"{name}/.zarray").to_bytes() == refs[f"{name}/.zarray"].encode()
+    group = zarr.open_group(store, mode="r", zarr_format=2)
+    np.testing.assert_array_equal(group["delta"][:], values)
+    np.testing.assert_array_equal(group["name"][:], names)
+    np.testing.assert_array_equal(group["time"][:], times)
+
+    ours = xr.open_dataset(location, engine="zarrs_kerchunk")
+    fsspec_options = {"fo": str(location), "remote_protocol": "file"}
+    theirs = xr.open_dataset("reference://", engine="zarr", consolidated=False, zarr_format=2,
+                             storage_options=fsspec_options)
+    xr.testing.assert_identical(ours, theirs)
+    xr.testing.assert_identical(zarr_engine(location), theirs)
+    np.testing.assert_array_equal(ours["delta"].values, values)
+    assert list(ours["name"].values) == list(names)  # bytes; xarray's fill masking makes them objects
+    np.testing.assert_array_equal(ours["time"].values, times)
