@@ -1,0 +1,54 @@
+//! A CF conventions view of [`zarrs`] arrays: the values a NetCDF variable
+//! means, as xarray's `decode_cf` gives them, from Rust.
+//!
+//! A [`Variable`] is a zarrs array with its attributes read the CF way:
+//!
+//! | convention | attributes | what the view does |
+//! |---|---|---|
+//! | packing (CF 8.1) | `scale_factor`, `add_offset` | unpacks to float64, as xarray does |
+//! | missing data (CF 2.5.1) | `_FillValue` (Zarr V2: the `fill_value`), `missing_value` | NaN, compared in the decoded type as xarray compares |
+//! | valid range | `valid_range`, `valid_min`, `valid_max` | NaN outside it (an option, [`CfOptions`], on by default; xarray does not apply it) |
+//! | unsigned bytes (NetCDF-3) | `_Unsigned` | the stored integers read with the other signedness |
+//! | time (CF 4.4) | `units = "<unit> since <date>"`, `calendar` | dates ([`DateTime`]) in every CF calendar ([`Calendar`]) |
+//! | dimensions and coordinates | `_ARRAY_DIMENSIONS`, Zarr V3 dimension names | [`Variable::dims`], [`Variable::coordinate`], and [`Variable::select`] by value |
+//!
+//! The decoded type ([`Variable::decoded_type`]) is the one xarray picks:
+//! packed values become float64; masked small integers and float32 stay
+//! float32; masked wider integers float64. [`Variable::read`] returns
+//! `f64`, which holds each exactly.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarrs_cf::{Selection, Variable};
+//! # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mzz_time_concat/refs.json");
+//! let store = Arc::new(zarrs_kerchunk::ReferenceStore::open(location)?);
+//! let tas = Variable::open(store.clone(), "/tas")?;
+//! assert_eq!(tas.dims(), ["time", "lat", "lon"]);
+//! let ranges = tas.select(&["time=2020-01-02".parse::<Selection>()?])?;
+//! let day = tas.read(&ranges)?;                      // every time of that day, in kelvin
+//! let time = tas.coordinate(0).expect("a time coordinate");
+//! let dates = time.read_times(&ranges[..1])?;
+//! assert!(dates.iter().all(|d| d.is_some_and(|d| (d.year, d.month, d.day) == (2020, 1, 2))));
+//! # let _ = day;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Calendars are computed here (no AGPL code, no C): `standard`/`gregorian`
+//! (Julian before 1582-10-15), `proleptic_gregorian`, `julian`,
+//! `noleap`/`365_day`, `all_leap`/`366_day` and `360_day`, with units from
+//! nanoseconds to days (`months` and `years` are not of fixed length, and
+//! are refused as cftime refuses them).
+
+mod calendar;
+mod error;
+mod packing;
+mod select;
+mod time;
+mod variable;
+
+pub use calendar::Calendar;
+pub use error::CfError;
+pub use packing::{Decoded, Stored};
+pub use select::Selection;
+pub use time::{DateTime, TimeUnits, period};
+pub use variable::{CfOptions, Variable};

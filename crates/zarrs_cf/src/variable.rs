@@ -1,0 +1,266 @@
+//! A variable: a zarrs array with its CF attributes decoded, its dimension
+//! names and its coordinate variables.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use ndarray::ArrayD;
+use serde_json::{Map, Value};
+use zarrs::array::{Array, ArrayBytes};
+use zarrs_storage::ReadableStorageTraits;
+
+use crate::error::CfError;
+use crate::packing::{Decoded, Packing, Stored};
+use crate::select::{self, Selection};
+use crate::time::{DateTime, TimeUnits};
+
+/// How a variable is decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CfOptions {
+    /// Mask values outside `valid_range` (or `valid_min`/`valid_max`), as CF
+    /// and netCDF4-python do. On by default; xarray does not mask them.
+    pub mask_valid_range: bool,
+}
+
+impl Default for CfOptions {
+    fn default() -> Self {
+        Self { mask_valid_range: true }
+    }
+}
+
+impl CfOptions {
+    /// Whether to mask values outside the valid range.
+    #[must_use]
+    pub fn with_mask_valid_range(mut self, mask: bool) -> Self {
+        self.mask_valid_range = mask;
+        self
+    }
+}
+
+/// An array with the CF conventions applied: values unpacked and masked,
+/// times as dates, dimensions named and coordinates found.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrs_cf::Variable;
+/// # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/nc4_fill_missing/refs.json");
+/// let store = Arc::new(zarrs_kerchunk::ReferenceStore::open(location)?);
+/// let packed = Variable::open(store, "/packed")?;   // int16 with scale_factor, add_offset and a fill value
+/// assert_eq!(packed.decoded_type().map(|t| t.name()), Some("float64"));
+/// let kelvin = packed.read(&[0..2, 0..3])?;
+/// assert!(kelvin.iter().all(|k| k.is_nan() || (200.0..400.0).contains(k)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Variable<TStorage: ?Sized> {
+    storage: Arc<TStorage>,
+    path: String,
+    array: Array<TStorage>,
+    dims: Vec<String>,
+    packing: Option<Packing>,
+    time: Option<TimeUnits>,
+    options: CfOptions,
+}
+
+impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
+    /// The variable at `path` (a zarrs node path such as `/air`), decoded with the default [`CfOptions`].
+    ///
+    /// # Errors
+    /// [`CfError`] if the array cannot be opened, or its time units name a
+    /// calendar or unit that cannot be decoded.
+    pub fn open(storage: Arc<TStorage>, path: &str) -> Result<Self, CfError> {
+        Self::open_with(storage, path, CfOptions::default())
+    }
+
+    /// The variable at `path`, decoded with `options`.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with(storage: Arc<TStorage>, path: &str, options: CfOptions) -> Result<Self, CfError> {
+        let path = format!("/{}", path.trim_start_matches('/'));
+        let array = Array::open(Arc::clone(&storage), &path)
+            .map_err(|source| CfError::Open { path: path.clone(), source: Box::new(source) })?;
+        let metadata = serde_json::to_value(array.metadata()).unwrap_or(Value::Null);
+        let attributes = array.attributes().clone();
+        let dims = dimension_names(&array, &attributes);
+        // Zarr V2: `fill_value` is xarray's `_FillValue`; V3 keeps it an attribute.
+        let (type_name, fill_value) = match metadata.get("dtype") {
+            Some(dtype) => (dtype.as_str(), metadata.get("fill_value")),
+            None => (metadata["data_type"].as_str().or_else(|| metadata["data_type"]["name"].as_str()), None),
+        };
+        let stored = type_name.and_then(Stored::from_name);
+        let packing = stored.map(|stored| Packing::new(stored, &attributes, fill_value, options.mask_valid_range));
+        let units = attributes.get("units").and_then(Value::as_str);
+        let calendar = attributes.get("calendar").and_then(Value::as_str);
+        let time = match (units, &packing) {
+            (Some(units), Some(_)) => TimeUnits::parse(units, calendar).map_err(|reason| CfError::Attribute {
+                path: path.clone(),
+                name: "units".into(),
+                reason,
+            })?,
+            _ => None,
+        };
+        Ok(Self { storage, path, array, dims, packing, time, options })
+    }
+
+    /// The variable's path, with a leading `/`.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The last part of the path.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+
+    /// The zarrs array, for reading the stored values as they are.
+    #[must_use]
+    pub fn array(&self) -> &Array<TStorage> {
+        &self.array
+    }
+
+    /// The shape.
+    #[must_use]
+    pub fn shape(&self) -> &[u64] {
+        self.array.shape()
+    }
+
+    /// The dimension names: `_ARRAY_DIMENSIONS` (Zarr V2), the array's
+    /// dimension names (V3), or `dim_0`, `dim_1`, ... where there are none.
+    #[must_use]
+    pub fn dims(&self) -> &[String] {
+        &self.dims
+    }
+
+    /// The attributes, as stored.
+    #[must_use]
+    pub fn attributes(&self) -> &Map<String, Value> {
+        self.array.attributes()
+    }
+
+    /// The `units` attribute.
+    #[must_use]
+    pub fn units(&self) -> Option<&str> {
+        self.attributes().get("units").and_then(Value::as_str)
+    }
+
+    /// The type the decoded values have, as xarray's `decode_cf` would give
+    /// them; `None` if the values are not numbers.
+    #[must_use]
+    pub fn decoded_type(&self) -> Option<Decoded> {
+        self.packing.as_ref().map(|p| p.decoded)
+    }
+
+    /// The stored type, if the values are numbers.
+    #[must_use]
+    pub fn stored_type(&self) -> Option<Stored> {
+        self.packing.as_ref().map(|p| p.stored)
+    }
+
+    /// The time units and calendar, if the values are CF times.
+    #[must_use]
+    pub fn time_units(&self) -> Option<&TimeUnits> {
+        self.time.as_ref()
+    }
+
+    /// The values of `ranges` (one per dimension) decoded: unpacked, with
+    /// missing values as NaN, in `f64` (which holds every decoded type
+    /// exactly, but for 64-bit integers beyond 2^53). Times are numbers
+    /// here; [`read_times`](Self::read_times) gives dates.
+    ///
+    /// # Errors
+    /// [`CfError`] if the values are not numbers, or the read fails.
+    pub fn read(&self, ranges: &[Range<u64>]) -> Result<ArrayD<f64>, CfError> {
+        let packing = self.packing.as_ref().ok_or_else(|| CfError::NotNumbers {
+            path: self.path.clone(),
+            dtype: serde_json::to_value(self.array.metadata()).map(|m| m["dtype"].to_string()).unwrap_or_default(),
+        })?;
+        let bytes = self
+            .array
+            .retrieve_array_subset::<ArrayBytes>(&ranges)
+            .map_err(|source| CfError::Read { path: self.path.clone(), source: Box::new(source) })?;
+        let bytes = bytes
+            .into_fixed()
+            .map_err(|_| CfError::NotNumbers { path: self.path.clone(), dtype: "variable length".into() })?;
+        let size = packing.stored.size();
+        let values: Vec<f64> = if packing.is_identity() {
+            bytes.chunks_exact(size).map(|b| packing.stored.value(b)).collect()
+        } else {
+            bytes.chunks_exact(size).map(|b| packing.decode(packing.stored.value(b))).collect()
+        };
+        let shape: Vec<usize> = ranges.iter().map(|r| usize::try_from(r.end - r.start).unwrap_or(usize::MAX)).collect();
+        ArrayD::from_shape_vec(shape, values)
+            .map_err(|e| CfError::Shape { path: self.path.clone(), reason: e.to_string() })
+    }
+
+    /// The values of `ranges` as dates (`None` where missing), for a variable with CF time units.
+    ///
+    /// # Errors
+    /// [`CfError::NotTime`] if the variable has no time units, or as [`read`](Self::read).
+    pub fn read_times(&self, ranges: &[Range<u64>]) -> Result<ArrayD<Option<DateTime>>, CfError> {
+        let units = self.time.as_ref().ok_or_else(|| CfError::NotTime { path: self.path.clone() })?;
+        Ok(self.read(ranges)?.mapv(|value| units.date(value)))
+    }
+
+    /// The coordinate variable of dimension `dim` (an index into [`dims`](Self::dims)):
+    /// the 1-D array named as the dimension, beside the variable or at the
+    /// root, whose only dimension is that one. `None` if there is none.
+    #[must_use]
+    pub fn coordinate(&self, dim: usize) -> Option<Self> {
+        let name = self.dims.get(dim)?;
+        let parent = self.path.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let candidates = [format!("{parent}/{name}"), format!("/{name}")];
+        candidates.iter().find_map(|path| {
+            let coordinate = Self::open_with(Arc::clone(&self.storage), path, self.options).ok()?;
+            (coordinate.dims == [name.clone()] && coordinate.packing.is_some()).then_some(coordinate)
+        })
+    }
+
+    /// The index ranges, one per dimension, that `selections` pick: whole
+    /// dimensions where no selection names them. See [`Selection`] for
+    /// exact, nearest and range selections by coordinate value or date.
+    ///
+    /// # Errors
+    /// [`CfError::Select`] naming the selection: an unknown dimension, no
+    /// coordinate variable for it, or no value that matches.
+    pub fn select(&self, selections: &[Selection]) -> Result<Vec<Range<u64>>, CfError> {
+        let mut ranges: Vec<Range<u64>> = self.shape().iter().map(|&n| 0..n).collect();
+        for selection in selections {
+            let dim = self.dims.iter().position(|d| d == selection.dim()).ok_or_else(|| CfError::Select {
+                selection: selection.to_string(),
+                reason: format!("{} has dimensions {:?}", self.path, self.dims),
+            })?;
+            let coordinate = self.coordinate(dim).ok_or_else(|| CfError::Select {
+                selection: selection.to_string(),
+                reason: format!("dimension {:?} has no coordinate variable", selection.dim()),
+            })?;
+            ranges[dim] = select::resolve(selection, &coordinate)?;
+        }
+        Ok(ranges)
+    }
+}
+
+impl<TStorage: ?Sized> std::fmt::Debug for Variable<TStorage> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Variable").field("path", &self.path).field("dims", &self.dims).finish_non_exhaustive()
+    }
+}
+
+/// `_ARRAY_DIMENSIONS`, the V3 dimension names, or `dim_<n>`.
+fn dimension_names<TStorage: ?Sized>(array: &Array<TStorage>, attributes: &Map<String, Value>) -> Vec<String> {
+    let rank = array.shape().len();
+    let from_attribute = attributes
+        .get("_ARRAY_DIMENSIONS")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().map(|n| n.as_str().map(ToOwned::to_owned)).collect::<Option<Vec<_>>>());
+    let from_array = array
+        .dimension_names()
+        .as_ref()
+        .map(|names| names.iter().map(|n| n.as_ref().map(ToString::to_string)).collect());
+    match from_attribute.flatten().or(from_array.flatten()) {
+        Some(names) if names.len() == rank => names,
+        _ => (0..rank).map(|d| format!("dim_{d}")).collect(),
+    }
+}
