@@ -20,16 +20,16 @@
 //! ```
 //! use std::sync::Arc;
 //! use zarrs_cf::{Selection, Variable};
-//! # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mzz_time_concat/refs.json");
-//! let store = Arc::new(zarrs_kerchunk::ReferenceStore::open(location)?);
-//! let tas = Variable::open(store.clone(), "/tas")?;
-//! assert_eq!(tas.dims(), ["time", "lat", "lon"]);
-//! let ranges = tas.select(&["time=2020-01-02".parse::<Selection>()?])?;
-//! let day = tas.read(&ranges)?;                      // every time of that day, in kelvin
-//! let time = tas.coordinate(0).expect("a time coordinate");
-//! let dates = time.read_times(&ranges[..1])?;
-//! assert!(dates.iter().all(|d| d.is_some_and(|d| (d.year, d.month, d.day) == (2020, 1, 2))));
-//! # let _ = day;
+//! # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/cf_air/refs.json");
+//! let store = Arc::new(zarrs_kerchunk::ReferenceStore::open(location)?); // kerchunk's air.nc
+//! let air = Variable::open(store, "/air")?;                        // int16 packed with scale_factor 0.01
+//! assert_eq!(air.dims(), ["time", "lat", "lon"]);
+//! let ranges = air.select(&["lat=50".parse::<Selection>()?, "time=2014-10-01".parse()?])?;
+//! let kelvin: ndarray::ArrayD<f64> = air.read(&ranges)?;            // 287.9, 286.9, ... (NaN where missing)
+//! assert_eq!(kelvin.shape(), [4, 1, 21]);
+//! assert!((kelvin[[0, 0, 4]] - 287.9).abs() < 1e-9);
+//! let dates = air.coordinate(0).expect("a time coordinate").read_times(&ranges[..1])?;
+//! assert_eq!(dates[0].map(|d| d.to_string()), Some("2014-10-01T00:00:00".to_owned()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -3,52 +3,14 @@
 //! changed on disk.
 #![cfg(feature = "cli")]
 
+mod cli_support;
 #[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
-use common::{Case, copy_case, copy_case_with_a_missing_and_a_short_target, read_npy, server};
-
-fn cli() -> Command {
-    Command::cargo_bin("zarrs-kerchunk").unwrap()
-}
-
-/// Run the command line; return its exit code, stdout and stderr.
-fn run(args: &[&str]) -> (i32, String, String) {
-    let output = cli().args(args).output().unwrap();
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
-}
-
-/// A reference file of `case`: JSON if it has one.
-fn any_refs(case: &Case) -> PathBuf {
-    case.dir.join(case.references(true).into_iter().chain(case.references(false)).next().unwrap())
-}
-
-fn case(name: &str) -> Case {
-    Case::all().into_iter().find(|c| c.name == name).unwrap()
-}
-
-/// The elements of a `.npy` file in native byte order, with their size.
-fn native_values(path: &Path) -> (Vec<u64>, usize, Vec<u8>) {
-    let npy = read_npy(path);
-    let size: usize = npy.descr[2..].parse().unwrap();
-    let mut data = npy.data;
-    if npy.descr.starts_with('>') && size > 1 {
-        data.chunks_mut(size).for_each(<[u8]>::reverse);
-    }
-    (npy.shape, size, data)
-}
-
-/// An error is one line on stderr, with exit code 2, and never a panic or backtrace.
-fn assert_one_line_error(code: i32, stderr: &str) {
-    assert_eq!(code, 2, "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("zarrs-kerchunk: error: "), "{stderr}");
-    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
-}
+use cli_support::{any_refs, assert_one_line_error, case, native_values, pixel_statistics, run};
+use common::{Case, copy_case, copy_case_with_a_missing_and_a_short_target, server};
 
 /// The chunk shape zarrs opens for a manifest entry: the document's, except
 /// that an empty dimension's chunk length of 0 (kerchunk's HDF4 scanner) is
@@ -111,7 +73,8 @@ fn cat_writes_exactly_the_expected_values() {
             let path = entry["path"].as_str().unwrap();
             let out = dir.path().join(format!("{}-{}.npy", case.name, path.replace('/', "_")));
             let refs = any_refs(&case);
-            let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), path, "--npy", out.to_str().unwrap()]);
+            let (code, _, stderr) =
+                run(&["cat", refs.to_str().unwrap(), path, "--raw", "--npy", out.to_str().unwrap()]);
             assert_eq!(code, 0, "{}: {path}: {stderr}", case.name);
             let expected = case.dir.join(entry["expected"].as_str().unwrap());
             assert_eq!(native_values(&out), native_values(&expected), "{}: {path}", case.name);
@@ -125,7 +88,7 @@ fn cat_writes_exactly_the_expected_values() {
 fn cat_prints_a_slice_as_text() {
     let case = case("nc4_deflate_shuffle");
     let refs = case.dir.join("refs.json");
-    let (code, stdout, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "1,2:4,-2:"]);
+    let (code, stdout, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "1,2:4,-2:", "--raw"]);
     assert_eq!(code, 0, "{stderr}");
     let (_, size, data) = native_values(&case.dir.join("expected/temp.npy"));
     assert_eq!(size, 4);
@@ -133,6 +96,17 @@ fn cat_prints_a_slice_as_text() {
         |t: usize, y: usize, x: usize| f32::from_ne_bytes(data[((t * 7 + y) * 9 + x) * 4..][..4].try_into().unwrap());
     let expected = format!(
         "# shape [1, 2, 2], dtype <f4\n[0, 0]: {} {}\n[0, 1]: {} {}\n",
+        value(1, 2, 7),
+        value(1, 2, 8),
+        value(1, 3, 7),
+        value(1, 3, 8)
+    );
+    assert_eq!(stdout, expected);
+    // Through the CF view (nothing to decode here): the dimensions, the units and rows headed by coordinates.
+    let (code, stdout, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "1,2:4,-2:"]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected = format!(
+        "# /temp: shape [1, 2, 2] (time, y, x), float32, units K\n[time=1, y=2]: {} {}\n[time=1, y=3]: {} {}\n",
         value(1, 2, 7),
         value(1, 2, 8),
         value(1, 3, 7),
@@ -210,7 +184,7 @@ fn rewriting_onto_a_copied_folder_reads_exactly() {
     let refs = root.join("refs.json");
     let out = dir.path().join("t.npy");
     let args = |extra: &[&str]| {
-        let mut args = vec!["cat", refs.to_str().unwrap(), "tas", "--npy", out.to_str().unwrap()];
+        let mut args = vec!["cat", refs.to_str().unwrap(), "tas", "--raw", "--npy", out.to_str().unwrap()];
         args.extend_from_slice(extra);
         args.into_iter().map(ToOwned::to_owned).collect::<Vec<_>>()
     };
@@ -269,7 +243,8 @@ fn scan_makes_references_that_read_exactly() {
         for entry in case.arrays() {
             let path = entry["path"].as_str().unwrap();
             let out = root.join(format!("{path}.npy"));
-            let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), path, "--npy", out.to_str().unwrap()]);
+            let (code, _, stderr) =
+                run(&["cat", refs.to_str().unwrap(), path, "--raw", "--npy", out.to_str().unwrap()]);
             assert_eq!(code, 0, "{output}: {path}: {stderr}");
             let expected = case.dir.join(entry["expected"].as_str().unwrap());
             assert_eq!(native_values(&out), native_values(&expected), "{output}: {path}");
@@ -298,7 +273,8 @@ fn scan_reads_netcdf4_files() {
     assert!(!stderr.contains("warning"), "{stderr}");
     for variable in ["temp", "many", "sub/gv", "lat"] {
         let out = scratch.path().join("out.npy");
-        let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), variable, "--npy", out.to_str().unwrap()]);
+        let (code, _, stderr) =
+            run(&["cat", refs.to_str().unwrap(), variable, "--raw", "--npy", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{variable}: {stderr}");
         let expected = folder.join(format!("netcdf4.nc.{}.npy", variable.replace('/', "~")));
         assert_eq!(native_values(&out), native_values(&expected), "{variable}");
@@ -338,7 +314,7 @@ fn scan_combines_files_along_a_dimension() {
     assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
     for variable in ["time", "v", "lat", "static"] {
         let npy = dir.path().join(format!("{variable}.npy"));
-        let (code, _, stderr) = run(&["cat", out.to_str().unwrap(), variable, "--npy", npy.to_str().unwrap()]);
+        let (code, _, stderr) = run(&["cat", out.to_str().unwrap(), variable, "--raw", "--npy", npy.to_str().unwrap()]);
         assert_eq!(code, 0, "{variable}: {stderr}");
         assert_eq!(native_values(&npy), native_values(&folder.join(format!("series.{variable}.npy"))), "{variable}");
     }
@@ -361,14 +337,6 @@ fn errors_are_one_line_and_exit_2() {
     assert_one_line_error(code, &stderr);
     let (code, _, stderr) = run(&["stats", "x.json", "--option", "novalue"]);
     assert_eq!(code, 2, "clap's usage errors exit 2 too: {stderr}");
-}
-
-/// The pixels of a PNG: (width, height, transparent pixels, distinct opaque colours).
-fn pixel_statistics(png: &Path) -> (u32, u32, usize, usize) {
-    let image = image::open(png).unwrap().to_rgba8();
-    let transparent = image.pixels().filter(|p| p.0[3] == 0).count();
-    let colours: std::collections::HashSet<[u8; 4]> = image.pixels().filter(|p| p.0[3] == 255).map(|p| p.0).collect();
-    (image.width(), image.height(), transparent, colours.len())
 }
 
 #[test]
@@ -416,9 +384,9 @@ fn plot_draws_a_slice_with_fill_values_transparent() {
     assert_eq!(code, 0, "{stderr}");
     assert!(pixel_statistics(&nanfill).2 > 0);
 
-    let (code, _, stderr) = run(&["plot", sample.to_str().unwrap(), "lat", "-o", air.to_str().unwrap()]);
+    let (code, _, stderr) = run(&["plot", sample.to_str().unwrap(), "air", ":,:,:", "-o", air.to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("plot draws 2"), "{stderr}");
+    assert!(stderr.contains("plot draws 1 (a line) or 2 (a map)"), "{stderr}");
 }
 
 /// A pattern names the files (the store is listed, so it works the same for
@@ -437,7 +405,7 @@ fn scan_expands_patterns_by_listing_the_store() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
     let out = scratch.path().join("temp.npy");
-    let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "--npy", out.to_str().unwrap()]);
+    let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "--raw", "--npy", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(native_values(&out), native_values(&folder.join("series.temp.npy")));
     let (code, _, stderr) =
@@ -513,7 +481,7 @@ fn scan_patterns_over_s3() {
     let document: serde_json::Value = serde_json::from_slice(&std::fs::read(&refs).unwrap()).unwrap();
     assert_eq!(document["templates"]["u0"], "s3://zk-data/scan-patterns/series0.nc");
     let out = scratch.path().join("temp.npy");
-    let args = with_options(&["cat", refs.to_str().unwrap(), "temp", "--npy", out.to_str().unwrap()]);
+    let args = with_options(&["cat", refs.to_str().unwrap(), "temp", "--raw", "--npy", out.to_str().unwrap()]);
     let (code, _, stderr) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(native_values(&out), native_values(&folder.join("series.temp.npy")));

@@ -1,27 +1,164 @@
-//! `cat`: the values of an array or a slice of it, as text or a `.npy` file.
+//! `cat`: the values of an array or a slice of it, as text or a `.npy` file:
+//! decoded through the CF conventions (unpacked, masked, times as dates), or
+//! as stored with `--raw`.
 
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
+use zarrs_cf::{Calendar, DateTime, Decoded, Variable};
 use zarrs_kerchunk::ReferenceStore;
 
 use crate::array::{Element, NamedArray, fixed};
+use crate::cf::{self, Picking};
 use crate::outcome::{Outcome, Result};
 
-pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, npy: Option<&Path>) -> Result {
+pub(crate) fn run(
+    store: &ReferenceStore,
+    path: &str,
+    slice: Option<&str>,
+    npy: Option<&Path>,
+    picking: &Picking,
+) -> Result {
     let array = NamedArray::open(store, path)?;
-    let descr = array.descr().ok_or_else(|| format!("{}: its dtype is not a NumPy type string", array.path))?;
-    let ranges = parse_slice(slice.unwrap_or(""), array.shape())?;
+    let (variable, ranges) = cf::pick(store, path, array.shape(), slice.unwrap_or(""), picking)?;
     let shape: Vec<u64> = ranges.iter().map(|r| r.end - r.start).collect();
+    let descr = array.descr().ok_or_else(|| format!("{}: its dtype is not a NumPy type string", array.path))?;
+    let viewed = variable.as_ref().filter(|v| !picking.raw() && v.decoded_type().is_some());
+    if let Some(variable) = viewed
+        && cf::decodes(variable)
+    {
+        let values = match npy {
+            Some(file) => return write_decoded_npy(file, variable, &ranges).map(|()| Outcome::Done),
+            None => decoded_values(variable, &ranges)?,
+        };
+        print_decoded(variable, &ranges, &values)?;
+        return Ok(Outcome::Done);
+    }
     let (element, bytes) = array
         .read(&ranges)?
         .ok_or_else(|| format!("{}: elements of variable length ({descr}) cannot be printed", array.path))?;
-    match npy {
-        Some(file) => write_npy(file, descr, element, &shape, &bytes)?,
-        None => print_values(element, &shape, &bytes, descr)?,
+    match (npy, viewed) {
+        (Some(file), _) => write_npy(file, &npy_descr(descr, element), &shape, &bytes)?,
+        // Nothing to decode: the stored values, with the variable's dimensions, coordinates and units.
+        (None, Some(variable)) => {
+            let values: Vec<String> = bytes.chunks(element.size()).map(|v| format_element(element, v)).collect();
+            print_decoded(variable, &ranges, &values)?;
+        }
+        (None, None) => print_values(element, &shape, &bytes, descr)?,
     }
     Ok(Outcome::Done)
+}
+
+/// The values of `ranges`, decoded and formatted: dates, or numbers as `NumPy` prints them.
+fn decoded_values(variable: &Variable<ReferenceStore>, ranges: &[Range<u64>]) -> Result<Vec<String>> {
+    Ok(match variable.time_units() {
+        Some(_) => {
+            variable.read_times(ranges)?.iter().map(|d| d.map_or_else(|| "NaT".into(), |d| d.to_string())).collect()
+        }
+        None => variable.read(ranges)?.iter().map(|&v| cf::format_value(variable.decoded_type(), v)).collect(),
+    })
+}
+
+/// `values` (of `ranges`), one line per row of the last dimension, each
+/// headed by the coordinates (or indices) of the others.
+fn print_decoded(variable: &Variable<ReferenceStore>, ranges: &[Range<u64>], values: &[String]) -> Result<()> {
+    let shape: Vec<u64> = ranges.iter().map(|r| r.end - r.start).collect();
+    let units = variable.units().filter(|_| variable.time_units().is_none());
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(
+        out,
+        "# {}: shape {shape:?} ({}), {}{}",
+        variable.path(),
+        variable.dims().join(", "),
+        cf::describe(variable),
+        units.map_or_else(String::new, |u| format!(", units {u}"))
+    )?;
+    let heads = shape.len().saturating_sub(1);
+    // The columns' coordinates, when the rows are not the coordinate itself.
+    if heads > 0
+        && let Some(columns) = cf::coordinate_labels(variable, heads, &ranges[heads])?
+    {
+        writeln!(out, "# {}: {}", variable.dims()[heads], columns.join(" "))?;
+    }
+    let labels: Vec<Option<Vec<String>>> =
+        (0..heads).map(|d| cf::coordinate_labels(variable, d, &ranges[d])).collect::<Result<_>>()?;
+    let row = usize::try_from(shape.last().copied().unwrap_or(1))?.max(1);
+    for (n, values) in values.chunks(row).enumerate() {
+        let mut rest = n as u64;
+        let mut head = vec![String::new(); heads];
+        for d in (0..heads).rev() {
+            let len = shape[d].max(1);
+            let index = rest % len;
+            rest /= len;
+            let label = labels[d].as_ref().and_then(|l| l.get(usize::try_from(index).ok()?).cloned());
+            head[d] =
+                format!("{}={}", variable.dims()[d], label.unwrap_or_else(|| (ranges[d].start + index).to_string()));
+        }
+        if head.is_empty() {
+            writeln!(out, "{}", values.join(" "))?;
+        } else {
+            writeln!(out, "[{}]: {}", head.join(", "), values.join(" "))?;
+        }
+    }
+    Ok(out.flush()?)
+}
+
+/// The decoded values as a `.npy` file: float32 or float64 as xarray
+/// decodes them, `datetime64[ns]` for Gregorian dates, ISO text for other calendars.
+fn write_decoded_npy(file: &Path, variable: &Variable<ReferenceStore>, ranges: &[Range<u64>]) -> Result<()> {
+    let shape: Vec<u64> = ranges.iter().map(|r| r.end - r.start).collect();
+    let native = if cfg!(target_endian = "little") { '<' } else { '>' };
+    if let Some(units) = variable.time_units() {
+        let dates = variable.read_times(ranges)?;
+        let nanos: Option<Vec<i64>> =
+            dates.iter().map(|d| d.map_or(Some(i64::MIN), |d| gregorian_nanos(units.calendar(), d))).collect();
+        if let Some(nanos) = nanos {
+            let bytes: Vec<u8> = nanos.iter().flat_map(|n| n.to_ne_bytes()).collect();
+            return write_npy(file, &format!("{native}M8[ns]"), &shape, &bytes);
+        }
+        let texts: Vec<String> = dates.iter().map(|d| d.map(|d| d.to_string()).unwrap_or_default()).collect();
+        let width = texts.iter().map(|t| t.chars().count()).max().unwrap_or(1).max(1);
+        let bytes: Vec<u8> = texts
+            .iter()
+            .flat_map(|t| {
+                t.chars()
+                    .map(u32::from)
+                    .chain(std::iter::repeat(0))
+                    .take(width)
+                    .flat_map(u32::to_ne_bytes)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        return write_npy(file, &format!("{native}U{width}"), &shape, &bytes);
+    }
+    let values = variable.read(ranges)?;
+    let (descr, bytes): (String, Vec<u8>) = match variable.decoded_type() {
+        #[expect(clippy::cast_possible_truncation, reason = "float32 values, held exactly in f64")]
+        Some(Decoded::Float32) => {
+            (format!("{native}f4"), values.iter().flat_map(|&v| (v as f32).to_ne_bytes()).collect())
+        }
+        _ => (format!("{native}f8"), values.iter().flat_map(|&v| v.to_ne_bytes()).collect()),
+    };
+    write_npy(file, &descr, &shape, &bytes)
+}
+
+/// Nanoseconds since 1970-01-01 of a date `NumPy`'s `datetime64[ns]` holds: a
+/// Gregorian date (from 1582-10-15 in the standard calendar) within its range.
+fn gregorian_nanos(calendar: Calendar, date: DateTime) -> Option<i64> {
+    let gregorian = match calendar {
+        Calendar::ProlepticGregorian => true,
+        Calendar::Standard => (date.year, date.month, date.day) >= (1582, 10, 15),
+        _ => false,
+    };
+    if !gregorian {
+        return None;
+    }
+    let day = i128::from(Calendar::ProlepticGregorian.day_number(date.year, date.month, date.day)?);
+    let seconds = i128::from(date.hour * 3600 + date.minute * 60 + date.second);
+    i64::try_from((day * 86_400 + seconds) * 1_000_000_000 + i128::from(date.nanosecond))
+        .ok()
+        .filter(|&n| n != i64::MIN)
 }
 
 /// NumPy-style indices, one per dimension (`3`, `1:4`, `:`, `-1`, `2:`); missing ones are whole.
@@ -109,14 +246,18 @@ fn print_values(element: Element, shape: &[u64], bytes: &[u8], descr: &str) -> R
     Ok(out.flush()?)
 }
 
-/// A `NumPy` `.npy` file (format 1.0) of the values, in native byte order.
-fn write_npy(file: &Path, descr: &str, element: Element, shape: &[u64], bytes: &[u8]) -> Result<()> {
+/// The `.npy` type of values of the `NumPy` type `descr` as zarrs decodes them.
+fn npy_descr(descr: &str, element: Element) -> String {
     let native = if cfg!(target_endian = "little") { '<' } else { '>' };
-    let descr = match element {
+    match element {
         // zarrs decodes numbers into native byte order.
         Element::Int(n) | Element::Uint(n) | Element::Float(n) if n > 1 => format!("{native}{}", &descr[1..]),
         _ => descr.to_owned(),
-    };
+    }
+}
+
+/// A `NumPy` `.npy` file (format 1.0) of `bytes`, values of the type `descr`.
+fn write_npy(file: &Path, descr: &str, shape: &[u64], bytes: &[u8]) -> Result<()> {
     let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");

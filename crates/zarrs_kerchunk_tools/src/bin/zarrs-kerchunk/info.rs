@@ -5,6 +5,7 @@ use zarrs_kerchunk::ReferenceStore;
 use zarrs_storage::ListableStorageTraits;
 
 use crate::array::read_json;
+use crate::cf;
 use crate::outcome::{Outcome, Result};
 
 /// A group or an array, as its metadata describes it.
@@ -55,8 +56,34 @@ pub(crate) fn run(store: &ReferenceStore, json: bool) -> Result {
         for (name, value) in &node.attributes {
             println!("    {name} = {}", compact(value));
         }
+        if let Some(range) = coordinate_range(store, node) {
+            println!("    {range}");
+        }
     }
     Ok(Outcome::Done)
+}
+
+/// For a coordinate variable (1-D, named as its dimension), its first and
+/// last values decoded: dates for times, numbers in their units otherwise.
+/// `None` for any other node, or one whose values cannot be read.
+fn coordinate_range(store: &ReferenceStore, node: &Node) -> Option<String> {
+    let dims = node.attributes.get("_ARRAY_DIMENSIONS")?.as_array()?;
+    let name = node.path.rsplit('/').next()?;
+    if node.array.is_none() || dims.len() != 1 || dims[0].as_str() != Some(name) {
+        return None;
+    }
+    let variable = cf::open(store, &node.path).ok()?;
+    let length = *variable.shape().first()?;
+    if length == 0 {
+        return None;
+    }
+    let first = cf::coordinate_labels(&variable, 0, &(0..1)).ok()??.pop()?;
+    let last = cf::coordinate_labels(&variable, 0, &(length - 1..length)).ok()??.pop()?;
+    let what = match variable.time_units() {
+        Some(units) => format!("{} calendar", units.calendar()),
+        None => variable.units().unwrap_or("no units").to_owned(),
+    };
+    Some(format!("values: {first} .. {last} ({length}, {what})"))
 }
 
 /// Every group and array, by path, read through the store (metadata as zarrs sees it).

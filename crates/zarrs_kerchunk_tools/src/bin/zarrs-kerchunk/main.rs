@@ -7,6 +7,7 @@
 mod array;
 mod audit;
 mod cat;
+mod cf;
 mod convert;
 mod info;
 mod options;
@@ -51,7 +52,8 @@ enum Command {
         #[arg(long)]
         targets: bool,
     },
-    /// The values of an array, or of a slice of it, as text or as a .npy file.
+    /// The values of an array, or of a slice of it, as text or as a .npy file: decoded
+    /// through the CF conventions (scale and offset, fill values, dates), or as stored with --raw.
     Cat {
         #[command(flatten)]
         open: Opening,
@@ -59,18 +61,23 @@ enum Command {
         array: String,
         /// One entry per dimension, as Python slices: `0`, `2:5`, `:`, `-1`; omitted dimensions are whole.
         slice: Option<String>,
+        #[command(flatten)]
+        picking: cf::Picking,
         /// Write the values to this .npy file instead of printing them.
         #[arg(long, value_name = "FILE")]
         npy: Option<std::path::PathBuf>,
     },
-    /// A 2-D slice of an array as a PNG: colour bar, axes from coordinate arrays, fill value transparent.
+    /// A slice of an array as a PNG: a map (2-D, north up, colour bar in the variable's units,
+    /// missing values transparent) or a line against its coordinate (1-D, such as a time series).
     Plot {
         #[command(flatten)]
         open: Opening,
         /// The array's path, such as `temp` or `/group/temp`.
         array: String,
-        /// As for `cat`; it must leave 2 dimensions longer than 1 (default: index 0 of all but the last two).
+        /// As for `cat`; it must leave 1 or 2 dimensions longer than 1 (default: index 0 of all but the last two).
         slice: Option<String>,
+        #[command(flatten)]
+        picking: cf::Picking,
         /// The PNG file to write.
         #[arg(long, short, value_name = "FILE")]
         output: std::path::PathBuf,
@@ -130,8 +137,12 @@ fn run(cli: Cli) -> Result {
     match cli.command {
         Command::Info { open, json } => info::run(&open.open()?, json),
         Command::Stats { open, json, targets } => stats::run(&open.open()?, json, targets),
-        Command::Cat { open, array, slice, npy } => cat::run(&open.open()?, &array, slice.as_deref(), npy.as_deref()),
-        Command::Plot { open, array, slice, output } => plot::run(&open.open()?, &array, slice.as_deref(), &output),
+        Command::Cat { open, array, slice, picking, npy } => {
+            cat::run(&open.open()?, &array, slice.as_deref(), npy.as_deref(), &picking)
+        }
+        Command::Plot { open, array, slice, picking, output } => {
+            plot::run(&open.open()?, &array, slice.as_deref(), &picking, &output)
+        }
         Command::Audit { open, json, concurrency } => audit::run(&open.open()?, json, concurrency),
         Command::Pin { open, output } => pin::run(&open, output),
         Command::Convert(convert) => convert.run(),

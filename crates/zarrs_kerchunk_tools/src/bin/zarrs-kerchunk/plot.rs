@@ -1,54 +1,161 @@
-//! `plot`: a 2-D slice of an array as a colour image with a colour bar, axes
-//! labelled from the coordinate arrays its `_ARRAY_DIMENSIONS` name, and the
-//! fill value (and NaN) transparent.
+//! `plot`: a slice of an array as a PNG. Two dimensions longer than 1 make a
+//! map: a colour image with a colour bar in the variable's units, axes
+//! labelled from the coordinate variables and oriented by their values
+//! (north up and east right, whatever the storage order), missing values
+//! transparent. One dimension makes a line against its coordinate (a time
+//! series against dates). Values are decoded through the CF conventions
+//! unless `--raw` asks for them as stored.
 
-use std::ops::Range;
 use std::path::Path;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 use serde_json::Value;
+use zarrs_cf::Variable;
 use zarrs_kerchunk::ReferenceStore;
 
-use crate::array::{Element, NamedArray, read_json, value_of};
-use crate::cat::parse_slice;
+use crate::array::{Element, NamedArray, value_of};
+use crate::cf::{self, Picking};
 use crate::outcome::{Outcome, Result};
 
 const SIZE: (u32, u32) = (900, 600);
+
+/// A rectangle of pixels: top left and bottom right corners.
+type PixelBox = ((i32, i32), (i32, i32));
 const FONT: &str = "sans-serif";
 
-/// One plotted dimension: its name, units and the coordinate of each index, if known.
+/// One plotted dimension: its label, and per index its coordinate value (to
+/// orient the axis) and tick text, when there is a coordinate variable.
 struct Axis {
     label: String,
-    coordinates: Option<Vec<f64>>,
+    values: Option<Vec<f64>>,
+    ticks: Option<Vec<String>>,
 }
 
-pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, output: &Path) -> Result {
+impl Axis {
+    /// Whether the coordinate runs down as the index runs up (latitudes stored north first).
+    fn descends(&self) -> bool {
+        let valid = || self.values.iter().flatten().copied().filter(|v| !v.is_nan());
+        matches!((valid().next(), valid().next_back()), (Some(first), Some(last)) if first > last)
+    }
+
+    fn reverse(&mut self) {
+        self.values.iter_mut().for_each(|v| v.reverse());
+        self.ticks.iter_mut().for_each(|t| t.reverse());
+    }
+
+    fn tick(&self, position: f64) -> String {
+        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a cell index on screen")]
+        let index = position.floor().max(0.0) as usize;
+        match &self.ticks {
+            Some(ticks) => ticks.get(index).cloned().unwrap_or_default(),
+            None => index.to_string(),
+        }
+    }
+}
+
+/// What is drawn: values row by row (row 0 at the bottom), and what they mean.
+struct Grid {
+    values: Vec<f64>,
+    width: usize,
+    /// The stored fill value, for values shown as stored (decoded ones are NaN where missing).
+    fill: Option<f64>,
+    units: String,
+    title: String,
+}
+
+impl Grid {
+    #[expect(clippy::float_cmp, reason = "the fill value is one exact value, as Zarr compares it")]
+    fn is_missing(&self, value: f64) -> bool {
+        value.is_nan() || self.fill.is_some_and(|fill| value == fill)
+    }
+
+    fn height(&self) -> usize {
+        self.values.len() / self.width.max(1)
+    }
+
+    /// Mirror the rows (top to bottom).
+    fn flip_rows(&mut self) {
+        let rows: Vec<&[f64]> = self.values.chunks(self.width).rev().collect();
+        self.values = rows.concat();
+    }
+
+    /// Mirror each row (left to right).
+    fn flip_columns(&mut self) {
+        self.values.chunks_mut(self.width).for_each(<[f64]>::reverse);
+    }
+}
+
+pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, picking: &Picking, output: &Path) -> Result {
     let array = NamedArray::open(store, path)?;
     let name = array.path.trim_start_matches('/').to_owned();
-    let attributes = read_json(store, &format!("{name}/.zattrs"))?.unwrap_or(Value::Null);
     let shape = array.shape().to_vec();
-    // By default the first index of every dimension but the last two.
+    // By default the first index of every dimension but the last two, unless selections pick.
     let default: Vec<&str> = (0..shape.len().saturating_sub(2)).map(|_| "0").collect();
-    let ranges = parse_slice(slice.unwrap_or(&default.join(",")), &shape)?;
+    let slice = slice.or_else(|| picking.has_selections().then_some("")).unwrap_or(&default.join(",")).to_owned();
+    let (variable, ranges) = cf::pick(store, path, &shape, &slice, picking)?;
     let plotted: Vec<usize> = (0..shape.len()).filter(|&d| ranges[d].end - ranges[d].start > 1).collect();
-    let [rows, columns] = plotted[..] else {
+    if plotted.is_empty() || plotted.len() > 2 {
         return Err(format!(
-            "the slice leaves {} dimensions longer than 1; plot draws 2 (for example {:?})",
+            "the slice leaves {} dimensions longer than 1; plot draws 1 (a line) or 2 (a map), for example {:?}",
             plotted.len(),
             (0..shape.len()).map(|d| if d + 2 < shape.len() { "0" } else { ":" }).collect::<Vec<_>>().join(",")
         )
         .into());
+    }
+    let decoded = variable.as_ref().filter(|_| !picking.raw());
+    let (values, fill) = match decoded {
+        Some(variable) if variable.time_units().is_some() => {
+            return Err(
+                format!("/{name}: its values are dates; plot draws numbers (plot a variable against it)").into()
+            );
+        }
+        Some(variable) if variable.decoded_type().is_some() => (variable.read(&ranges)?.into_iter().collect(), None),
+        _ => stored_values(&array, &ranges)?,
     };
+    let attributes = read_attributes(store, &name)?;
+    let units = attributes["units"].as_str().unwrap_or("").to_owned();
+    let title = title(&name, &attributes, variable.as_ref(), &ranges, &plotted);
+    let axis = |d: usize| match &variable {
+        Some(variable) => axis(variable, d, &ranges[d]),
+        None => Ok(Axis { label: "index".into(), values: None, ticks: None }),
+    };
+    let columns = &ranges[plotted[plotted.len() - 1]];
+    let width = usize::try_from(columns.end - columns.start)?;
+    let mut grid = Grid { values, width, fill, units, title };
+    if let [along] = plotted[..] {
+        let x_axis = axis(along)?;
+        draw_line(&grid, &x_axis, output)?;
+        println!("wrote {} ({}x{} pixels, a line of {} values)", output.display(), SIZE.0, SIZE.1, grid.values.len());
+        return Ok(Outcome::Done);
+    }
+    let (mut y_axis, mut x_axis) = (axis(plotted[0])?, axis(plotted[1])?);
+    // Rows are drawn from the bottom: values that run down are mirrored, so north is up and east right.
+    if y_axis.descends() {
+        grid.flip_rows();
+        y_axis.reverse();
+    }
+    if x_axis.descends() {
+        grid.flip_columns();
+        x_axis.reverse();
+    }
+    draw_map(&grid, &x_axis, &y_axis, output)?;
+    println!("wrote {} ({}x{} pixels, {}x{} cells)", output.display(), SIZE.0, SIZE.1, grid.width, grid.height());
+    Ok(Outcome::Done)
+}
+
+/// The values as stored, as floats, and the stored fill value (which is missing).
+fn stored_values(array: &NamedArray, ranges: &[std::ops::Range<u64>]) -> Result<(Vec<f64>, Option<f64>)> {
+    let name = &array.path;
     let descr = array.descr().unwrap_or("?");
     let (element, bytes) =
-        array.read(&ranges)?.ok_or_else(|| format!("/{name}: elements of variable length cannot be plotted"))?;
+        array.read(ranges)?.ok_or_else(|| format!("{name}: elements of variable length cannot be plotted"))?;
     if matches!(element, Element::Other(_)) {
-        return Err(format!("/{name}: plot draws numbers; {descr} is not a number type").into());
+        return Err(format!("{name}: plot draws numbers; {descr} is not a number type").into());
     }
-    let values: Vec<f64> = bytes.chunks(element.size()).map(|v| value_of(element, v)).collect();
-    let zarray = &array.zarray;
-    let fill = match &zarray["fill_value"] {
+    let values = bytes.chunks(element.size()).map(|v| value_of(element, v)).collect();
+    let fill = match &array.zarray["fill_value"] {
         Value::Number(n) => n.as_f64(),
         Value::String(s) if s == "NaN" => Some(f64::NAN),
         _ => None,
@@ -56,149 +163,89 @@ pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, outpu
     // A float32 array holds its fill value rounded to float32 (1e20 is 100000002004087734272).
     #[expect(clippy::cast_possible_truncation, reason = "rounded as the array stores it")]
     let fill = fill.map(|fill| if matches!(element, Element::Float(4)) { f64::from(fill as f32) } else { fill });
-    let dims: Vec<String> = attributes["_ARRAY_DIMENSIONS"]
-        .as_array()
-        .map(|names| names.iter().filter_map(Value::as_str).map(ToOwned::to_owned).collect())
-        .unwrap_or_default();
-    let axis = |d: usize| axis(store, &name, dims.get(d).map(String::as_str), &ranges[d]);
-    let (y_axis, x_axis) = (axis(rows)?, axis(columns)?);
-    let title =
-        format!("{name}[{}]", ranges.iter().map(|r| format!("{}:{}", r.start, r.end)).collect::<Vec<_>>().join(", "));
-    let units = attributes["units"].as_str().unwrap_or("").to_owned();
-    let grid = Grid { values, width: usize::try_from(ranges[columns].end - ranges[columns].start)?, fill };
-    draw(&grid, &title, &units, &x_axis, &y_axis, output)?;
-    println!(
-        "wrote {} ({}x{} pixels, {}x{} cells)",
-        output.display(),
-        SIZE.0,
-        SIZE.1,
-        grid.width,
-        grid.values.len() / grid.width
-    );
-    Ok(Outcome::Done)
+    Ok((values, fill))
 }
 
-/// The values to draw, row by row (row 0 at the bottom).
-struct Grid {
-    values: Vec<f64>,
-    width: usize,
-    fill: Option<f64>,
+fn read_attributes(store: &ReferenceStore, name: &str) -> Result<Value> {
+    Ok(crate::array::read_json(store, &format!("{name}/.zattrs"))?.unwrap_or(Value::Null))
 }
 
-impl Grid {
-    #[expect(clippy::float_cmp, reason = "the fill value is one exact value, as Zarr compares it")]
-    fn is_fill(&self, value: f64) -> bool {
-        value.is_nan() || self.fill.is_some_and(|fill| value == fill)
-    }
+/// `air at time=2013-01-01T00:00:00`: the name (or long name) and the fixed coordinates.
+fn title(
+    name: &str,
+    attributes: &Value,
+    variable: Option<&Variable<ReferenceStore>>,
+    ranges: &[std::ops::Range<u64>],
+    plotted: &[usize],
+) -> String {
+    let fixed: Vec<String> = (0..ranges.len())
+        .filter(|d| !plotted.contains(d))
+        .map(|d| {
+            let Some(variable) = variable else { return format!("{}", ranges[d].start) };
+            let label =
+                cf::coordinate_labels(variable, d, &ranges[d]).ok().flatten().and_then(|l| l.into_iter().next());
+            format!("{}={}", variable.dims()[d], label.unwrap_or_else(|| ranges[d].start.to_string()))
+        })
+        .collect();
+    let shown = attributes["long_name"].as_str().unwrap_or(name);
+    if fixed.is_empty() { shown.to_owned() } else { format!("{shown} at {}", fixed.join(", ")) }
 }
 
-/// The axis of dimension `dim`: labelled with the 1-D coordinate array of
-/// that name beside the array or at the root, when there is one.
-fn axis(store: &ReferenceStore, array: &str, dim: Option<&str>, range: &Range<u64>) -> Result<Axis> {
-    let Some(dim) = dim else { return Ok(Axis { label: "index".into(), coordinates: None }) };
-    let parent = array.rsplit_once('/').map_or("", |(parent, _)| parent);
-    let candidates = [if parent.is_empty() { dim.to_owned() } else { format!("{parent}/{dim}") }, dim.to_owned()];
-    for candidate in candidates {
-        let Some(zarray) = read_json(store, &format!("{candidate}/.zarray"))? else { continue };
-        if zarray["shape"].as_array().map(Vec::len) != Some(1) {
-            continue;
+/// The axis of dimension `dim`, from its coordinate variable when it has one.
+fn axis(variable: &Variable<ReferenceStore>, dim: usize, range: &std::ops::Range<u64>) -> Result<Axis> {
+    let name = variable.dims()[dim].clone();
+    let Some(coordinate) = variable.coordinate(dim) else {
+        return Ok(Axis { label: format!("{name} (index)"), values: None, ticks: None });
+    };
+    let values: Vec<f64> = coordinate.read(std::slice::from_ref(range))?.into_iter().collect();
+    let ticks = cf::coordinate_labels(variable, dim, range)?.map(|ticks| {
+        // Dates at midnight are shown as days, other times to the minute.
+        let midnight = ticks.iter().all(|t| t.ends_with("T00:00:00") || t == "NaT");
+        let short = |t: String| match t.strip_suffix(":00") {
+            Some(minutes) if coordinate.time_units().is_some() => minutes.replacen('T', " ", 1),
+            _ => t,
+        };
+        if midnight {
+            ticks.into_iter().map(|t| t.trim_end_matches("T00:00:00").to_owned()).collect()
+        } else {
+            ticks.into_iter().map(short).collect()
         }
-        let units = read_json(store, &format!("{candidate}/.zattrs"))?
-            .and_then(|attributes| attributes["units"].as_str().map(ToOwned::to_owned));
-        let coordinate = NamedArray::with_metadata(store, &candidate, zarray)?;
-        let Some((element, bytes)) = coordinate.read(std::slice::from_ref(range))? else { continue };
-        if matches!(element, Element::Other(_)) {
-            continue;
-        }
-        let label = units.map_or_else(|| dim.to_owned(), |units| format!("{dim} ({units})"));
-        let coordinates = bytes.chunks(element.size()).map(|v| value_of(element, v)).collect();
-        return Ok(Axis { label, coordinates: Some(coordinates) });
-    }
-    Ok(Axis { label: format!("{dim} (index)"), coordinates: None })
+    });
+    let units = coordinate.units().filter(|_| coordinate.time_units().is_none());
+    let label = units.map_or_else(|| name.clone(), |units| format!("{name} ({units})"));
+    Ok(Axis { label, values: Some(values), ticks })
 }
 
+/// Register the embedded font; the range of the values, widened when they are all equal.
 #[expect(clippy::float_cmp, reason = "one value everywhere needs a range around it")]
-fn draw(grid: &Grid, title: &str, units: &str, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<()> {
+fn prepare(grid: &Grid) -> Result<(f64, f64)> {
     plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
         .map_err(|_| "the embedded font cannot be read")?;
-    let valid = grid.values.iter().copied().filter(|v| !grid.is_fill(*v));
+    let valid = grid.values.iter().copied().filter(|v| !grid.is_missing(*v));
     let (low, high) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (low, high) = if low > high {
+    Ok(if low > high {
         (0.0, 1.0)
     } else if low == high {
         (low - 0.5, high + 0.5)
     } else {
         (low, high)
-    };
-    let (width, height) = (grid.width, grid.values.len() / grid.width);
-    let mut buffer = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
-    let mut transparent: Vec<((i32, i32), (i32, i32))> = Vec::new();
-    {
-        let root = BitMapBackend::with_buffer(&mut buffer, SIZE).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (main, bar) = root.split_horizontally(SIZE.0 - 130);
-        let tick = |coordinates: &Option<Vec<f64>>, position: f64| {
-            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a cell index on screen")]
-            let index = position.floor().max(0.0) as usize;
-            match coordinates {
-                Some(values) => values.get(index).map_or_else(String::new, |v| format!("{v}")),
-                None => format!("{index}"),
-            }
-        };
-        #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
-        let (w, h) = (width as f64, height as f64);
-        let mut chart = ChartBuilder::on(&main)
-            .caption(title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..w, 0f64..h)?;
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .x_desc(x_axis.label.as_str())
-            .y_desc(y_axis.label.as_str())
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .x_label_formatter(&|x| tick(&x_axis.coordinates, *x))
-            .y_label_formatter(&|y| tick(&y_axis.coordinates, *y))
-            .draw()?;
-        let cells = grid.values.iter().enumerate().filter(|(_, v)| !grid.is_fill(**v)).map(|(i, v)| {
-            #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
-            let (x, y) = ((i % width) as f64, (i / width) as f64);
-            Rectangle::new([(x, y), (x + 1.0, y + 1.0)], ViridisRGB.get_color_normalized(*v, low, high).filled())
-        });
-        chart.draw_series(cells)?;
-        for (i, _) in grid.values.iter().enumerate().filter(|(_, v)| grid.is_fill(**v)) {
-            #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
-            let (x, y) = ((i % width) as f64, (i / width) as f64);
-            transparent.push((chart.backend_coord(&(x, y + 1.0)), chart.backend_coord(&(x + 1.0, y))));
-        }
+    })
+}
 
-        let mut scale = ChartBuilder::on(&bar)
-            .margin_top(45)
-            .margin_bottom(57)
-            .margin_right(10)
-            .y_label_area_size(75)
-            .caption(units, (FONT, 16))
-            .build_cartesian_2d(0f64..1f64, low..high)?;
-        scale.configure_mesh().disable_mesh().disable_x_axis().label_style((FONT, 14)).draw()?;
-        let steps = 256;
-        scale.draw_series((0..steps).map(|s| {
-            let (a, b) = (
-                low + (high - low) * f64::from(s) / f64::from(steps),
-                low + (high - low) * f64::from(s + 1) / f64::from(steps),
-            );
-            Rectangle::new([(0.0, a), (1.0, b)], ViridisRGB.get_color_normalized(a, low, high).filled())
-        }))?;
-        root.present()?;
-    }
+/// A value on a scale spanning `span`, with as many decimals as the span needs (whole, never cut).
+fn scale_tick(value: f64, span: f64) -> String {
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped to 0..=6")]
+    let decimals = (1.0 - span.abs().max(f64::MIN_POSITIVE).log10().floor()).clamp(0.0, 6.0) as usize;
+    format!("{value:.decimals$}")
+}
+
+fn save(buffer: &[u8], transparent: &[PixelBox], output: &Path) -> Result<()> {
     let mut rgba = image::RgbaImage::from_fn(SIZE.0, SIZE.1, |x, y| {
         let at = ((y * SIZE.0 + x) * 3) as usize;
         image::Rgba([buffer[at], buffer[at + 1], buffer[at + 2], 255])
     });
-    // Fill values are drawn as nothing at all: the cells become transparent.
-    for ((left, top), (right, bottom)) in transparent {
+    // Missing values are drawn as nothing at all: their cells become transparent.
+    for &((left, top), (right, bottom)) in transparent {
         for y in top.max(0)..bottom.min(i32::try_from(SIZE.1)?) {
             for x in left.max(0)..right.min(i32::try_from(SIZE.0)?) {
                 rgba.put_pixel(u32::try_from(x)?, u32::try_from(y)?, image::Rgba([0, 0, 0, 0]));
@@ -207,4 +254,152 @@ fn draw(grid: &Grid, title: &str, units: &str, x_axis: &Axis, y_axis: &Axis, out
     }
     rgba.save(output).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     Ok(())
+}
+
+fn draw_map(grid: &Grid, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<()> {
+    let (low, high) = prepare(grid)?;
+    let (width, height) = (grid.width, grid.height());
+    let mut buffer = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+    let mut transparent: Vec<PixelBox> = Vec::new();
+    {
+        let root = BitMapBackend::with_buffer(&mut buffer, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (main, bar) = root.split_horizontally(SIZE.0 - 150);
+        #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
+        let (w, h) = (width as f64, height as f64);
+        let mut chart = ChartBuilder::on(&main)
+            .caption(&grid.title, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..w, 0f64..h)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(x_axis.label.as_str())
+            .y_desc(y_axis.label.as_str())
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .x_label_formatter(&|x| x_axis.tick(*x))
+            .y_label_formatter(&|y| y_axis.tick(*y))
+            .draw()?;
+        let cells = grid.values.iter().enumerate().filter(|(_, v)| !grid.is_missing(**v)).map(|(i, v)| {
+            #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
+            let (x, y) = ((i % width) as f64, (i / width) as f64);
+            Rectangle::new([(x, y), (x + 1.0, y + 1.0)], ViridisRGB.get_color_normalized(*v, low, high).filled())
+        });
+        chart.draw_series(cells)?;
+        for (i, _) in grid.values.iter().enumerate().filter(|(_, v)| grid.is_missing(**v)) {
+            #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
+            let (x, y) = ((i % width) as f64, (i / width) as f64);
+            transparent.push((chart.backend_coord(&(x, y + 1.0)), chart.backend_coord(&(x + 1.0, y))));
+        }
+        draw_colour_bar(&bar, &grid.units, low, high)?;
+        root.present()?;
+    }
+    save(&buffer, &transparent, output)
+}
+
+/// The colour bar: the scale of the values, in their units, its ticks whole.
+fn draw_colour_bar(bar: &DrawingArea<BitMapBackend<'_>, Shift>, units: &str, low: f64, high: f64) -> Result<()> {
+    let mut scale = ChartBuilder::on(bar)
+        .margin_top(45)
+        .margin_bottom(57)
+        .margin_right(10)
+        .y_label_area_size(95)
+        .caption(units, (FONT, 16))
+        .build_cartesian_2d(0f64..1f64, low..high)?;
+    scale
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .label_style((FONT, 14))
+        .y_label_formatter(&|v| scale_tick(*v, high - low))
+        .draw()?;
+    let steps = 256;
+    scale.draw_series((0..steps).map(|s| {
+        let (a, b) = (
+            low + (high - low) * f64::from(s) / f64::from(steps),
+            low + (high - low) * f64::from(s + 1) / f64::from(steps),
+        );
+        Rectangle::new([(0.0, a), (1.0, b)], ViridisRGB.get_color_normalized(a, low, high).filled())
+    }))?;
+    Ok(())
+}
+
+/// A line of the values against the axis (a time series against its dates);
+/// missing values break the line.
+fn draw_line(grid: &Grid, x_axis: &Axis, output: &Path) -> Result<()> {
+    let (low, high) = prepare(grid)?;
+    let margin = (high - low) * 0.05;
+    let mut buffer = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buffer, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        #[expect(clippy::cast_precision_loss, reason = "lengths are far below 2^52")]
+        let n = grid.values.len() as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&grid.title, (FONT, 20))
+            .margin(20)
+            .x_label_area_size(45)
+            .y_label_area_size(95)
+            .build_cartesian_2d(0f64..(n - 1.0).max(1.0), (low - margin)..(high + margin))?;
+        let y_desc = if grid.units.is_empty() { "value".to_owned() } else { grid.units.clone() };
+        chart
+            .configure_mesh()
+            .x_desc(x_axis.label.as_str())
+            .y_desc(y_desc)
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .x_labels(6)
+            .x_label_formatter(&|x| x_axis.tick(x.round()))
+            .y_label_formatter(&|v| scale_tick(*v, high - low))
+            .draw()?;
+        #[expect(clippy::cast_precision_loss, reason = "lengths are far below 2^52")]
+        let points: Vec<(f64, f64)> = grid.values.iter().enumerate().map(|(i, &v)| (i as f64, v)).collect();
+        for run in points.split(|(_, v)| grid.is_missing(*v)).filter(|run| !run.is_empty()) {
+            chart.draw_series(LineSeries::new(run.iter().copied(), BLUE.stroke_width(2)))?;
+        }
+        root.present()?;
+    }
+    save(&buffer, &[], output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_ticks_are_whole_and_short() {
+        assert_eq!(scale_tick(29_000.0, 3_200.0), "29000");
+        assert_eq!(scale_tick(258.2, 130.0), "258");
+        assert_eq!(scale_tick(258.0, 13.0), "258");
+        assert_eq!(scale_tick(258.5, 4.0), "258.5");
+        assert_eq!(scale_tick(0.012_345, 0.01), "0.012");
+        assert_eq!(scale_tick(1.0, 0.0), "1.000000");
+    }
+
+    #[test]
+    fn grids_flip_rows_and_columns() {
+        let mut grid = Grid {
+            values: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            width: 3,
+            fill: None,
+            units: String::new(),
+            title: String::new(),
+        };
+        grid.flip_rows();
+        assert_eq!(grid.values, [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]);
+        grid.flip_columns();
+        assert_eq!(grid.values, [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
+        let mut axis = Axis {
+            label: String::new(),
+            values: Some(vec![75.0, f64::NAN, 15.0]),
+            ticks: Some(vec!["75".into(), "?".into(), "15".into()]),
+        };
+        assert!(axis.descends());
+        axis.reverse();
+        assert!(!axis.descends());
+        assert_eq!(axis.tick(0.4), "15");
+    }
 }

@@ -1,0 +1,55 @@
+//! What the command line's test binaries share: running it, and reading what it wrote.
+#![allow(dead_code, reason = "each test binary uses a part")]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+use crate::common::{Case, read_npy};
+
+pub(crate) fn cli() -> Command {
+    Command::cargo_bin("zarrs-kerchunk").unwrap()
+}
+
+/// Run the command line; return its exit code, stdout and stderr.
+pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
+    let output = cli().args(args).output().unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+/// A reference file of `case`: JSON if it has one.
+pub(crate) fn any_refs(case: &Case) -> PathBuf {
+    case.dir.join(case.references(true).into_iter().chain(case.references(false)).next().unwrap())
+}
+
+pub(crate) fn case(name: &str) -> Case {
+    Case::all().into_iter().find(|c| c.name == name).unwrap()
+}
+
+/// The elements of a `.npy` file in native byte order, with their size.
+pub(crate) fn native_values(path: &Path) -> (Vec<u64>, usize, Vec<u8>) {
+    let npy = read_npy(path);
+    let size: usize = npy.descr[2..].parse().unwrap();
+    let mut data = npy.data;
+    if npy.descr.starts_with('>') && size > 1 {
+        data.chunks_mut(size).for_each(<[u8]>::reverse);
+    }
+    (npy.shape, size, data)
+}
+
+/// An error is one line on stderr, with exit code 2, and never a panic or backtrace.
+pub(crate) fn assert_one_line_error(code: i32, stderr: &str) {
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("zarrs-kerchunk: error: "), "{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+}
+
+/// The pixels of a PNG: (width, height, transparent pixels, distinct opaque colours).
+pub(crate) fn pixel_statistics(png: &Path) -> (u32, u32, usize, usize) {
+    let image = image::open(png).unwrap().to_rgba8();
+    let transparent = image.pixels().filter(|p| p.0[3] == 0).count();
+    let colours: std::collections::HashSet<[u8; 4]> = image.pixels().filter(|p| p.0[3] == 255).map(|p| p.0).collect();
+    (image.width(), image.height(), transparent, colours.len())
+}
