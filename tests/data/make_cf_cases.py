@@ -5,7 +5,8 @@ the CF view of issue 25 (`crates/zarrs_cf`):
 
 - `cf_conventions/data.nc`, written here with netCDF4: packed int16 with
   `scale_factor`, `add_offset`, `_FillValue` and `missing_value`; `_Unsigned`
-  bytes; a valid range; a latitude that runs north to south; and time
+  bytes; a valid range; a latitude that runs north to south; a scalar
+  coordinate named by a `coordinates` attribute; and time
   variables in every CF calendar (standard across 1582-10-15, gregorian,
   proleptic_gregorian, julian, noleap, 365_day, all_leap, 366_day, 360_day),
   one with a missing time.
@@ -61,7 +62,13 @@ def write_cf_conventions(path: str) -> None:
         lon.units = "degrees_east"
         lon[:] = [0.0, 2.5, 5.0, 7.5, 10.0]
 
+        height = ds.createVariable("height", "f8", ())
+        height.units = "m"
+        height.standard_name = "height"
+        height[...] = 2.0
+
         packed = ds.createVariable("tas", "i2", ("time", "lat", "lon"), fill_value=np.int16(-32767))
+        packed.coordinates = "height"
         packed.scale_factor = 0.01
         packed.add_offset = 273.15
         packed.missing_value = np.int16(-32766)
@@ -213,7 +220,7 @@ os.makedirs(conventions, exist_ok=True)
 write_cf_conventions(os.path.join(conventions, "data.nc"))
 make_case(conventions, "data.nc", "cf_conventions",
           "CF conventions for the CF view: packing with _FillValue and missing_value, _Unsigned bytes, a valid "
-          "range, latitudes north first, and times in every CF calendar",
+          "range, latitudes north first, a scalar coordinate named by 'coordinates', and times in every CF calendar",
           ["cf-packing", "fill-value", "cf-unsigned", "cf-valid-range", "cf-calendars"])
 make_case(os.path.join(HERE, "cf_air"), "air.nc", "cf_air",
           "kerchunk's own air.nc: int16 air temperature packed with a float32 scale_factor, latitudes north first, "

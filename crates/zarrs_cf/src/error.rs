@@ -46,6 +46,16 @@ pub enum CfError {
         /// The variable's path.
         path: String,
     },
+    /// The values were asked for in a type that does not hold the decoded type exactly.
+    #[error("{path}: its values decode to {decoded}, which {asked} does not hold exactly")]
+    Type {
+        /// The variable's path.
+        path: String,
+        /// The decoded type.
+        decoded: String,
+        /// The type asked for.
+        asked: &'static str,
+    },
     /// A selection that cannot be made.
     #[error("selection {selection:?}: {reason}")]
     Select {

@@ -11,6 +11,8 @@
 //! | unsigned bytes (NetCDF-3) | `_Unsigned` | the stored integers read with the other signedness |
 //! | time (CF 4.4) | `units = "<unit> since <date>"`, `calendar` | dates ([`DateTime`]) in every CF calendar ([`Calendar`]) |
 //! | dimensions and coordinates | `_ARRAY_DIMENSIONS`, Zarr V3 dimension names | [`Variable::dims`], [`Variable::coordinate`], and [`Variable::select`] by value |
+//! | auxiliary coordinates (CF 5) | `coordinates` | [`Variable::auxiliary_coordinates`] (a scalar height, 2-D latitudes) |
+//! | attributes | all | [`Variable::attributes`] as stored; [`Variable::decoded_attributes`] without what decoding consumed, as xarray's `attrs` |
 //!
 //! The decoded type ([`Variable::decoded_type`]) is the one xarray picks:
 //! packed values become float64; masked small integers and float32 stay
@@ -32,6 +34,14 @@
 //! assert_eq!(dates[0].map(|d| d.to_string()), Some("2014-10-01T00:00:00".to_owned()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Why not a zarrs codec: the unpacking could be an array-to-array codec,
+//! but the one zarrs has (`numcodecs.fixedscaleoffset`) divides where CF
+//! multiplies, which gives other bits than xarray (`25820 / 100` is not
+//! `25820 * 0.01`), and masking must compare the stored values before any
+//! codec changes them. When the multiplying `scale_offset` codec of
+//! zarr-extensions lands in zarrs, unpacking can move there; masking and
+//! dates stay here.
 //!
 //! Calendars are computed here (no AGPL code, no C): `standard`/`gregorian`
 //! (Julian before 1582-10-15), `proleptic_gregorian`, `julian`,

@@ -140,6 +140,33 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
         self.array.attributes()
     }
 
+    /// The attributes as xarray shows them after decoding: without those
+    /// the decoding consumed (`scale_factor`, `add_offset`, `_FillValue`,
+    /// `missing_value`, `_Unsigned`, `_ARRAY_DIMENSIONS`, `coordinates`, and
+    /// a time's `units` and `calendar`), which xarray keeps in `encoding`.
+    #[must_use]
+    pub fn decoded_attributes(&self) -> Map<String, Value> {
+        const CONSUMED: [&str; 7] = [
+            "scale_factor",
+            "add_offset",
+            "_FillValue",
+            "missing_value",
+            "_Unsigned",
+            "_ARRAY_DIMENSIONS",
+            "coordinates",
+        ];
+        let time = self.time.is_some();
+        self.attributes()
+            .iter()
+            .filter(|(name, _)| {
+                let consumed = CONSUMED.contains(&name.as_str());
+                let time_encoding = time && matches!(name.as_str(), "units" | "calendar");
+                !consumed && !time_encoding
+            })
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect()
+    }
+
     /// The `units` attribute.
     #[must_use]
     pub fn units(&self) -> Option<&str> {
@@ -173,6 +200,37 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
     /// # Errors
     /// [`CfError`] if the values are not numbers, or the read fails.
     pub fn read(&self, ranges: &[Range<u64>]) -> Result<ArrayD<f64>, CfError> {
+        self.read_into(ranges, |value| value)
+    }
+
+    /// The values of `ranges` decoded, as [`read`](Self::read), in `f32`:
+    /// for a variable whose decoded type `f32` holds exactly (float32, or
+    /// integers of at most 16 bits, as stored or masked), without the memory
+    /// of `f64`.
+    ///
+    /// # Errors
+    /// [`CfError::Type`] if the decoded type is wider, or as [`read`](Self::read).
+    pub fn read_f32(&self, ranges: &[Range<u64>]) -> Result<ArrayD<f32>, CfError> {
+        let fits = match self.decoded_type() {
+            Some(Decoded::Float32) => true,
+            Some(Decoded::Stored(stored)) => {
+                matches!(stored, Stored::Bool | Stored::Float(2 | 4) | Stored::Int(1 | 2) | Stored::Uint(1 | 2))
+            }
+            _ => false,
+        };
+        if !fits {
+            let decoded = self.decoded_type().map_or("not numbers", Decoded::name);
+            return Err(CfError::Type { path: self.path.clone(), decoded: decoded.to_owned(), asked: "float32" });
+        }
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a value the decoded type holds, which float32 holds exactly"
+        )]
+        self.read_into(ranges, |value| value as f32)
+    }
+
+    /// The decoded values of `ranges`, each converted by `convert`.
+    fn read_into<T>(&self, ranges: &[Range<u64>], convert: impl Fn(f64) -> T) -> Result<ArrayD<T>, CfError> {
         let packing = self.packing.as_ref().ok_or_else(|| CfError::NotNumbers {
             path: self.path.clone(),
             dtype: serde_json::to_value(self.array.metadata()).map(|m| m["dtype"].to_string()).unwrap_or_default(),
@@ -185,10 +243,10 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
             .into_fixed()
             .map_err(|_| CfError::NotNumbers { path: self.path.clone(), dtype: "variable length".into() })?;
         let size = packing.stored.size();
-        let values: Vec<f64> = if packing.is_identity() {
-            bytes.chunks_exact(size).map(|b| packing.stored.value(b)).collect()
+        let values: Vec<T> = if packing.is_identity() {
+            bytes.chunks_exact(size).map(|b| convert(packing.stored.value(b))).collect()
         } else {
-            bytes.chunks_exact(size).map(|b| packing.decode(packing.stored.value(b))).collect()
+            bytes.chunks_exact(size).map(|b| convert(packing.decode(packing.stored.value(b)))).collect()
         };
         let shape: Vec<usize> = ranges.iter().map(|r| usize::try_from(r.end - r.start).unwrap_or(usize::MAX)).collect();
         ArrayD::from_shape_vec(shape, values)
@@ -210,12 +268,31 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
     #[must_use]
     pub fn coordinate(&self, dim: usize) -> Option<Self> {
         let name = self.dims.get(dim)?;
+        self.sibling(name).filter(|coordinate| coordinate.dims == [name.clone()] && coordinate.packing.is_some())
+    }
+
+    /// The names in the `coordinates` attribute (CF 5: auxiliary coordinates
+    /// such as a scalar height, or 2-D latitudes of a curvilinear grid).
+    #[must_use]
+    pub fn coordinate_names(&self) -> Vec<&str> {
+        self.attributes()
+            .get("coordinates")
+            .and_then(Value::as_str)
+            .map_or_else(Vec::new, |names| names.split_whitespace().collect())
+    }
+
+    /// The variables the `coordinates` attribute names that exist, beside
+    /// the variable or at the root, in the order named.
+    #[must_use]
+    pub fn auxiliary_coordinates(&self) -> Vec<Self> {
+        self.coordinate_names().into_iter().filter_map(|name| self.sibling(name)).collect()
+    }
+
+    /// The variable `name` beside this one, or else at the root.
+    fn sibling(&self, name: &str) -> Option<Self> {
         let parent = self.path.rsplit_once('/').map_or("", |(parent, _)| parent);
         let candidates = [format!("{parent}/{name}"), format!("/{name}")];
-        candidates.iter().find_map(|path| {
-            let coordinate = Self::open_with(Arc::clone(&self.storage), path, self.options).ok()?;
-            (coordinate.dims == [name.clone()] && coordinate.packing.is_some()).then_some(coordinate)
-        })
+        candidates.iter().find_map(|path| Self::open_with(Arc::clone(&self.storage), path, self.options).ok())
     }
 
     /// The index ranges, one per dimension, that `selections` pick: whole

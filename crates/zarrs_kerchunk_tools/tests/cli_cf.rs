@@ -229,3 +229,15 @@ fn plot_and_cat_mask_the_valid_range() {
     assert_eq!(code, 0, "{stderr}");
     assert!(pixel_statistics(&png).2 > 0, "cells outside the valid range are transparent");
 }
+
+/// A scalar coordinate the `coordinates` attribute names (a 2 m height) heads what `cat` prints.
+#[test]
+fn cat_shows_scalar_coordinates() {
+    let (code, stdout, stderr) = run(&["cat", &refs(&case("cf_conventions")), "tas", "0,0"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("# /tas: shape [1, 1, 5] (time, lat, lon), float64 from int16"), "{stdout}");
+    assert_eq!(lines[1], "# at height=2");
+    assert_eq!(lines[2], "# lon: 0 2.5 5 7.5 10");
+    assert!(lines[3].starts_with("[time=2012-01-01T00:00:00, lat=60]: nan nan "), "{stdout}");
+}

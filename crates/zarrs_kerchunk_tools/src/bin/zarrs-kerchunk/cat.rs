@@ -74,6 +74,10 @@ fn print_decoded(variable: &Variable<ReferenceStore>, ranges: &[Range<u64>], val
         cf::describe(variable),
         units.map_or_else(String::new, |u| format!(", units {u}"))
     )?;
+    let scalars = cf::scalar_coordinates(variable);
+    if !scalars.is_empty() {
+        writeln!(out, "# at {}", scalars.join(", "))?;
+    }
     let heads = shape.len().saturating_sub(1);
     // The columns' coordinates, when the rows are not the coordinate itself.
     if heads > 0

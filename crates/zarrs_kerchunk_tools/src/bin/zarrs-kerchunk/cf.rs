@@ -135,6 +135,23 @@ pub(crate) fn coordinate_labels(
     Ok(Some(values.iter().map(|&v| format_value(coordinate.decoded_type(), v)).collect()))
 }
 
+/// The scalar coordinates the `coordinates` attribute names, as `height=2` (a
+/// 2-D latitude of a curvilinear grid has no one value to show).
+pub(crate) fn scalar_coordinates(variable: &Variable<ReferenceStore>) -> Vec<String> {
+    variable
+        .auxiliary_coordinates()
+        .into_iter()
+        .filter(|coordinate| coordinate.shape().is_empty())
+        .filter_map(|coordinate| {
+            let value = match coordinate.time_units() {
+                Some(_) => coordinate.read_times(&[]).ok()?.iter().next()?.map(|d| d.to_string())?,
+                None => format_value(coordinate.decoded_type(), *coordinate.read(&[]).ok()?.iter().next()?),
+            };
+            Some(format!("{}={value}", coordinate.name()))
+        })
+        .collect()
+}
+
 /// What `cat` and `plot` say about a variable's decoding: `float64 from int16
 /// (scale_factor, add_offset, _FillValue)`.
 pub(crate) fn describe(variable: &Variable<ReferenceStore>) -> String {

@@ -45,9 +45,13 @@ impl Axis {
         self.ticks.iter_mut().for_each(|t| t.reverse());
     }
 
+    /// The label of the cell centred on `position`; none between cells.
     fn tick(&self, position: f64) -> String {
+        if (position - position.round()).abs() > 1e-6 || position < -0.5 {
+            return String::new();
+        }
         #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a cell index on screen")]
-        let index = position.floor().max(0.0) as usize;
+        let index = position.round().max(0.0) as usize;
         match &self.ticks {
             Some(ticks) => ticks.get(index).cloned().unwrap_or_default(),
             None => index.to_string(),
@@ -178,7 +182,7 @@ fn title(
     ranges: &[std::ops::Range<u64>],
     plotted: &[usize],
 ) -> String {
-    let fixed: Vec<String> = (0..ranges.len())
+    let mut fixed: Vec<String> = (0..ranges.len())
         .filter(|d| !plotted.contains(d))
         .map(|d| {
             let Some(variable) = variable else { return format!("{}", ranges[d].start) };
@@ -187,6 +191,7 @@ fn title(
             format!("{}={}", variable.dims()[d], label.unwrap_or_else(|| ranges[d].start.to_string()))
         })
         .collect();
+    fixed.extend(variable.map(cf::scalar_coordinates).unwrap_or_default());
     let shown = attributes["long_name"].as_str().unwrap_or(name);
     if fixed.is_empty() { shown.to_owned() } else { format!("{shown} at {}", fixed.join(", ")) }
 }
@@ -272,7 +277,8 @@ fn draw_map(grid: &Grid, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(80)
-            .build_cartesian_2d(0f64..w, 0f64..h)?;
+            // Cells are centred on whole numbers, where their labels go.
+            .build_cartesian_2d(-0.5f64..w - 0.5, -0.5f64..h - 0.5)?;
         chart
             .configure_mesh()
             .disable_mesh()
@@ -286,13 +292,16 @@ fn draw_map(grid: &Grid, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<
         let cells = grid.values.iter().enumerate().filter(|(_, v)| !grid.is_missing(**v)).map(|(i, v)| {
             #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
             let (x, y) = ((i % width) as f64, (i / width) as f64);
-            Rectangle::new([(x, y), (x + 1.0, y + 1.0)], ViridisRGB.get_color_normalized(*v, low, high).filled())
+            Rectangle::new(
+                [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                ViridisRGB.get_color_normalized(*v, low, high).filled(),
+            )
         });
         chart.draw_series(cells)?;
         for (i, _) in grid.values.iter().enumerate().filter(|(_, v)| grid.is_missing(**v)) {
             #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
             let (x, y) = ((i % width) as f64, (i / width) as f64);
-            transparent.push((chart.backend_coord(&(x, y + 1.0)), chart.backend_coord(&(x + 1.0, y))));
+            transparent.push((chart.backend_coord(&(x - 0.5, y + 0.5)), chart.backend_coord(&(x + 0.5, y - 0.5))));
         }
         draw_colour_bar(&bar, &grid.units, low, high)?;
         root.present()?;
@@ -400,6 +409,6 @@ mod tests {
         assert!(axis.descends());
         axis.reverse();
         assert!(!axis.descends());
-        assert_eq!(axis.tick(0.4), "15");
+        assert_eq!((axis.tick(0.0), axis.tick(2.0), axis.tick(0.5)), ("15".into(), "75".into(), String::new()));
     }
 }

@@ -1,0 +1,75 @@
+//! A variable's API on `tests/data/cf_conventions` (see `tests/data/make_cf_cases.py`):
+//! coordinates by dimension and by the `coordinates` attribute, attributes as
+//! xarray shows them, typed reads and selections on a latitude stored north first.
+
+use std::sync::Arc;
+
+use zarrs_cf::{CfError, Selection, Variable};
+use zarrs_kerchunk::ReferenceStore;
+
+fn store() -> Arc<ReferenceStore> {
+    let refs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/cf_conventions/refs.json");
+    Arc::new(ReferenceStore::open(refs).unwrap())
+}
+
+fn select(variable: &Variable<ReferenceStore>, text: &str) -> Result<Vec<std::ops::Range<u64>>, CfError> {
+    variable.select(&[text.parse::<Selection>()?])
+}
+
+#[test]
+fn coordinates_and_attributes() {
+    let tas = Variable::open(store(), "/tas").unwrap();
+    assert_eq!(tas.dims(), ["time", "lat", "lon"]);
+    assert_eq!(tas.coordinate(1).unwrap().path(), "/lat");
+    assert_eq!(tas.coordinate_names(), ["height"]);
+    let height = tas.auxiliary_coordinates();
+    assert_eq!(height.len(), 1);
+    assert_eq!(height[0].read(&[]).unwrap().into_raw_vec_and_offset().0, [2.0]);
+    assert_eq!(height[0].units(), Some("m"));
+    // What xarray moves to `encoding` is not among the decoded attributes.
+    let decoded = tas.decoded_attributes();
+    assert_eq!(decoded.keys().collect::<Vec<_>>(), ["units"], "{decoded:?}");
+    assert!(tas.attributes().contains_key("scale_factor"));
+    let time = tas.coordinate(0).unwrap();
+    assert!(time.decoded_attributes().is_empty(), "{:?}", time.decoded_attributes());
+    // A dimension without a variable of its name has no coordinate.
+    let t360 = Variable::open(store(), "/t_day360").unwrap();
+    assert!(t360.coordinate(0).is_none());
+    let err = select(&t360, "n_day360=0").unwrap_err().to_string();
+    assert!(err.contains("no coordinate variable"), "{err}");
+}
+
+#[test]
+fn typed_reads() {
+    let ranged = Variable::open(store(), "/ranged").unwrap();
+    let single = ranged.read_f32(&[0..4, 0..5]).unwrap();
+    let double = ranged.read(&[0..4, 0..5]).unwrap();
+    assert!(
+        single.iter().zip(&double).all(|(s, d)| f64::from(*s).to_bits() == d.to_bits() || s.is_nan() && d.is_nan())
+    );
+    let tas = Variable::open(store(), "/tas").unwrap();
+    let err = tas.read_f32(&[0..1, 0..1, 0..1]).unwrap_err();
+    assert!(matches!(&err, CfError::Type { decoded, .. } if decoded == "float64"), "{err}");
+    let ubyte = Variable::open(store(), "/ubyte").unwrap();
+    assert!(ubyte.read_f32(&[0..4, 0..5]).is_ok(), "bytes with a fill value decode to float32");
+}
+
+/// The latitude runs 60, 50, 40, 30: ranges are given either way round, and
+/// the nearest value and exact values are found whatever the order.
+#[test]
+fn selections_on_a_descending_coordinate() {
+    let tas = Variable::open(store(), "/tas").unwrap();
+    assert_eq!(select(&tas, "lat=40:60").unwrap()[1], 0..3);
+    assert_eq!(select(&tas, "lat=60:40").unwrap()[1], 0..3);
+    assert_eq!(select(&tas, "lat=:45").unwrap()[1], 2..4);
+    assert_eq!(select(&tas, "lat~44").unwrap()[1], 2..3);
+    assert_eq!(select(&tas, "lat=30").unwrap()[1], 3..4);
+    assert_eq!(select(&tas, "time=2012-01-01T06").unwrap()[0], 1..2);
+    assert_eq!(select(&tas, "time=2012").unwrap()[0], 0..3);
+    let err = select(&tas, "lat=45").unwrap_err().to_string();
+    assert!(err.contains("no lat is 45") && err.contains("lat~45"), "{err}");
+    let err = select(&tas, "lat=70:80").unwrap_err().to_string();
+    assert!(err.contains("no lat lies in it"), "{err}");
+    let err = select(&tas, "time=never").unwrap_err().to_string();
+    assert!(err.contains("not a date"), "{err}");
+}
