@@ -323,3 +323,76 @@ pub fn hdf5_scan(data: &[u8]) -> usize {
         scan.references.len()
     })
 }
+
+/// The CF view (`zarrs_cf`) of an array whose attributes are the input's.
+/// The first byte picks the stored type; the rest is lines of text: the
+/// array's `.zattrs`, its coordinates' `.zattrs`, its `fill_value` (JSON),
+/// then selections (`lat=50`, `time=2013-01-01`, ...). The array (4 x 5)
+/// and its coordinates `x` and `y` hold fixed bytes. Every read and
+/// selection must return a value or an error. Returns the reads that succeeded.
+pub fn cf_view(data: &[u8]) -> usize {
+    use base64::Engine as _;
+    use zarrs_cf::{Selection, Variable};
+    const TYPES: [(&str, usize); 10] = [
+        ("<i2", 2),
+        ("|i1", 1),
+        ("|u1", 1),
+        ("<f4", 4),
+        ("<f8", 8),
+        ("<i8", 8),
+        ("<u8", 8),
+        (">f4", 4),
+        ("<f2", 2),
+        ("|b1", 1),
+    ];
+    let Some((&pick, text)) = data.split_first() else { return 0 };
+    let (dtype, size) = TYPES[usize::from(pick) % TYPES.len()];
+    let text = String::from_utf8_lossy(text);
+    let mut lines = text.split('\n');
+    let (attributes, coordinate_attributes) = (lines.next().unwrap_or("{}"), lines.next().unwrap_or("{}"));
+    let fill: serde_json::Value = serde_json::from_str(lines.next().unwrap_or("null")).unwrap_or_default();
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(20 * size).collect();
+    let coordinates: Vec<u8> = [3.0f64, 2.0, 1.0, 0.5, -1.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let inline = |b: &[u8]| format!("base64:{}", base64::engine::general_purpose::STANDARD.encode(b));
+    let zarray = |shape: &[u64], dtype: &str, fill: &serde_json::Value| {
+        serde_json::json!({"shape": shape, "chunks": shape, "dtype": dtype, "fill_value": fill,
+                           "compressor": null, "filters": null, "order": "C", "zarr_format": 2})
+        .to_string()
+    };
+    let document = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": zarray(&[4, 5], dtype, &fill),
+        "a/.zattrs": attributes,
+        "a/0.0": inline(&bytes),
+        "x/.zarray": zarray(&[4], "<f8", &serde_json::Value::Null),
+        "x/.zattrs": coordinate_attributes,
+        "x/0": inline(&coordinates[..32]),
+        "y/.zarray": zarray(&[5], "<f8", &serde_json::Value::Null),
+        "y/.zattrs": coordinate_attributes,
+        "y/0": inline(&coordinates),
+        "h/.zarray": zarray(&[], "<f8", &serde_json::Value::Null),
+        "h/.zattrs": coordinate_attributes,
+        "h/0": inline(&coordinates[..8]),
+    });
+    let Ok(set) = ReferenceSet::from_json(document.to_string().as_bytes(), &options()) else { return 0 };
+    let Ok(store) = builder(&targets()).build(set, &format!("{PREFIX}refs.json")) else { return 0 };
+    let Ok(variable) = Variable::open(Arc::new(store), "/a") else { return 0 };
+    let whole = [0..4, 0..5];
+    let mut read = usize::from(variable.read(&whole).is_ok());
+    read += usize::from(variable.read_f32(&whole).is_ok());
+    read += usize::from(variable.read_times(&whole).is_ok());
+    let _ = variable.decoded_attributes();
+    for coordinate in (0..2).filter_map(|d| variable.coordinate(d)).chain(variable.auxiliary_coordinates()) {
+        let ranges: Vec<_> = coordinate.shape().iter().map(|&n| 0..n).collect();
+        read += usize::from(coordinate.read(&ranges).is_ok());
+        read += usize::from(coordinate.read_times(&ranges).is_ok());
+    }
+    for line in lines.take(8) {
+        if let Ok(selection) = line.parse::<Selection>()
+            && let Ok(ranges) = variable.select(&[selection])
+        {
+            read += usize::from(variable.read(&ranges).is_ok());
+        }
+    }
+    read
+}

@@ -39,6 +39,10 @@ const GREGORIAN_START: i64 = -141_427;
 /// Between the Julian and the Gregorian day counts of [`gregorian_days`]'s origin.
 const JULIAN_OFFSET: i64 = 719_470;
 
+/// The largest year (either side of year 0) a date may have: far beyond any
+/// data, and far from where day numbers would overflow.
+pub const MAX_YEAR: i64 = 1_000_000_000;
+
 impl Calendar {
     /// The calendar an attribute names (any case), or `None` for a name CF does not define.
     #[must_use]
@@ -89,7 +93,8 @@ impl Calendar {
     /// (a 29 February in `noleap`, 1582-10-10 in `standard`).
     #[must_use]
     pub fn day_number(self, year: i64, month: u32, day: u32) -> Option<i64> {
-        if !(1..=12).contains(&month) || day == 0 || day > self.month_length(year, month) {
+        let valid = (-MAX_YEAR..=MAX_YEAR).contains(&year) && (1..=12).contains(&month) && day > 0;
+        if !valid || day > self.month_length(year, month) {
             return None;
         }
         let (m, d) = (i64::from(month), i64::from(day));
@@ -111,7 +116,8 @@ impl Calendar {
         })
     }
 
-    /// The date (year, month, day) of a day number.
+    /// The date (year, month, day) of a day number (at most about
+    /// [`MAX_YEAR`] years from year 0; further ones wrap).
     #[must_use]
     pub fn date(self, days: i64) -> (i64, u32, u32) {
         match self {
@@ -254,5 +260,15 @@ mod tests {
             assert_eq!(Calendar::from_name(name), Some(calendar));
         }
         assert_eq!(Calendar::from_name("none"), None);
+    }
+
+    /// Years so large that day numbers would overflow are not dates.
+    #[test]
+    fn huge_years_are_not_dates() {
+        for calendar in ALL {
+            assert_eq!(calendar.day_number(i64::MAX, 1, 1), None);
+            assert_eq!(calendar.day_number(i64::MIN, 12, 31), None);
+            assert!(calendar.day_number(MAX_YEAR, 1, 1).is_some());
+        }
     }
 }

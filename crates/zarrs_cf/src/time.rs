@@ -299,6 +299,8 @@ mod tests {
         assert!(TimeUnits::parse("days since 2001-02-29", Some("all_leap")).is_ok());
         assert!(TimeUnits::parse("days since 2001-02-29", None).is_err());
         assert!(TimeUnits::parse("days since yesterday", None).is_err());
+        assert!(TimeUnits::parse("days since 9223372036854775807-01-01", None).is_err());
+        assert!(TimeUnits::parse("ns since -9223372036854775807-1-1 23:59:59.999999999 -99:99", None).is_err());
         let units = TimeUnits::parse("days since 2000-01-01", None).unwrap().unwrap();
         assert_eq!(units.date(f64::NAN), None);
         assert_eq!(units.date(1e300), None);

@@ -66,3 +66,8 @@ fn netcdf3_scan() {
 fn hdf5_scan() {
     assert!(replay("hdf5_scan", targets::hdf5_scan) > 0, "the seeds scan to nothing");
 }
+
+#[test]
+fn cf_view() {
+    assert!(replay("cf_view", targets::cf_view) > 0, "the seeds read nothing");
+}
