@@ -1,7 +1,8 @@
 //! HDF5 and NetCDF-4 scans (`tests/scan/hdf5`, made by its `make.py` with
 //! h5py, netCDF4 and kerchunk 0.2.10): every layout, chunk index (B-tree v1
 //! in `earliest.h5`; fixed array, extensible array, B-tree v2 and single
-//! chunk in `latest.h5`), filter and type. Each array reads exactly what
+//! chunk in `latest.h5`), filter and type, in every superblock version
+//! (0: `earliest.h5`, 1: `superblock_v1.h5`, 2: `netcdf4.nc`, 3: `latest.h5`). Each array reads exactly what
 //! h5py read, and the references are kerchunk's except where the crate
 //! documentation says they differ on purpose.
 
@@ -20,7 +21,7 @@ use serde_json::Value;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStoreBuilder;
 
-const FILES: [&str; 3] = ["earliest.h5", "latest.h5", "netcdf4.nc"];
+const FILES: [&str; 4] = ["earliest.h5", "latest.h5", "netcdf4.nc", "superblock_v1.h5"];
 
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/hdf5")
@@ -79,6 +80,13 @@ fn json(bytes: &[u8]) -> Value {
 }
 
 /// What every file leaves out: the types zarr v2 lacks. Nothing else.
+/// The files cover every superblock version (its byte follows the 8-byte signature).
+#[test]
+fn files_cover_every_superblock_version() {
+    let versions: Vec<u8> = FILES.iter().map(|file| std::fs::read(folder().join(file)).unwrap()[8]).collect();
+    assert_eq!(versions, [0, 3, 2, 1]);
+}
+
 #[test]
 fn only_what_zarr_cannot_express_is_skipped() {
     for file in FILES {

@@ -96,18 +96,41 @@ def attributes(obj):
     obj.attrs["empty"] = h5py.Empty("f4")
 
 
+def content(f, earliest):
+    """What every HDF5 test file holds."""
+    attributes(f)
+    datasets(f, earliest)
+    scales(f)
+    g = f.create_group("g")
+    attributes(g)
+    g.create_dataset("inner", data=np.arange(6, dtype="u4").reshape(2, 3), chunks=(1, 3))
+    f["g/hard_alias"] = f["contiguous"]
+    f["soft"] = h5py.SoftLink("/edges")
+    f["dangling"] = h5py.SoftLink("/nowhere")
+    f.create_group("empty_group")
+
+
 def hdf5_file(path, libver):
     with h5py.File(path, "w", libver=libver) as f:
-        attributes(f)
-        datasets(f, libver == "earliest")
-        scales(f)
-        g = f.create_group("g")
-        attributes(g)
-        g.create_dataset("inner", data=np.arange(6, dtype="u4").reshape(2, 3), chunks=(1, 3))
-        f["g/hard_alias"] = f["contiguous"]
-        f["soft"] = h5py.SoftLink("/edges")
-        f["dangling"] = h5py.SoftLink("/nowhere")
-        f.create_group("empty_group")
+        content(f, libver == "earliest")
+
+
+def superblock_v1_file(path):
+    """The same content as earliest.h5 in a version-1 superblock: HDF5 writes one
+    when the chunk B-tree's K is not the default (the superblock then stores it).
+    h5py has no binding for H5Pset_istore_k: it is called in the HDF5 library
+    h5py loaded (its own wheel's copy), on the property list h5py made."""
+    import ctypes
+    libs = pathlib.Path(h5py.__file__).parent.parent / "h5py.libs"
+    library = next((ctypes.CDLL(str(lib)) for lib in libs.glob("libhdf5-*.so*")), None) or ctypes.CDLL("libhdf5.so")
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    assert library.H5Pset_istore_k(ctypes.c_int64(fcpl.id), ctypes.c_uint(64)) >= 0
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)
+    fid = h5py.h5f.create(str(path).encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
+    with h5py.File(fid) as f:
+        content(f, True)
+    assert path.read_bytes()[8] == 1, "not a version-1 superblock"
 
 
 def netcdf4_file(path):
@@ -212,10 +235,11 @@ def kerchunk_refs(path):
 def main():
     for old in list(HERE.glob("*.npy")) + list(HERE.glob("*.json")):
         old.unlink()
-    files = [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc"]
+    files = [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc", HERE / "superblock_v1.h5"]
     hdf5_file(files[0], "earliest")
     hdf5_file(files[1], "latest")
     netcdf4_file(files[2])
+    superblock_v1_file(files[3])
     series(HERE)
     for path in files:
         truth(path)
