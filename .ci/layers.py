@@ -45,7 +45,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
-    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine"), ("lib",)],
+    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
     "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools"), ("lib",)],
 }

@@ -98,6 +98,11 @@
 //! |---|---|
 //! | along one dimension, others identical | yes |
 //! | several dimensions, `var`, selectors (`attr:`, regex, `cf:`) | no |
+//!
+//! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
+//! a NetCDF-3 variable: one range each) into smaller ranges along its first
+//! dimension, as kerchunk's `utils.subchunk` does when asked, so that a
+//! reader of a part reads only that part.
 
 mod combine;
 mod error;
@@ -105,6 +110,7 @@ mod hdf5;
 mod netcdf3;
 mod options;
 mod read;
+mod subchunk;
 mod zarr;
 
 use std::sync::Arc;
@@ -116,6 +122,7 @@ pub use error::ScanError;
 pub use kerchunk::ReferenceSet;
 pub use options::{ScanOptions, Skipped, UnsupportedArrays};
 pub use read::ReadStats;
+pub use subchunk::{SubchunkError, subchunk};
 
 /// What a scan made, and what it read to make it.
 #[derive(Debug)]

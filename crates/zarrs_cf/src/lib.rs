@@ -56,7 +56,7 @@ mod select;
 mod time;
 mod variable;
 
-pub use calendar::Calendar;
+pub use calendar::{Calendar, MAX_YEAR};
 pub use error::CfError;
 pub use packing::{Decoded, Stored};
 pub use select::Selection;

@@ -254,6 +254,25 @@ fn scan_makes_references_that_read_exactly() {
         run(&["scan", root.join("refs.json").to_str().unwrap(), "-o", root.join("x.json").to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("refs.json is neither NetCDF-3 nor HDF5 (NetCDF-4)"), "{stderr}");
+
+    // --subchunk splits a fixed variable's one range; it reads the same values.
+    let refs = root.join("split.json");
+    let data = root.join("data.nc");
+    let args = ["scan", data.to_str().unwrap(), "--inline-threshold", "0", "--subchunk", "grid=2", "-o"];
+    let (code, _, stderr) = run(&[&args[..], &[refs.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (_, info, _) = run(&["info", refs.to_str().unwrap()]);
+    let grid = info.lines().find(|l| l.starts_with("/grid ")).unwrap();
+    let entry = case.arrays().iter().find(|e| e["path"] == "grid").unwrap();
+    let halved = entry["chunks"][0].as_u64().unwrap() / 2;
+    assert!(grid.contains(&format!("chunks [{halved},")), "{grid}");
+    let out = root.join("grid.npy");
+    let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), "grid", "--raw", "--npy", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(native_values(&out), native_values(&case.dir.join(entry["expected"].as_str().unwrap())));
+    let (code, _, stderr) = run(&[&args[..4], &["--subchunk", "grid=7", "-o", refs.to_str().unwrap()]].concat());
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("cannot split \"grid\" into 7 chunks"), "{stderr}");
 }
 
 /// `scan` reads NetCDF-4 (HDF5) files too, telling them from NetCDF-3 by

@@ -232,6 +232,24 @@ def kerchunk_refs(path):
     (HERE / f"{path.name}.kerchunk.json").write_text(json.dumps(refs, indent=0, sort_keys=True))
 
 
+# Arrays of earliest.h5 split by kerchunk.utils.subchunk, and the factors.
+SUBCHUNKS = {"contiguous": 3, "wide_chunk": 4}
+
+
+def kerchunk_subchunks():
+    """What kerchunk's subchunk makes of earliest.h5's uncompressed arrays."""
+    from kerchunk.utils import subchunk
+    refs = json.loads((HERE / "earliest.h5.kerchunk.json").read_text())["refs"]
+    out = {}
+    for array, factor in SUBCHUNKS.items():
+        split = subchunk(refs, array, factor)
+        mine = {k: v for k, v in split.items() if k.startswith(f"{array}/")}
+        # The URL as this folder names the file (kerchunk's references hold the path make.py gave).
+        mine = {k: [pathlib.Path(v[0]).name, *v[1:]] if isinstance(v, list) else v for k, v in mine.items()}
+        out[array] = {"factor": factor, "refs": mine}
+    (HERE / "earliest.h5.subchunk.kerchunk.json").write_text(json.dumps(out, indent=0, sort_keys=True))
+
+
 def main():
     for old in list(HERE.glob("*.npy")) + list(HERE.glob("*.json")):
         old.unlink()
@@ -247,6 +265,7 @@ def main():
             kerchunk_refs(path)
         except Exception as error:  # kerchunk fails on some forms; the test says which
             print(f"kerchunk failed on {path.name}: {error!r}")
+    kerchunk_subchunks()
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ pub(crate) struct Scan {
     /// leaving it out with a warning.
     #[arg(long)]
     fail_unsupported: bool,
+    /// Split an uncompressed array's chunks (a contiguous dataset, a NetCDF-3 variable) into this
+    /// many along its first dimension, as kerchunk's `subchunk` does: `temp=4` (repeatable).
+    #[arg(long, value_name = "ARRAY=FACTOR", value_parser = split_factor)]
+    subchunk: Vec<(String, u64)>,
     #[command(flatten)]
     format: Output,
     #[command(flatten)]
@@ -73,7 +77,11 @@ impl Scan {
         for (url, skipped) in &made.skipped {
             eprintln!("warning: {url}: {}: left out: {}", skipped.path, skipped.reason);
         }
-        let written = self.format.write(&made.references, &self.output, &registry)?;
+        let mut references = made.references;
+        for (array, factor) in &self.subchunk {
+            references = kerchunk_scan::subchunk(&references, array, *factor)?;
+        }
+        let written = self.format.write(&references, &self.output, &registry)?;
         eprintln!(
             "{written} references to {} file(s) written to {} in {:.2?} ({} requests, {} bytes read)",
             made.files.len(),
@@ -84,4 +92,11 @@ impl Scan {
         );
         Ok(Outcome::Done)
     }
+}
+
+/// `ARRAY=FACTOR`, as `--subchunk` takes it.
+fn split_factor(text: &str) -> std::result::Result<(String, u64), String> {
+    let (array, factor) = text.split_once('=').ok_or_else(|| format!("{text:?} is not ARRAY=FACTOR"))?;
+    let factor = factor.parse().map_err(|_| format!("{factor:?} in {text:?} is not a whole number"))?;
+    Ok((array.to_owned(), factor))
 }
