@@ -88,8 +88,14 @@ impl ChunkTable {
 
     /// The key of the chunk at `position` of the array at `path`.
     pub(super) fn key(&self, path: &str, position: u64) -> String {
-        let name = self.grid.chunk_name(position).expect("a position inside the grid");
-        if path.is_empty() { name } else { format!("{path}/{name}") }
+        let mut key = String::with_capacity(path.len() + 1 + 8 * self.grid.dims().len().max(1));
+        if !path.is_empty() {
+            key.push_str(path);
+            key.push('/');
+        }
+        let inside = self.grid.push_chunk_name(position, &mut key);
+        assert!(inside, "a position inside the grid");
+        key
     }
 
     /// Whether some key of this table may start with `prefix`.
