@@ -244,6 +244,50 @@ fn references_match_kerchunks() {
     assert!(ranges > 0);
 }
 
+/// Chunks stored with different filters (`filter_masks.h5`, see make.py):
+/// one zarr array has one filter list, so a small array is held decoded
+/// (kerchunk re-encodes the odd chunk), a large one is left out naming the
+/// masks (kerchunk fails on it), and an array whose every chunk skipped the
+/// filter has none, with kerchunk's ranges. Each reads h5py's values.
+#[test]
+fn chunks_stored_with_different_filters() {
+    let file = "filter_masks.h5";
+    // As kerchunk's references were made: nothing inline but what references cannot point at.
+    let scan = scan_file(file, &ScanOptions::default().with_inline_threshold(0)).unwrap();
+    let skipped: Vec<(&str, &str)> = scan.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].0, "large");
+    assert!(skipped[0].1.contains("stored with different filters (masks 0x0 and 0x1)"), "{}", skipped[0].1);
+    let references = scan.references;
+    assert!(matches!(references.get("small/0"), Some(Reference::Inline(_))), "held decoded, one chunk");
+    assert!(references.get("small/1").is_none());
+    let text = std::fs::read(folder().join(format!("{file}.kerchunk.json"))).unwrap();
+    let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+    for key in ["all_raw/0", "all_raw/1"] {
+        let (Some(Reference::Range { offset, length, .. }), Some(Reference::Range { offset: o, length: l, .. })) =
+            (references.get(key), theirs.get(key))
+        else {
+            panic!("{key}: not both ranges");
+        };
+        assert_eq!((offset, length), (o, l), "{key}");
+    }
+    let base = folder().join("refs.json");
+    let store = Arc::new(ReferenceStoreBuilder::new().build(references, base.to_str().unwrap()).unwrap());
+    for name in ["small", "all_raw"] {
+        let array = Array::open(store.clone(), &format!("/{name}")).unwrap();
+        let bytes = array.retrieve_array_subset::<ArrayBytes>(&array.subset_all()).unwrap();
+        let (_, truth) = npy(&folder().join(format!("{file}.{name}.npy")));
+        assert_eq!(bytes.into_fixed().unwrap().into_owned(), truth, "{name}");
+    }
+    let error = scan_file(file, &ScanOptions::default().with_unsupported_arrays(UnsupportedArrays::Fail))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with(r#"filter_masks.h5: variable "large": its chunks were stored with different filters"#),
+        "{error}"
+    );
+}
+
 /// A scan reads metadata, not chunks: in blocks of 4 KiB, a file whose data
 /// is most of its bytes is scanned reading only part of it.
 #[test]

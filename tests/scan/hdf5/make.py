@@ -133,6 +133,24 @@ def superblock_v1_file(path):
     assert path.read_bytes()[8] == 1, "not a version-1 superblock"
 
 
+def filter_masks_file(path):
+    """Chunks stored with different filters: HDF5 skips a filter on a chunk it
+    did not shrink, and records that in the chunk's filter mask. `small` (held
+    decoded, under the threshold) and `large` (left out) have one chunk with
+    deflate skipped; `all_raw` has it skipped on every chunk (then the array
+    simply has no filter)."""
+    with h5py.File(path, "w", libver="earliest") as f:
+        for name, dtype, n in [("small", "i4", 8), ("large", "f8", 100), ("all_raw", "i2", 8)]:
+            data = np.arange(n, dtype=dtype) * 3
+            chunk = n // 2
+            ds = f.create_dataset(name, shape=(n,), dtype=dtype, chunks=(chunk,), compression="gzip")
+            if name != "all_raw":
+                ds[:chunk] = data[:chunk]
+            else:
+                ds.id.write_direct_chunk((0,), data[:chunk].tobytes(), filter_mask=1)
+            ds.id.write_direct_chunk((chunk,), data[chunk:].tobytes(), filter_mask=1)
+
+
 def netcdf4_file(path):
     with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
         ds.title = "netCDF-4 test"
@@ -253,11 +271,13 @@ def kerchunk_subchunks():
 def main():
     for old in list(HERE.glob("*.npy")) + list(HERE.glob("*.json")):
         old.unlink()
-    files = [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc", HERE / "superblock_v1.h5"]
+    files = [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc", HERE / "superblock_v1.h5",
+             HERE / "filter_masks.h5"]
     hdf5_file(files[0], "earliest")
     hdf5_file(files[1], "latest")
     netcdf4_file(files[2])
     superblock_v1_file(files[3])
+    filter_masks_file(files[4])
     series(HERE)
     for path in files:
         truth(path)
