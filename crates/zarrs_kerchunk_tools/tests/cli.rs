@@ -94,25 +94,13 @@ fn cat_prints_a_slice_as_text() {
     assert_eq!(size, 4);
     let value =
         |t: usize, y: usize, x: usize| f32::from_ne_bytes(data[((t * 7 + y) * 9 + x) * 4..][..4].try_into().unwrap());
-    let expected = format!(
-        "# shape [1, 2, 2], dtype <f4\n[0, 0]: {} {}\n[0, 1]: {} {}\n",
-        value(1, 2, 7),
-        value(1, 2, 8),
-        value(1, 3, 7),
-        value(1, 3, 8)
-    );
-    assert_eq!(stdout, expected);
+    let [a, b, c, d] = [value(1, 2, 7), value(1, 2, 8), value(1, 3, 7), value(1, 3, 8)];
+    assert_eq!(stdout, format!("# shape [1, 2, 2], dtype <f4\n[0, 0]: {a} {b}\n[0, 1]: {c} {d}\n"));
     // Through the CF view (nothing to decode here): the dimensions, the units and rows headed by coordinates.
     let (code, stdout, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "1,2:4,-2:"]);
     assert_eq!(code, 0, "{stderr}");
-    let expected = format!(
-        "# /temp: shape [1, 2, 2] (time, y, x), float32, units K\n[time=1, y=2]: {} {}\n[time=1, y=3]: {} {}\n",
-        value(1, 2, 7),
-        value(1, 2, 8),
-        value(1, 3, 7),
-        value(1, 3, 8)
-    );
-    assert_eq!(stdout, expected);
+    let header = "# /temp: shape [1, 2, 2] (time, y, x), float32, units K";
+    assert_eq!(stdout, format!("{header}\n[time=1, y=2]: {a} {b}\n[time=1, y=3]: {c} {d}\n"));
     let (code, _, stderr) = run(&["cat", refs.to_str().unwrap(), "temp", "9"]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("outside dimension 0"), "{stderr}");
