@@ -59,15 +59,20 @@ pub struct Variable<TStorage: ?Sized> {
     dims: Vec<String>,
     packing: Option<Packing>,
     time: Option<TimeUnits>,
+    /// Why `units` of the form `<unit> since <date>` could not be decoded, if so.
+    time_problem: Option<String>,
     options: CfOptions,
 }
 
 impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
     /// The variable at `path` (a zarrs node path such as `/air`), decoded with the default [`CfOptions`].
     ///
+    /// Time units that cannot be decoded (`months since ...`, a calendar CF
+    /// does not define) leave the values numbers, as xarray leaves them;
+    /// [`time_problem`](Self::time_problem) says why.
+    ///
     /// # Errors
-    /// [`CfError`] if the array cannot be opened, or its time units name a
-    /// calendar or unit that cannot be decoded.
+    /// [`CfError::Open`] if the array cannot be opened.
     pub fn open(storage: Arc<TStorage>, path: &str) -> Result<Self, CfError> {
         Self::open_with(storage, path, CfOptions::default())
     }
@@ -92,15 +97,14 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
         let packing = stored.map(|stored| Packing::new(stored, &attributes, fill_value, options.mask_valid_range));
         let units = attributes.get("units").and_then(Value::as_str);
         let calendar = attributes.get("calendar").and_then(Value::as_str);
-        let time = match (units, &packing) {
-            (Some(units), Some(_)) => TimeUnits::parse(units, calendar).map_err(|reason| CfError::Attribute {
-                path: path.clone(),
-                name: "units".into(),
-                reason,
-            })?,
-            _ => None,
+        let (time, time_problem) = match (units, &packing) {
+            (Some(units), Some(_)) => match TimeUnits::parse(units, calendar) {
+                Ok(time) => (time, None),
+                Err(reason) => (None, Some(reason)),
+            },
+            _ => (None, None),
         };
-        Ok(Self { storage, path, array, dims, packing, time, options })
+        Ok(Self { storage, path, array, dims, packing, time, time_problem, options })
     }
 
     /// The variable's path, with a leading `/`.
@@ -192,6 +196,13 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
         self.time.as_ref()
     }
 
+    /// Why `units` that read as times (`<unit> since <date>`) could not be
+    /// decoded, if so: the values are then numbers.
+    #[must_use]
+    pub fn time_problem(&self) -> Option<&str> {
+        self.time_problem.as_deref()
+    }
+
     /// The values of `ranges` (one per dimension) decoded: unpacked, with
     /// missing values as NaN, in `f64` (which holds every decoded type
     /// exactly, but for 64-bit integers beyond 2^53). Times are numbers
@@ -256,9 +267,15 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
     /// The values of `ranges` as dates (`None` where missing), for a variable with CF time units.
     ///
     /// # Errors
-    /// [`CfError::NotTime`] if the variable has no time units, or as [`read`](Self::read).
+    /// [`CfError::Attribute`] naming the problem if the time units cannot be
+    /// decoded, [`CfError::NotTime`] if there are none, or as [`read`](Self::read).
     pub fn read_times(&self, ranges: &[Range<u64>]) -> Result<ArrayD<Option<DateTime>>, CfError> {
-        let units = self.time.as_ref().ok_or_else(|| CfError::NotTime { path: self.path.clone() })?;
+        let units = self.time.as_ref().ok_or_else(|| match &self.time_problem {
+            Some(reason) => {
+                CfError::Attribute { path: self.path.clone(), name: "units".into(), reason: reason.clone() }
+            }
+            None => CfError::NotTime { path: self.path.clone() },
+        })?;
         Ok(self.read(ranges)?.mapv(|value| units.date(value)))
     }
 

@@ -73,3 +73,21 @@ fn selections_on_a_descending_coordinate() {
     let err = select(&tas, "time=never").unwrap_err().to_string();
     assert!(err.contains("not a date"), "{err}");
 }
+
+/// Time units that cannot be decoded leave the values numbers, and say why.
+#[test]
+#[expect(clippy::single_range_in_vec_init, reason = "a one-dimensional region")]
+fn undecodable_time_units_leave_numbers() {
+    let mut set = zarrs_kerchunk::kerchunk::ReferenceSetBuilder::new();
+    let zarray = r#"{"shape":[2],"chunks":[2],"dtype":"<f8","fill_value":null,"order":"C","filters":null,"compressor":null,"zarr_format":2}"#;
+    set.insert_inline("m/.zarray", zarray.as_bytes());
+    set.insert_inline("m/.zattrs", br#"{"_ARRAY_DIMENSIONS":["m"],"units":"months since 2000-01-01"}"#);
+    set.insert_inline("m/0", &[1.0f64, 2.0].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+    let store = Arc::new(zarrs_kerchunk::ReferenceStoreBuilder::new().build(set.build(), "refs.json").unwrap());
+    let months = Variable::open(store, "/m").unwrap();
+    assert!(months.time_units().is_none());
+    assert!(months.time_problem().unwrap().contains("\"months\""), "{:?}", months.time_problem());
+    assert_eq!(months.read(&[0..2]).unwrap().into_raw_vec_and_offset().0, [1.0, 2.0]);
+    let err = months.read_times(&[0..2]).unwrap_err().to_string();
+    assert!(err.contains("/m: attribute \"units\"") && err.contains("months"), "{err}");
+}

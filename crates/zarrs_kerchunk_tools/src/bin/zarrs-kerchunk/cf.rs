@@ -166,6 +166,9 @@ pub(crate) fn describe(variable: &Variable<ReferenceStore>) -> String {
     if let Some(units) = variable.time_units() {
         return format!("dates ({} calendar) from {stored}", units.calendar());
     }
+    if let Some(problem) = variable.time_problem() {
+        return format!("{decoded}, not dates: {problem}");
+    }
     if applied.is_empty() && decoded == stored {
         return decoded.to_owned();
     }
