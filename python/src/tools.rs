@@ -122,6 +122,8 @@ struct ScanArguments {
     concat: Option<String>,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
+    /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
+    subchunk: Vec<(String, u64)>,
 }
 
 /// Make references from `files` (paths, URLs or patterns) and write them to
@@ -159,8 +161,13 @@ fn scan(
             || {},
         )
         .map_err(|e| make_error(&e))?;
+        let mut references = made.references;
+        for (array, factor) in &arguments.subchunk {
+            references = kerchunk_scan::subchunk(&references, array, *factor)
+                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
+        }
         let written =
-            write_references(&made.references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
+            write_references(&references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
         let skipped: Vec<_> = made
             .skipped
             .iter()

@@ -104,6 +104,18 @@ def test_scan_combines_a_series(tmp_path: Path) -> None:
     )
 
 
+def test_scan_splits_chunks_as_kerchunks_subchunk(tmp_path: Path) -> None:
+    source = SCANNED / "hdf5" / "earliest.h5"
+    shutil.copy(source, tmp_path)
+    out = tmp_path / "split.json"
+    tools.scan(tmp_path / "earliest.h5", out, inline_threshold=0, subchunk={"contiguous": 3})
+    array = zarr.open_group(ReferenceStore(out), mode="r", zarr_format=2)["contiguous"]
+    assert array.chunks == (1, 4)
+    assert differs(np.asarray(array[...]), np.load(SCANNED / "hdf5" / "earliest.h5.contiguous.npy")) is None
+    with pytest.raises(InvalidReferencesError, match="cannot split \"contiguous\" into 2 chunks"):
+        tools.scan(tmp_path / "earliest.h5", out, inline_threshold=0, subchunk={"contiguous": 2})
+
+
 def _one(folder: Path, name: str) -> Path:
     out = folder / f"{name}.json"
     tools.scan(folder / name, out)

@@ -101,6 +101,7 @@ def scan(
     concat: str | None = None,
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
+    subchunk: dict[str, int] | None = None,
     version: int = 1,
     url_templates: bool = False,
     zstd: int | None = None,
@@ -114,13 +115,16 @@ def scan(
     only their metadata, written to ``output`` (as :func:`convert` writes).
 
     ``files`` are paths or URLs, or patterns of them (``"s3://bucket/run/*.nc"``); several files
-    are combined along the dimension ``concat``. Returns what was made: the references written,
-    the files, the requests made and bytes read, and the arrays left out (``skipped``)."""
+    are combined along the dimension ``concat``. ``subchunk`` splits uncompressed arrays' chunks
+    (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
+    Returns what was made: the references written, the files, the requests made and bytes read,
+    and the arrays left out (``skipped``)."""
     if isinstance(files, (str, os.PathLike)):
         files = [files]
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous},
     )
-    arguments = {"concat": concat, "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported}
+    arguments = {"concat": concat, "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
+                 "subchunk": list((subchunk or {}).items())}
     return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))
