@@ -163,14 +163,16 @@ pub(crate) fn resolve<S: ?Sized + ReadableStorageTraits + 'static>(
             as_number(&low).and_then(|n| nearest(stored, n)).into_iter().collect()
         }
         How::Between(start, end) => {
-            let low = start.as_deref().map(interval).transpose()?.map(|(low, _)| low);
-            let high = end.as_deref().map(interval).transpose()?.map(|(_, high)| high);
-            // Either order: a coordinate may run down (latitudes from north to south).
-            let (low, high) = match (low, high) {
-                (Some(a), Some(b)) if b.is_before(&a) => (Some(b), Some(a)),
+            let first = start.as_deref().map(interval).transpose()?;
+            let last = end.as_deref().map(interval).transpose()?;
+            // Either order (a coordinate may run down, latitudes from north to south):
+            // whole intervals are swapped, so that a date's period keeps its end.
+            let (first, last) = match (first, last) {
+                (Some(a), Some(b)) if b.1.is_before(&a.0) => (Some(b), Some(a)),
                 other => other,
             };
-            let (low, high) = (low.unwrap_or(Key::Lowest), high.unwrap_or(Key::Highest));
+            let low = first.map_or(Key::Lowest, |(low, _)| low);
+            let high = last.map_or(Key::Highest, |(_, high)| high);
             inside(&keys, &low, &high)
         }
     };

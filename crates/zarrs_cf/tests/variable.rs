@@ -66,6 +66,10 @@ fn selections_on_a_descending_coordinate() {
     assert_eq!(select(&tas, "lat=30").unwrap()[1], 3..4);
     assert_eq!(select(&tas, "time=2012-01-01T06").unwrap()[0], 1..2);
     assert_eq!(select(&tas, "time=2012").unwrap()[0], 0..3);
+    // A range of dates either way round: each end's whole period.
+    assert_eq!(select(&tas, "time=2012-01-01T06:2012-01-01T12").unwrap()[0], 1..3);
+    assert_eq!(select(&tas, "time=2012-01-01T12:2012-01-01T06").unwrap()[0], 1..3);
+    assert_eq!(select(&tas, "time=2012-01-01:2011-12-31").unwrap()[0], 0..3);
     let err = select(&tas, "lat=45").unwrap_err().to_string();
     assert!(err.contains("no lat is 45") && err.contains("lat~45"), "{err}");
     let err = select(&tas, "lat=70:80").unwrap_err().to_string();
