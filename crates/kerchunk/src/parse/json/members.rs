@@ -264,7 +264,8 @@ impl<R: Read> MemberScanner<R> {
     fn expect_only_whitespace(&mut self) -> Result<(), MemberError> {
         loop {
             let rest = &self.block[self.pos..self.end];
-            if let Some(at) = rest.iter().position(|b| !b.is_ascii_whitespace()) {
+            // JSON's whitespace: not `u8::is_ascii_whitespace`, which also takes a form feed.
+            if let Some(at) = rest.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
                 return Err(self.syntax(self.pos + at, "nothing after the top-level object"));
             }
             self.pos = self.end;

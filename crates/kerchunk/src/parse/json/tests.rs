@@ -496,6 +496,23 @@ fn an_earlier_repeated_member_must_be_json_too() {
     assert!(streamed.get("a").is_none() && streamed.get("b").is_some(), "the last one counts");
 }
 
+/// After the top-level object only JSON's whitespace may follow (space, tab,
+/// newline, carriage return): found by the `json_document` fuzzer, where the
+/// streamed reader also took a form feed, which the other refuses.
+#[test]
+fn only_json_whitespace_may_follow_the_object() {
+    for trailing in ["\u{c}", "\u{b}", "\r\r\u{c} "] {
+        let doc = format!("{{\r\r}}{trailing}");
+        assert!(parse(&doc).is_err(), "{doc:?}");
+        let err = ReferenceSet::from_reader(doc.as_bytes(), &ParseOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("nothing after the top-level object"), "{doc:?}: {err}");
+    }
+    for trailing in [" ", "\t", "\n", "\r\n "] {
+        let doc = format!("{{}}{trailing}");
+        assert!(parse(&doc).is_ok() && ReferenceSet::from_reader(doc.as_bytes(), &ParseOptions::default()).is_ok());
+    }
+}
+
 /// Members of many kinds, `n` of them, as a version 0 document's members.
 fn many_members(n: usize) -> Vec<String> {
     (0..n)
