@@ -30,7 +30,7 @@ pub(crate) fn run(
     {
         let values = match npy {
             Some(file) => return write_decoded_npy(file, variable, &ranges).map(|()| Outcome::Done),
-            None => decoded_values(variable, &ranges)?,
+            None => cf::labels(variable, &ranges)?,
         };
         print_decoded(variable, &ranges, &values)?;
         return Ok(Outcome::Done);
@@ -48,16 +48,6 @@ pub(crate) fn run(
         (None, None) => print_values(element, &shape, &bytes, descr)?,
     }
     Ok(Outcome::Done)
-}
-
-/// The values of `ranges`, decoded and formatted: dates, or numbers as `NumPy` prints them.
-fn decoded_values(variable: &Variable<ReferenceStore>, ranges: &[Range<u64>]) -> Result<Vec<String>> {
-    Ok(match variable.time_units() {
-        Some(_) => {
-            variable.read_times(ranges)?.iter().map(|d| d.map_or_else(|| "NaT".into(), |d| d.to_string())).collect()
-        }
-        None => variable.read(ranges)?.iter().map(|&v| cf::format_value(variable.decoded_type(), v)).collect(),
-    })
 }
 
 /// `values` (of `ranges`), one line per row of the last dimension, each

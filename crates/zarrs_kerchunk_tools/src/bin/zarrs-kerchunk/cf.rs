@@ -118,35 +118,39 @@ pub(crate) fn format_value(decoded: Option<Decoded>, value: f64) -> String {
     trimmed.strip_suffix('.').unwrap_or(trimmed).to_owned()
 }
 
-/// The labels of the elements `range` of the coordinate variable of `dim`
-/// (dates for a time coordinate), or `None` without one.
+/// The values of `ranges` of `variable` as text: see [`texts`].
+pub(crate) fn labels(variable: &Variable<ReferenceStore>, ranges: &[Range<u64>]) -> Result<Vec<String>> {
+    Ok(texts(variable, variable.read(ranges)?.iter().copied()))
+}
+
+/// Decoded values of `variable` as text: dates (`NaT` where missing) for CF
+/// times, else numbers as `NumPy` prints them.
+pub(crate) fn texts(variable: &Variable<ReferenceStore>, values: impl Iterator<Item = f64>) -> Vec<String> {
+    match variable.time_units() {
+        Some(units) => values.map(|v| units.date(v).map_or_else(|| "NaT".to_owned(), |d| d.to_string())).collect(),
+        None => values.map(|v| format_value(variable.decoded_type(), v)).collect(),
+    }
+}
+
+/// The labels of the elements `range` of the coordinate variable of `dim`,
+/// or `None` without one.
 pub(crate) fn coordinate_labels(
     variable: &Variable<ReferenceStore>,
     dim: usize,
     range: &Range<u64>,
 ) -> Result<Option<Vec<String>>> {
-    let Some(coordinate) = variable.coordinate(dim) else { return Ok(None) };
-    let ranges = std::slice::from_ref(range);
-    if coordinate.time_units().is_some() {
-        let dates = coordinate.read_times(ranges)?;
-        return Ok(Some(dates.iter().map(|d| d.map_or_else(|| "NaT".to_owned(), |d| d.to_string())).collect()));
-    }
-    let values = coordinate.read(ranges)?;
-    Ok(Some(values.iter().map(|&v| format_value(coordinate.decoded_type(), v)).collect()))
+    variable.coordinate(dim).map(|coordinate| labels(&coordinate, std::slice::from_ref(range))).transpose()
 }
 
 /// The scalar coordinates the `coordinates` attribute names, as `height=2` (a
-/// 2-D latitude of a curvilinear grid has no one value to show).
+/// 2-D latitude of a curvilinear grid has no one value to show; a missing value is left out).
 pub(crate) fn scalar_coordinates(variable: &Variable<ReferenceStore>) -> Vec<String> {
     variable
         .auxiliary_coordinates()
         .into_iter()
         .filter(|coordinate| coordinate.shape().is_empty())
         .filter_map(|coordinate| {
-            let value = match coordinate.time_units() {
-                Some(_) => coordinate.read_times(&[]).ok()?.iter().next()?.map(|d| d.to_string())?,
-                None => format_value(coordinate.decoded_type(), *coordinate.read(&[]).ok()?.iter().next()?),
-            };
+            let value = labels(&coordinate, &[]).ok()?.pop().filter(|label| label != "NaT")?;
             Some(format!("{}={value}", coordinate.name()))
         })
         .collect()

@@ -77,8 +77,9 @@ fn coordinate_range(store: &ReferenceStore, node: &Node) -> Option<String> {
     if length == 0 {
         return None;
     }
-    let first = cf::coordinate_labels(&variable, 0, &(0..1)).ok()??.pop()?;
-    let last = cf::coordinate_labels(&variable, 0, &(length - 1..length)).ok()??.pop()?;
+    // The variable is its own coordinate: its values label themselves.
+    let first = cf::labels(&variable, std::slice::from_ref(&(0..1))).ok()?.pop()?;
+    let last = cf::labels(&variable, std::slice::from_ref(&(length - 1..length))).ok()?.pop()?;
     let what = match variable.time_units() {
         Some(units) => format!("{} calendar", units.calendar()),
         None => variable.units().unwrap_or("no units").to_owned(),

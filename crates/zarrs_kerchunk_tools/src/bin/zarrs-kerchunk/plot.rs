@@ -203,22 +203,21 @@ fn axis(variable: &Variable<ReferenceStore>, dim: usize, range: &std::ops::Range
         return Ok(Axis { label: format!("{name} (index)"), values: None, ticks: None });
     };
     let values: Vec<f64> = coordinate.read(std::slice::from_ref(range))?.into_iter().collect();
-    let ticks = cf::coordinate_labels(variable, dim, range)?.map(|ticks| {
-        // Dates at midnight are shown as days, other times to the minute.
-        let midnight = ticks.iter().all(|t| t.ends_with("T00:00:00") || t == "NaT");
-        let short = |t: String| match t.strip_suffix(":00") {
-            Some(minutes) if coordinate.time_units().is_some() => minutes.replacen('T', " ", 1),
-            _ => t,
-        };
-        if midnight {
-            ticks.into_iter().map(|t| t.trim_end_matches("T00:00:00").to_owned()).collect()
-        } else {
-            ticks.into_iter().map(short).collect()
-        }
-    });
+    let ticks = cf::texts(&coordinate, values.iter().copied());
+    // Dates at midnight are shown as days, other times to the minute.
+    let midnight = ticks.iter().all(|t| t.ends_with("T00:00:00") || t == "NaT");
+    let short = |t: String| match t.strip_suffix(":00") {
+        Some(minutes) if coordinate.time_units().is_some() => minutes.replacen('T', " ", 1),
+        _ => t,
+    };
+    let ticks = if midnight {
+        ticks.into_iter().map(|t| t.trim_end_matches("T00:00:00").to_owned()).collect()
+    } else {
+        ticks.into_iter().map(short).collect()
+    };
     let units = coordinate.units().filter(|_| coordinate.time_units().is_none());
     let label = units.map_or_else(|| name.clone(), |units| format!("{name} ({units})"));
-    Ok(Axis { label, values: Some(values), ticks })
+    Ok(Axis { label, values: Some(values), ticks: Some(ticks) })
 }
 
 /// Register the embedded font; the range of the values, widened when they are all equal.
