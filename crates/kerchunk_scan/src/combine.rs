@@ -37,7 +37,7 @@ pub(crate) fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSe
             concatenated.iter().any(|(path, _)| key.strip_prefix(path.as_str()).is_some_and(|r| r.starts_with('/')));
         let coordinate = key.strip_prefix(dimension).is_some_and(|r| r.starts_with('/'));
         if !owner && !coordinate {
-            insert(&mut builder, &key, reference);
+            builder.insert_reference(&key, reference);
         }
     }
     // The coordinate: every file's values, in one inline chunk.
@@ -140,7 +140,7 @@ fn concatenate(
                 .checked_add(shift)
                 .ok_or_else(|| error(&input.name, path, format!("chunk {name} lies past 2^64 chunks")))?;
             let renamed: Vec<String> = indices.iter().map(u64::to_string).collect();
-            insert(builder, &format!("{prefix}{}", renamed.join(".")), reference);
+            builder.insert_reference(&format!("{prefix}{}", renamed.join(".")), reference);
         }
         offset = offset
             .checked_add(length)
@@ -151,7 +151,7 @@ fn concatenate(
     // Its other metadata (`.zattrs`), as the first file has it.
     for (key, reference) in first.references.iter() {
         if key.strip_prefix(path).and_then(|rest| rest.strip_prefix("/.z")).is_some_and(|rest| rest != "array") {
-            insert(builder, &key, reference);
+            builder.insert_reference(&key, reference);
         }
     }
     Ok(())
@@ -192,15 +192,6 @@ fn ordered(inputs: Vec<Input>, dimension: &str) -> Result<(Vec<Input>, Vec<Coord
         }
     }
     Ok((inputs, coordinates))
-}
-
-fn insert(builder: &mut ReferenceSetBuilder, key: &str, reference: Reference<'_>) {
-    match reference {
-        Reference::Inline(bytes) => builder.insert_inline(key, bytes),
-        Reference::Whole { url } => builder.insert_whole(key, url),
-        Reference::Range { url, offset, length } => builder.insert_range(key, url, offset, length),
-        Reference::Malformed { reason } => builder.insert_malformed(key, reason),
-    }
 }
 
 /// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the root).

@@ -4,7 +4,7 @@
 //! wants a part of it reads it all; split `factor` ways along its first
 //! dimension longer than 1, each chunk is a range of its own.
 
-use kerchunk::{OwnedReference, ReferenceSet, ReferenceSetBuilder};
+use kerchunk::{OwnedReference, Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 /// Why an array cannot be split.
@@ -78,20 +78,20 @@ pub fn subchunk(references: &ReferenceSet, array: &str, factor: u64) -> Result<R
         Some((rest.split(separator).map(|p| p.parse().ok()).collect::<Option<_>>()?, separator))
     };
     let mut out = ReferenceSetBuilder::new();
-    for (key, value) in references.iter_owned() {
+    for (key, value) in references.iter() {
         let Some((mut position, separator)) = chunk_index(&key) else {
             if key != zarray_key {
-                insert(&mut out, &key, value);
+                out.insert_reference(&key, value);
             }
             continue;
         };
         let (url, offset, length) = match value {
-            OwnedReference::Range { url, offset, length } => (url, offset, length),
-            OwnedReference::Inline(_) => return Err(refuse(format!("chunk {key} is inline"))),
-            OwnedReference::Whole { .. } => {
+            Reference::Range { url, offset, length } => (url, offset, length),
+            Reference::Inline(_) => return Err(refuse(format!("chunk {key} is inline"))),
+            Reference::Whole { .. } => {
                 return Err(refuse(format!("chunk {key} is a whole file, whose length the references do not say")));
             }
-            OwnedReference::Malformed { reason } => return Err(refuse(format!("chunk {key} is malformed: {reason}"))),
+            Reference::Malformed { reason } => return Err(refuse(format!("chunk {key} is malformed: {reason}"))),
         };
         if length % factor != 0 {
             return Err(refuse(format!("chunk {key} has {length} bytes, which {factor} does not divide")));
@@ -108,18 +108,9 @@ pub fn subchunk(references: &ReferenceSet, array: &str, factor: u64) -> Result<R
             let index: Vec<String> = position.iter().map(ToString::to_string).collect();
             let new_key = format!("{prefix}{}", index.join(&separator.to_string()));
             let start = offset.checked_add(k * part).ok_or_else(|| refuse(format!("chunk {key} ends past 2^64")))?;
-            out.insert_range(&new_key, url.as_deref(), start, part);
+            out.insert_range(&new_key, url, start, part);
         }
     }
     out.insert_inline(&zarray_key, meta.to_string().as_bytes());
     Ok(out.build())
-}
-
-fn insert(out: &mut ReferenceSetBuilder, key: &str, value: OwnedReference) {
-    match value {
-        OwnedReference::Inline(bytes) => out.insert_inline(key, &bytes),
-        OwnedReference::Range { url, offset, length } => out.insert_range(key, url.as_deref(), offset, length),
-        OwnedReference::Whole { url } => out.insert_whole(key, url.as_deref()),
-        OwnedReference::Malformed { reason } => out.insert_malformed(key, &reason),
-    }
 }

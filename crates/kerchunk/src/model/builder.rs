@@ -104,6 +104,19 @@ impl ReferenceSetBuilder {
         self.insert(key, Stored::Malformed { start, len: reason.len() as u64 });
     }
 
+    /// Set `key` to `reference`, of whatever kind (a copy of another set's entry).
+    ///
+    /// # Panics
+    /// As [`insert_range`](Self::insert_range), for a reference naming a URL.
+    pub fn insert_reference(&mut self, key: &str, reference: super::Reference<'_>) {
+        match reference {
+            super::Reference::Inline(bytes) => self.insert_inline(key, bytes),
+            super::Reference::Whole { url } => self.insert_whole(key, url),
+            super::Reference::Range { url, offset, length } => self.insert_range(key, url, offset, length),
+            super::Reference::Malformed { reason } => self.insert_malformed(key, reason),
+        }
+    }
+
     fn insert(&mut self, key: &str, entry: Stored) {
         if let Some((path, table)) = &mut self.filling
             && let Some(position) = chunk_position(path, table, key)
