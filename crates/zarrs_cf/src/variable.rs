@@ -7,6 +7,7 @@ use std::sync::Arc;
 use ndarray::ArrayD;
 use serde_json::{Map, Value};
 use zarrs::array::{Array, ArrayBytes};
+use zarrs::metadata::ArrayMetadata;
 use zarrs_storage::ReadableStorageTraits;
 
 use crate::error::CfError;
@@ -85,16 +86,12 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
         let path = format!("/{}", path.trim_start_matches('/'));
         let array = Array::open(Arc::clone(&storage), &path)
             .map_err(|source| CfError::Open { path: path.clone(), source: Box::new(source) })?;
-        let metadata = serde_json::to_value(array.metadata()).unwrap_or(Value::Null);
         let attributes = array.attributes().clone();
         let dims = dimension_names(&array, &attributes);
-        // Zarr V2: `fill_value` is xarray's `_FillValue`; V3 keeps it an attribute.
-        let (type_name, fill_value) = match metadata.get("dtype") {
-            Some(dtype) => (dtype.as_str(), metadata.get("fill_value")),
-            None => (metadata["data_type"].as_str().or_else(|| metadata["data_type"]["name"].as_str()), None),
-        };
-        let stored = type_name.and_then(Stored::from_name);
-        let packing = stored.map(|stored| Packing::new(stored, &attributes, fill_value, options.mask_valid_range));
+        let (type_name, fill_value) = data_type_and_fill(&array);
+        let stored = Stored::from_name(&type_name);
+        let packing =
+            stored.map(|stored| Packing::new(stored, &attributes, fill_value.as_ref(), options.mask_valid_range));
         let units = attributes.get("units").and_then(Value::as_str);
         let calendar = attributes.get("calendar").and_then(Value::as_str);
         let (time, time_problem) = match (units, &packing) {
@@ -242,10 +239,10 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
 
     /// The decoded values of `ranges`, each converted by `convert`.
     fn read_into<T>(&self, ranges: &[Range<u64>], convert: impl Fn(f64) -> T) -> Result<ArrayD<T>, CfError> {
-        let packing = self.packing.as_ref().ok_or_else(|| CfError::NotNumbers {
-            path: self.path.clone(),
-            dtype: serde_json::to_value(self.array.metadata()).map(|m| m["dtype"].to_string()).unwrap_or_default(),
-        })?;
+        let packing = self
+            .packing
+            .as_ref()
+            .ok_or_else(|| CfError::NotNumbers { path: self.path.clone(), dtype: data_type_and_fill(&self.array).0 })?;
         let bytes = self
             .array
             .retrieve_array_subset::<ArrayBytes>(&ranges)
@@ -339,6 +336,16 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
 impl<TStorage: ?Sized> std::fmt::Debug for Variable<TStorage> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Variable").field("path", &self.path).field("dims", &self.dims).finish_non_exhaustive()
+    }
+}
+
+/// The array's data type as its metadata names it (`<i2`, `int16`, or a
+/// structured type's JSON), and its Zarr V2 `fill_value`, which xarray reads
+/// as `_FillValue` (Zarr V3 keeps `_FillValue` an attribute).
+fn data_type_and_fill<TStorage: ?Sized>(array: &Array<TStorage>) -> (String, Option<Value>) {
+    match array.metadata() {
+        ArrayMetadata::V2(meta) => (meta.dtype.to_string(), serde_json::to_value(&meta.fill_value).ok()),
+        ArrayMetadata::V3(meta) => (meta.data_type.name().to_owned(), None),
     }
 }
 
