@@ -79,16 +79,14 @@ fn print_decoded(variable: &Variable<ReferenceStore>, ranges: &[Range<u64>], val
         (0..heads).map(|d| cf::coordinate_labels(variable, d, &ranges[d])).collect::<Result<_>>()?;
     let row = usize::try_from(shape.last().copied().unwrap_or(1))?.max(1);
     for (n, values) in values.chunks(row).enumerate() {
-        let mut rest = n as u64;
-        let mut head = vec![String::new(); heads];
-        for d in (0..heads).rev() {
-            let len = shape[d].max(1);
-            let index = rest % len;
-            rest /= len;
-            let label = labels[d].as_ref().and_then(|l| l.get(usize::try_from(index).ok()?).cloned());
-            head[d] =
-                format!("{}={}", variable.dims()[d], label.unwrap_or_else(|| (ranges[d].start + index).to_string()));
-        }
+        let head: Vec<String> = row_head(&shape, n as u64)
+            .into_iter()
+            .enumerate()
+            .map(|(d, index)| {
+                let label = labels[d].as_ref().and_then(|l| l.get(usize::try_from(index).ok()?).cloned());
+                format!("{}={}", variable.dims()[d], label.unwrap_or_else(|| (ranges[d].start + index).to_string()))
+            })
+            .collect();
         if head.is_empty() {
             writeln!(out, "{}", values.join(" "))?;
         } else {
@@ -224,12 +222,7 @@ fn print_values(element: Element, shape: &[u64], bytes: &[u8], descr: &str) -> R
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     writeln!(out, "# shape {shape:?}, dtype {descr}")?;
     for (n, values) in bytes.chunks(size * row).enumerate() {
-        let mut rest = n as u64;
-        let mut head = vec![0; shape.len().saturating_sub(1)];
-        for (i, &len) in shape[..head.len()].iter().enumerate().rev() {
-            head[i] = rest % len.max(1);
-            rest /= len.max(1);
-        }
+        let head = row_head(shape, n as u64);
         let values: Vec<String> = values.chunks(size).map(|v| format_element(element, v)).collect();
         if head.is_empty() {
             writeln!(out, "{}", values.join(" "))?;
@@ -238,6 +231,17 @@ fn print_values(element: Element, shape: &[u64], bytes: &[u8], descr: &str) -> R
         }
     }
     Ok(out.flush()?)
+}
+
+/// The indices, in every dimension but the last, of row `n` of an array of `shape` printed a row per line.
+fn row_head(shape: &[u64], n: u64) -> Vec<u64> {
+    let mut rest = n;
+    let mut head = vec![0; shape.len().saturating_sub(1)];
+    for (i, &len) in shape[..head.len()].iter().enumerate().rev() {
+        head[i] = rest % len.max(1);
+        rest /= len.max(1);
+    }
+    head
 }
 
 /// The `.npy` type of values of the `NumPy` type `descr` as zarrs decodes them.
