@@ -49,16 +49,30 @@
 //! nanoseconds to days (`months` and `years` are not of fixed length, and
 //! are refused as cftime refuses them).
 
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `arrays` | yes | [`Variable`], [`Selection`], [`CfError`], [`Stored`], [`Decoded`]: the view of zarrs arrays. Without it the crate is the calendars and [`TimeUnits`] alone, with neither zarrs nor ndarray |
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod calendar;
+#[cfg(feature = "arrays")]
 mod error;
+#[cfg(feature = "arrays")]
 mod packing;
+#[cfg(feature = "arrays")]
 mod select;
 mod time;
+#[cfg(feature = "arrays")]
 mod variable;
 
 pub use calendar::{Calendar, MAX_YEAR};
+#[cfg(feature = "arrays")]
 pub use error::CfError;
+#[cfg(feature = "arrays")]
 pub use packing::{Decoded, Stored};
+#[cfg(feature = "arrays")]
 pub use select::Selection;
-pub use time::{DateTime, TimeUnits, period};
+pub use time::{DateTime, TimeUnits, TimeUnitsError, period};
+#[cfg(feature = "arrays")]
 pub use variable::{CfOptions, Variable};

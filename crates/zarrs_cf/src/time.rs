@@ -98,8 +98,8 @@ impl TimeUnits {
     /// length such as `months`, an unknown calendar, a date not in the calendar).
     ///
     /// # Errors
-    /// A message naming what cannot be decoded.
-    pub fn parse(units: &str, calendar: Option<&str>) -> Result<Option<Self>, String> {
+    /// [`TimeUnitsError`], naming what cannot be decoded.
+    pub fn parse(units: &str, calendar: Option<&str>) -> Result<Option<Self>, TimeUnitsError> {
         let lower = units.trim().to_ascii_lowercase();
         let Some((unit, since)) = lower.split_once(" since ") else { return Ok(None) };
         let unit = match unit.trim() {
@@ -110,17 +110,19 @@ impl TimeUnits {
             "milliseconds" | "millisecond" | "msecs" | "msec" | "ms" => 1_000_000,
             "microseconds" | "microsecond" | "usecs" | "usec" | "us" => 1_000,
             "nanoseconds" | "nanosecond" | "nsecs" | "nsec" | "ns" => 1,
-            other => return Err(format!("time unit {other:?} in {units:?} is not of fixed length")),
+            other => {
+                return Err(TimeUnitsError::VariableLength { unit: other.to_owned(), units: units.to_owned() });
+            }
         };
         let calendar = match calendar {
             None => Calendar::Standard,
-            Some(name) => Calendar::from_name(name).ok_or_else(|| format!("calendar {name:?} is not a CF calendar"))?,
+            Some(name) => Calendar::from_name(name).ok_or_else(|| TimeUnitsError::UnknownCalendar(name.to_owned()))?,
         };
         let (epoch, offset_minutes) =
-            parse_epoch(since.trim()).ok_or_else(|| format!("{units:?}: no date after since"))?;
+            parse_epoch(since.trim()).ok_or_else(|| TimeUnitsError::NoEpoch(units.to_owned()))?;
         let epoch = epoch
             .to_nanos(calendar)
-            .ok_or_else(|| format!("the epoch of {units:?} is not a date of the {calendar} calendar"))?;
+            .ok_or_else(|| TimeUnitsError::EpochNotInCalendar { units: units.to_owned(), calendar })?;
         let epoch = epoch - i128::from(offset_minutes) * 60 * NANOS_PER_SECOND;
         Ok(Some(Self { unit, epoch, calendar }))
     }
@@ -158,13 +160,49 @@ impl TimeUnits {
     }
 
     /// The value, in these units, of `date` (for comparing dates with stored
-    /// values); `None` if the date is not in the calendar.
+    /// values, and for writing dates in other units); `None` if the date is
+    /// not in the calendar. Whole units are exact; a fraction of a unit is
+    /// the nearest `f64`.
     #[must_use]
     pub fn value(&self, date: DateTime) -> Option<f64> {
         let nanos = date.to_nanos(self.calendar)? - self.epoch;
-        #[expect(clippy::cast_precision_loss, reason = "compared with stored values, themselves f64 at most")]
-        Some(nanos as f64 / self.unit as f64)
+        // Whole units and the rest apart: `nanos as f64` alone rounds beyond
+        // 2^53 ns (104 days), and the quotient would be off by an ulp.
+        let (whole, rest) = (nanos.div_euclid(self.unit), nanos.rem_euclid(self.unit));
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "whole units round only beyond 2^53 of them; the rest is a fraction"
+        )]
+        Some(whole as f64 + rest as f64 / self.unit as f64)
     }
+}
+
+/// Time units that name a time but cannot be decoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TimeUnitsError {
+    /// A unit of variable length (`months`, `years`), which cftime refuses too.
+    #[error("time unit {unit:?} in {units:?} is not of fixed length")]
+    VariableLength {
+        /// The unit, lower case.
+        unit: String,
+        /// The units, as written.
+        units: String,
+    },
+    /// A calendar that is not one of CF's.
+    #[error("calendar {0:?} is not a CF calendar")]
+    UnknownCalendar(String),
+    /// No date after `since`.
+    #[error("{0:?}: no date after since")]
+    NoEpoch(String),
+    /// An epoch that is not a date of the calendar (February 30th in the standard calendar).
+    #[error("the epoch of {units:?} is not a date of the {calendar} calendar")]
+    EpochNotInCalendar {
+        /// The units, as written.
+        units: String,
+        /// The calendar.
+        calendar: Calendar,
+    },
 }
 
 /// `YYYY-MM-DD[( |T)hh:mm[:ss[.f]]][ ](Z|UTC|±hh[:mm])`, as udunits writes
@@ -294,8 +332,17 @@ mod tests {
     fn what_is_not_a_time() {
         assert_eq!(TimeUnits::parse("K", None), Ok(None));
         assert_eq!(TimeUnits::parse("days", None), Ok(None));
-        assert!(TimeUnits::parse("months since 2000-01-01", None).unwrap_err().contains("months"));
-        assert!(TimeUnits::parse("days since 2000-01-01", Some("martian")).unwrap_err().contains("martian"));
+        assert_eq!(
+            TimeUnits::parse("months since 2000-01-01", None),
+            Err(TimeUnitsError::VariableLength { unit: "months".into(), units: "months since 2000-01-01".into() })
+        );
+        assert_eq!(
+            TimeUnits::parse("days since 2000-01-01", Some("martian")),
+            Err(TimeUnitsError::UnknownCalendar("martian".into()))
+        );
+        assert!(
+            TimeUnits::parse("days since 2000-01-01", Some("martian")).unwrap_err().to_string().contains("martian")
+        );
         assert!(TimeUnits::parse("days since 2001-02-29", Some("all_leap")).is_ok());
         assert!(TimeUnits::parse("days since 2001-02-29", None).is_err());
         assert!(TimeUnits::parse("days since yesterday", None).is_err());

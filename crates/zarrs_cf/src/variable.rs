@@ -97,7 +97,7 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
         let (time, time_problem) = match (units, &packing) {
             (Some(units), Some(_)) => match TimeUnits::parse(units, calendar) {
                 Ok(time) => (time, None),
-                Err(reason) => (None, Some(reason)),
+                Err(reason) => (None, Some(reason.to_string())),
             },
             _ => (None, None),
         };
