@@ -5,9 +5,18 @@
 //! Each input must hold its coordinate along the dimension inline (a scan
 //! with [`ScanOptions::with_inlined_variables`](crate::ScanOptions::with_inlined_variables)
 //! does): its values order the files and become the combined coordinate.
+//!
+//! Coordinates are compared as what they mean, not as numbers: when the
+//! files' `units` (or `calendar`) differ, they must all be CF time units,
+//! and then every file's times are decoded, the files ordered by date, and
+//! the times written again as float64 in the units of the first file (as
+//! kerchunk's `coo_map={"time": "cf:time"}` and xarray's `open_mfdataset`
+//! give them). Units that differ otherwise are an error naming the file and
+//! both units: concatenating the numbers would give wrong values.
 
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
+use zarrs_cf::{DateTime, TimeUnits};
 
 use crate::error::ScanError;
 
@@ -42,9 +51,22 @@ pub(crate) fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSe
     }
     // The coordinate: every file's values, in one inline chunk.
     let mut meta = zarray(&first.references, dimension).expect("checked above");
-    let values: Vec<u8> = coordinates.iter().flat_map(|(_, _, bytes)| bytes.iter().copied()).collect();
-    let item = item_size(&coordinates[0].1).filter(|&n| n > 0).unwrap_or(1);
-    let total = (values.len() / item) as u64;
+    let (values, total) = match &coordinates {
+        Coordinates::AsWritten(coordinates) => {
+            let values: Vec<u8> = coordinates.iter().flat_map(|c| c.bytes.iter().copied()).collect();
+            let total = coordinates.iter().map(|c| c.numbers.len() as u64).sum::<u64>();
+            (values, total)
+        }
+        Coordinates::Times(times) => {
+            // Written again in one unit: float64, and no fill value, which
+            // would mean another time in the new units.
+            meta["dtype"] = Value::from("<f8");
+            meta["fill_value"] = Value::Null;
+            meta["compressor"] = Value::Null;
+            meta["filters"] = Value::Null;
+            (times.iter().flat_map(|t| t.to_le_bytes()).collect(), times.len() as u64)
+        }
+    };
     meta["shape"] = Value::from(vec![total]);
     meta["chunks"] = Value::from(vec![total]);
     builder.insert_inline(&format!("{dimension}/.zarray"), meta.to_string().as_bytes());
@@ -157,15 +179,42 @@ fn concatenate(
     Ok(())
 }
 
-/// A file's coordinate: its first value, its dtype and the bytes of its values.
-type Coordinate = (f64, String, Vec<u8>);
+/// A file's coordinate along the dimension, as written.
+struct Coordinate {
+    dtype: String,
+    bytes: Vec<u8>,
+    /// The values, as numbers.
+    numbers: Vec<f64>,
+    /// Its `units` and `calendar` attributes.
+    units: Option<String>,
+    calendar: Option<String>,
+}
 
-/// The inputs in the order of their first coordinate values, with their
-/// coordinates; an error if one has no coordinate inline, or two start at
-/// the same value, or their dtypes differ.
-fn ordered(inputs: Vec<Input>, dimension: &str) -> Result<(Vec<Input>, Vec<Coordinate>), ScanError> {
+impl Coordinate {
+    /// `units` and `calendar`, for messages.
+    fn describe_units(&self) -> String {
+        let units = self.units.as_deref().map_or_else(|| "no units".to_owned(), |u| format!("units {u:?}"));
+        match &self.calendar {
+            Some(calendar) => format!("{units} (calendar {calendar:?})"),
+            None => units,
+        }
+    }
+}
+
+/// The combined coordinate's values.
+enum Coordinates {
+    /// Every file's values as written: they share units, calendar and dtype.
+    AsWritten(Vec<Coordinate>),
+    /// CF times from files in different units, in the units of the first file.
+    Times(Vec<f64>),
+}
+
+/// The inputs in the order of their coordinates, with the combined
+/// coordinate; an error if one has no coordinate inline, two start at the
+/// same value, or their dtypes or units differ in a way that cannot be
+/// reconciled.
+fn ordered(inputs: Vec<Input>, dimension: &str) -> Result<(Vec<Input>, Coordinates), ScanError> {
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
-    // Each file's coordinate: its dtype and the bytes of its values.
     let mut coordinates = Vec::with_capacity(inputs.len());
     for input in &inputs {
         let meta = zarray(&input.references, dimension)
@@ -175,23 +224,133 @@ fn ordered(inputs: Vec<Input>, dimension: &str) -> Result<(Vec<Input>, Vec<Coord
             Some(Reference::Inline(bytes)) if meta["chunks"] == meta["shape"] => bytes.to_vec(),
             _ => return Err(error(&input.name, "the coordinate is not held inline in one chunk".into())),
         };
-        let first = first_value(&dtype, &bytes)
+        let numbers = numbers(&dtype, &bytes)
+            .filter(|numbers| !numbers.is_empty())
             .ok_or_else(|| error(&input.name, format!("no values of a numeric dtype ({dtype})")))?;
-        coordinates.push((first, dtype, bytes));
+        let attribute = |name: &str| attributes(&input.references, dimension)?[name].as_str().map(str::to_owned);
+        coordinates.push(Coordinate {
+            dtype,
+            bytes,
+            numbers,
+            units: attribute("units"),
+            calendar: attribute("calendar"),
+        });
     }
-    // Files in the order of their coordinates.
+    let same_units =
+        coordinates.windows(2).all(|pair| (&pair[0].units, &pair[0].calendar) == (&pair[1].units, &pair[1].calendar));
+    if same_units { as_written(inputs, coordinates, dimension) } else { times(inputs, coordinates, dimension) }
+}
+
+/// Files whose coordinates share their units: ordered by their first
+/// values, which are concatenated as written.
+fn as_written(
+    inputs: Vec<Input>,
+    coordinates: Vec<Coordinate>,
+    dimension: &str,
+) -> Result<(Vec<Input>, Coordinates), ScanError> {
+    let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut pairs: Vec<(Input, Coordinate)> = inputs.into_iter().zip(coordinates).collect();
-    pairs.sort_by(|a, b| a.1.0.total_cmp(&b.1.0));
+    pairs.sort_by(|a, b| a.1.numbers[0].total_cmp(&b.1.numbers[0]));
     let (inputs, coordinates): (Vec<Input>, Vec<Coordinate>) = pairs.into_iter().unzip();
     for (pair, input) in coordinates.windows(2).zip(inputs.iter().skip(1)) {
-        if pair[0].0.total_cmp(&pair[1].0).is_eq() {
-            return Err(error(&input.name, format!("starts at the same value as another file ({})", pair[0].0)));
+        if pair[0].numbers[0].total_cmp(&pair[1].numbers[0]).is_eq() {
+            return Err(error(
+                &input.name,
+                format!("starts at the same value as another file ({})", pair[0].numbers[0]),
+            ));
         }
-        if pair[1].1 != pair[0].1 {
-            return Err(error(&input.name, format!("dtype {} differs from {}", pair[1].1, pair[0].1)));
+        if pair[1].dtype != pair[0].dtype {
+            return Err(error(&input.name, format!("dtype {} differs from {}", pair[1].dtype, pair[0].dtype)));
         }
     }
-    Ok((inputs, coordinates))
+    Ok((inputs, Coordinates::AsWritten(coordinates)))
+}
+
+/// Files whose coordinates differ in units: each must be a CF time in one
+/// calendar. Decoded to dates, ordered by their first dates, and written
+/// again in the units of the first file.
+fn times(
+    inputs: Vec<Input>,
+    coordinates: Vec<Coordinate>,
+    dimension: &str,
+) -> Result<(Vec<Input>, Coordinates), ScanError> {
+    let error = |name: &str, reason: String| combine_error(name, dimension, reason);
+    // Another file's units, for messages: the first file's, or the second's for the first.
+    let other: Vec<String> = (0..coordinates.len())
+        .map(|i| {
+            let j = usize::from(i == 0);
+            format!("{}'s {}", inputs[j].name, coordinates[j].describe_units())
+        })
+        .collect();
+    // Every file's units, and its values as dates.
+    let mut decoded: Vec<(Input, Coordinate, TimeUnits, Vec<DateTime>)> = Vec::with_capacity(inputs.len());
+    for ((input, coordinate), other) in inputs.into_iter().zip(coordinates).zip(other) {
+        let ours = coordinate.describe_units();
+        let units = match coordinate
+            .units
+            .as_deref()
+            .map(|units| TimeUnits::parse(units, coordinate.calendar.as_deref()))
+        {
+            Some(Ok(Some(units))) => units,
+            Some(Err(reason)) => {
+                return Err(error(
+                    &input.name,
+                    format!(
+                        "its {ours} differ from {other} and cannot be decoded ({reason}): its values cannot be combined with theirs"
+                    ),
+                ));
+            }
+            Some(Ok(None)) | None => {
+                return Err(error(
+                    &input.name,
+                    format!(
+                        "its {ours} differ from {other}, and are not CF time units: its values cannot be combined with theirs"
+                    ),
+                ));
+            }
+        };
+        if let Some((first, _, their_units, _)) = decoded.first()
+            && their_units.calendar() != units.calendar()
+        {
+            return Err(error(
+                &input.name,
+                format!("its calendar {} differs from {}'s {}", units.calendar(), first.name, their_units.calendar()),
+            ));
+        }
+        let dates = coordinate
+            .numbers
+            .iter()
+            .map(|&value| {
+                units.date(value).ok_or_else(|| {
+                    error(&input.name, format!("its value {value} is not a date in {}", coordinate.describe_units()))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        decoded.push((input, coordinate, units, dates));
+    }
+    decoded.sort_by(|a, b| a.3[0].cmp(&b.3[0]));
+    for (pair, later) in decoded.windows(2).zip(decoded.iter().skip(1)) {
+        if pair[0].3[0] == pair[1].3[0] {
+            return Err(error(
+                &later.0.name,
+                format!("starts at the same time as {} ({})", pair[0].0.name, pair[0].3[0]),
+            ));
+        }
+    }
+    let target = decoded[0].2;
+    let mut values = Vec::new();
+    for (input, _, _, dates) in &decoded {
+        for &date in dates {
+            values.push(target.value(date).ok_or_else(|| {
+                error(
+                    &input.name,
+                    format!("its time {date} is not a date of the first file's {} calendar", target.calendar()),
+                )
+            })?);
+        }
+    }
+    let inputs = decoded.into_iter().map(|(input, ..)| input).collect();
+    Ok((inputs, Coordinates::Times(values)))
 }
 
 /// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the root).
@@ -207,11 +366,15 @@ fn zarray(set: &ReferenceSet, path: &str) -> Option<Value> {
     }
 }
 
+/// The parsed `.zattrs` of the array at `path`, if it is inline JSON.
+fn attributes(set: &ReferenceSet, path: &str) -> Option<Value> {
+    let Reference::Inline(text) = set.get(&format!("{path}/.zattrs"))? else { return None };
+    serde_json::from_slice(text).ok()
+}
+
 /// The axis of `dimension` in the array at `path`, from its `_ARRAY_DIMENSIONS`.
 fn axis(set: &ReferenceSet, path: &str, dimension: &str) -> Option<usize> {
-    let Reference::Inline(text) = set.get(&format!("{path}/.zattrs"))? else { return None };
-    let attrs: Value = serde_json::from_slice(text).ok()?;
-    attrs["_ARRAY_DIMENSIONS"].as_array()?.iter().position(|d| d == dimension)
+    attributes(set, path)?["_ARRAY_DIMENSIONS"].as_array()?.iter().position(|d| d == dimension)
 }
 
 /// The key of the chunk at `index` along the first of `ndim` dimensions.
@@ -228,27 +391,37 @@ fn item_size(dtype: &str) -> Option<usize> {
     dtype.get(2..)?.parse().ok()
 }
 
-/// The first value of `bytes` as a number, for ordering files.
-fn first_value(dtype: &str, bytes: &[u8]) -> Option<f64> {
-    let size = item_size(dtype).filter(|size| [1, 2, 4, 8].contains(size))?;
-    let mut raw: Vec<u8> = bytes.get(..size)?.to_vec();
-    if dtype.starts_with('>') {
-        raw.reverse();
-    }
-    let mut word = [0u8; 8];
-    word[..size.min(8)].copy_from_slice(&raw[..size.min(8)]);
-    let unsigned = u64::from_le_bytes(word);
-    #[expect(clippy::cast_precision_loss, clippy::cast_possible_wrap, reason = "an order of files, not a value kept")]
-    Some(match (dtype.as_bytes().get(1)?, size) {
-        (b'f', 8) => f64::from_bits(unsigned),
-        (b'f', 4) => f64::from(f32::from_bits(u32::try_from(unsigned).ok()?)),
-        (b'u', _) => unsigned as f64,
-        (b'i', _) => {
-            let shift = 64 - 8 * u32::try_from(size).ok()?;
-            ((unsigned << shift) as i64 >> shift) as f64
-        }
-        _ => return None,
-    })
+/// The values of `bytes` as numbers, for ordering files and decoding times;
+/// `None` unless the dtype is a numeric one of 1 to 8 bytes, and `bytes`
+/// whole values of it.
+fn numbers(dtype: &str, bytes: &[u8]) -> Option<Vec<f64>> {
+    let size = item_size(dtype).filter(|size| [1, 2, 4, 8].contains(size) && bytes.len().is_multiple_of(*size))?;
+    let kind = *dtype.as_bytes().get(1)?;
+    let big = dtype.starts_with('>');
+    let shift = 64 - 8 * u32::try_from(size).ok()?;
+    bytes
+        .chunks_exact(size)
+        .map(|value| {
+            let mut word = [0u8; 8];
+            word[..size].copy_from_slice(value);
+            if big {
+                word[..size].reverse();
+            }
+            let unsigned = u64::from_le_bytes(word);
+            #[expect(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_wrap,
+                reason = "integers beyond 2^53 are not coordinates"
+            )]
+            Some(match (kind, size) {
+                (b'f', 8) => f64::from_bits(unsigned),
+                (b'f', 4) => f64::from(f32::from_bits(u32::try_from(unsigned).ok()?)),
+                (b'u', _) => unsigned as f64,
+                (b'i', _) => ((unsigned << shift) as i64 >> shift) as f64,
+                _ => return None,
+            })
+        })
+        .collect()
 }
 
 fn combine_error(file: &str, array: &str, reason: String) -> ScanError {
@@ -261,12 +434,18 @@ mod tests {
 
     /// A file with `time` = [start] and an array `v` whose metadata is `zarray` and `dims`.
     fn input(name: &str, start: f64, zarray: Option<&str>, dims: &str) -> Input {
+        with_units(name, start, zarray, dims, None)
+    }
+
+    /// The same, with `units` on `time`.
+    fn with_units(name: &str, start: f64, zarray: Option<&str>, dims: &str, units: Option<&str>) -> Input {
         let mut builder = ReferenceSetBuilder::new();
         builder.insert_inline(
             "time/.zarray",
             br#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#,
         );
-        builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+        let units = units.map_or_else(String::new, |units| format!(r#","units":"{units}""#));
+        builder.insert_inline("time/.zattrs", format!(r#"{{"_ARRAY_DIMENSIONS":["time"]{units}}}"#).as_bytes());
         builder.insert_inline("time/0", &start.to_le_bytes());
         match zarray {
             Some(text) => builder.insert_inline("v/.zarray", text.as_bytes()),
@@ -301,5 +480,57 @@ mod tests {
             "time",
         );
         assert!(err.unwrap_err().to_string().contains("starts at the same value"));
+    }
+
+    /// Units that differ and are not both CF times are an error naming the
+    /// file and both units, never numbers concatenated under the first's.
+    #[test]
+    fn units_that_cannot_be_reconciled_are_an_error() {
+        let good = r#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        let file = |name, start, units| with_units(name, start, Some(good), r#"["time"]"#, units);
+        for (a, b, needle) in [
+            (
+                Some("m"),
+                Some("km"),
+                r#"cannot combine a: "time": its units "m" differ from b's units "km", and are not CF time units"#,
+            ),
+            (
+                Some("days since 2000-01-01"),
+                None,
+                r#"cannot combine b: "time": its no units differ from a's units "days since 2000-01-01""#,
+            ),
+            (Some("days since 2000-01-01"), Some("months since 2000-01-01"), "is not of fixed length"),
+        ] {
+            let err = combine(vec![file("a", 0.0, a), file("b", 1.0, b)], "time").unwrap_err().to_string();
+            assert!(err.contains(needle), "{err}");
+        }
+        // The same units, whatever they are, concatenate as written.
+        let combined = combine(
+            vec![file("b", 1.0, Some("months since 2000-01-01")), file("a", 0.0, Some("months since 2000-01-01"))],
+            "time",
+        )
+        .unwrap();
+        assert_eq!(
+            combined.get("time/0"),
+            Some(Reference::Inline(&[0.0f64.to_le_bytes(), 1.0f64.to_le_bytes()].concat()))
+        );
+        // Times in two units (30 h is day 1.25): written again in the first file's, as float64.
+        let combined = combine(
+            vec![file("b", 30.0, Some("hours since 2000-01-01")), file("a", 1.0, Some("days since 2000-01-01"))],
+            "time",
+        )
+        .unwrap();
+        assert_eq!(
+            combined.get("time/0"),
+            Some(Reference::Inline(&[1.0f64.to_le_bytes(), 1.25f64.to_le_bytes()].concat()))
+        );
+        assert_eq!(combined.get("v/0"), Some(Reference::Range { url: Some("a"), offset: 0, length: 8 }));
+        // A time that is not a date (NaN) is an error, not a value.
+        let err = combine(
+            vec![file("a", 0.0, Some("days since 2000-01-01")), file("b", f64::NAN, Some("hours since 2000-01-01"))],
+            "time",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("its value NaN is not a date"), "{err}");
     }
 }

@@ -92,12 +92,17 @@
 //! without the dimension is taken from the first file (kerchunk gives it the
 //! dimension, with chunks missing between files, unless it is listed in
 //! `identical_dims`); the coordinate keeps its stored dtype (kerchunk
-//! converts `>f8` to `<f8`); shapes are checked, not only chunks.
+//! converts `>f8` to `<f8`); shapes are checked, not only chunks. Times in
+//! units of each file's own are decoded and written again in the first
+//! file's units, as float64 (kerchunk's `cf:time` writes int64); units that
+//! differ otherwise are an error, never numbers concatenated as if they
+//! were in one unit.
 //!
 //! | Combining | |
 //! |---|---|
 //! | along one dimension, others identical | yes |
-//! | several dimensions, `var`, selectors (`attr:`, regex, `cf:`) | no |
+//! | CF times in units of each file's own (`cf:`) | yes |
+//! | several dimensions, `var`, selectors (`attr:`, regex) | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
 //! a NetCDF-3 variable: one range each) into smaller ranges along its first
@@ -254,6 +259,11 @@ pub async fn scan(
 ///
 /// - files are ordered by their first coordinate value, and the coordinate
 ///   becomes one inline array of every file's values, in that order;
+/// - when the files' coordinates differ in `units` or `calendar`, each must
+///   be a CF time (`<unit> since <date>`) in one calendar: the files are
+///   ordered by date, and the times written again as float64 in the units
+///   of the first (as kerchunk's `coo_map={dim: "cf:time"}` and xarray's
+///   `open_mfdataset` give them; the coordinate's fill value is dropped);
 /// - each array with the dimension is concatenated along it: its chunk keys
 ///   renumbered, its references kept (URLs as each file's scan wrote them);
 /// - every other array, and the groups' metadata, come from the first file.
@@ -265,6 +275,8 @@ pub async fn scan(
 /// # Errors
 /// [`ScanError::Combine`] naming the file and the array: a coordinate
 /// missing or not inline, two files starting at the same coordinate value,
+/// coordinates whose units differ and are not CF times in one calendar
+/// (naming both units), a time that is not a date,
 /// an array whose dtype, chunks, fill value, codecs or shape (beyond the
 /// dimension) differ from the first file's, or a file whose length along the
 /// dimension is not a multiple of the chunk length (but the last).

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""NetCDF-4 series whose files write their times in units of their own, for
+the combining tests, with what xarray's open_mfdataset and kerchunk's
+MultiZarrToZarr make of each.
+
+Run from the repository root with netCDF4, xarray, dask, cftime and kerchunk
+0.2.10 installed (python/tests/run.sh's virtualenv plus netCDF4; not needed
+by the tests themselves):
+
+    python tests/scan/combine/make.py
+
+For each CASE it writes CASE_<n>.nc and:
+- CASE.expected.json: open_mfdataset(files, combine="by_coords")'s times as
+  ISO 8601 text (decoded by xarray with cftime for other calendars) and `t`'s
+  values, or the error xarray raises;
+- CASE.kerchunk.json: MultiZarrToZarr(coo_map={"time": "cf:time"}) over
+  SingleHdf5ToZarr(inline_threshold=0) of each file (absent where it fails).
+"""
+import json
+import pathlib
+
+import netCDF4
+import numpy as np
+import xarray as xr
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+# name -> one (units, calendar, times) per file, in file order. `t`'s values
+# in a file are 100 * (file number) + the index of the time, and x.
+CASES = {
+    # One file a day, each counting hours from its own midnight.
+    "units_by_day": [
+        ("hours since 2020-01-01", "standard", [0, 6, 12, 18]),
+        ("hours since 2020-01-02", "standard", [0, 6, 12, 18]),
+        ("hours since 2020-01-03", "standard", [0, 6, 12, 18]),
+    ],
+    # Units of other epochs and lengths; as numbers the files' order is wrong.
+    "mixed_units": [
+        ("hours since 2020-01-01", "standard", [0, 6, 12, 18]),
+        ("hours since 2019-12-31", "standard", [72, 78, 84, 90]),
+        ("days since 2020-01-01", "standard", [1.0, 1.25, 1.5, 1.75]),
+        ("minutes since 2020-01-01T12:00:00", "standard", [5040, 5400]),
+    ],
+    # noleap across the end of February of a leap year: 02-28 is followed by 03-01.
+    "noleap": [
+        ("days since 2004-02-27", "noleap", [0, 1]),
+        ("days since 2004-03-01", "noleap", [0, 1]),
+        ("hours since 2004-01-01", "noleap", [1488, 1512]),
+    ],
+    # Two calendars: neither xarray's nor our combining can put them on one axis.
+    "calendars_differ": [
+        ("days since 2004-02-27", "noleap", [0, 1]),
+        ("days since 2004-03-01", "standard", [0, 1]),
+    ],
+}
+
+
+def write(path, units, calendar, times, number):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("x", 2)
+        time = ds.createVariable("time", "f8" if any(isinstance(t, float) for t in times) else "i4", ("time",))
+        time.units = units
+        time.calendar = calendar
+        time.standard_name = "time"
+        x = ds.createVariable("x", "f4", ("x",))
+        x[:] = [10.0, 20.0]
+        t = ds.createVariable("t", "f4", ("time", "x"), chunksizes=(1, 2))
+        t.units = "K"
+        time[:] = times
+        t[:] = np.array([[100 * number + i, 100 * number + i + 0.5] for i in range(len(times))], dtype="f4")
+
+
+def iso(values):
+    out = []
+    for value in values:
+        if isinstance(value, np.datetime64):
+            out.append(np.datetime_as_string(value, unit="s"))
+        else:
+            out.append(value.isoformat().replace(" ", "T"))
+    return out
+
+
+def main():
+    for name, files in CASES.items():
+        paths = []
+        for number, (units, calendar, times) in enumerate(files):
+            path = HERE / f"{name}_{number}.nc"
+            write(path, units, calendar, times, number)
+            paths.append(path)
+        try:
+            with xr.open_mfdataset(paths, combine="by_coords", use_cftime=None) as ds:
+                expected = {"time": iso(ds.time.values), "t": ds.t.values.tolist()}
+        except Exception as error:  # what xarray says, for the case that must fail
+            expected = {"error": f"{type(error).__name__}: {error}"}
+        (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+        kerchunk_refs(name, paths)
+
+
+def kerchunk_refs(name, paths):
+    from kerchunk.combine import MultiZarrToZarr
+    from kerchunk.hdf import SingleHdf5ToZarr
+
+    out = HERE / f"{name}.kerchunk.json"
+    singles = [SingleHdf5ToZarr(str(p), inline_threshold=0).translate() for p in paths]
+    try:
+        combined = MultiZarrToZarr(
+            singles, remote_protocol="file", concat_dims=["time"], coo_map={"time": "cf:time"}, inline_threshold=0
+        ).translate()
+    except Exception as error:
+        print(f"{name}: kerchunk fails: {type(error).__name__}: {error}")
+        out.unlink(missing_ok=True)
+        return
+    # File names, not the paths of the machine that made them.
+    text = json.dumps(combined, indent=0, sort_keys=True)
+    for p in paths:
+        text = text.replace(str(p), p.name)
+    out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
