@@ -13,9 +13,10 @@ use crate::fetch::{self, BatchOptions, Coalescing};
 use crate::resolve::{ANONYMOUS, DEFAULT_READ_DEADLINE, Location, Pins, Resolver, Source, StoreRegistry, UrlRewrite};
 #[cfg(feature = "parquet")]
 use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
-use crate::store::{AsyncReferenceStore, Core, IoRuntime, ReferenceStore};
+use crate::store::{AsyncReferenceStore, Core, IoRuntime, MetadataPolicy, ReferenceStore};
 #[cfg(feature = "parquet")]
 use kerchunk::parquet::ParquetLayout;
+use kerchunk::zarr::metadata::{self, CodecCheck};
 use kerchunk::{Limits, ParseOptions};
 use kerchunk::{ParseError, ReferenceSet, ReferenceSource};
 
@@ -61,6 +62,7 @@ pub struct ReferenceStoreBuilder {
     record_cache: RecordCacheOptions,
     batch: BatchOptions,
     read_ahead: Option<u64>,
+    codec_check: Option<CodecCheck>,
 }
 
 /// The default read-ahead budget of a store: [`ReferenceStoreBuilder::with_read_ahead`].
@@ -277,6 +279,18 @@ impl ReferenceStoreBuilder {
         self
     }
 
+    /// Ask `check` which codec ids have a decoder: an array whose metadata
+    /// names another is refused when it is opened, with an error naming the
+    /// array and the codec. The default refuses the ids of
+    /// [`UNDECODABLE_CODECS`](kerchunk::zarr::metadata::UNDECODABLE_CODECS);
+    /// a reader that registers codecs with zarrs asks zarrs' registry
+    /// (`zarrs_kerchunk_codecs::is_decodable`).
+    #[must_use]
+    pub fn with_codec_check(mut self, check: CodecCheck) -> Self {
+        self.codec_check = Some(check);
+        self
+    }
+
     /// Bound the cache of decoded parquet record files (default: 128 records, 256 MiB).
     #[cfg(feature = "parquet")]
     #[must_use]
@@ -421,7 +435,10 @@ impl ReferenceStoreBuilder {
             resolver,
             self.target.clone(),
             self.batch,
-            self.parse.limits().max_chunk_bytes(),
+            MetadataPolicy {
+                max_chunk_bytes: self.parse.limits().max_chunk_bytes(),
+                decodable: self.codec_check.unwrap_or(metadata::listed_as_decodable),
+            },
             self.read_ahead.unwrap_or(DEFAULT_READ_AHEAD),
         )
     }

@@ -30,11 +30,13 @@ use serde_json::{Map, Value};
 use super::grid::{ChunkGrid, GridError};
 use super::lenient;
 
-/// Numcodecs codec ids that zarrs cannot decode in any configuration.
+/// Numcodecs codec ids that neither zarrs nor this workspace's codecs
+/// (`zarrs_kerchunk_codecs`) decode in any configuration: what a reader
+/// without a codec registry to ask refuses ([`listed_as_decodable`]).
+/// `zarrs_kerchunk_codecs`' tests keep it in step with both.
 /// (`lz4` in kerchunk output is HDF5's framing, which numcodecs' lz4 does not read either.)
-const UNSUPPORTED_CODECS: &[&str] = &[
+pub const UNDECODABLE_CODECS: &[&str] = &[
     "lz4",
-    "lzma",
     "delta",
     "quantize",
     "astype",
@@ -46,6 +48,19 @@ const UNSUPPORTED_CODECS: &[&str] = &[
     "szip",
 ];
 
+/// Whether a reader has a decoder for a numcodecs codec id: asked of every
+/// codec of an array's metadata before zarrs sees it, so that an array no
+/// codec decodes is refused naming the array and the codec. A reader with
+/// zarrs asks zarrs' registry (`zarrs_kerchunk_codecs::is_decodable`).
+pub type CodecCheck = fn(&str) -> bool;
+
+/// The [`CodecCheck`] of a reader with no registry to ask: every id but
+/// those in [`UNDECODABLE_CODECS`].
+#[must_use]
+pub fn listed_as_decodable(id: &str) -> bool {
+    !UNDECODABLE_CODECS.contains(&id)
+}
+
 /// Whether `key` names Zarr V2 metadata that this module may rewrite.
 #[must_use]
 pub fn is_metadata_key(key: &str) -> bool {
@@ -56,7 +71,7 @@ pub fn is_metadata_key(key: &str) -> bool {
 /// An array whose data zarrs cannot decode.
 #[derive(Debug, thiserror::Error)]
 pub enum Unsupported {
-    #[error("array {array:?}: codec {codec:?} has no decoder in zarrs")]
+    #[error("array {array:?}: codec {codec:?} has no decoder (in zarrs, or registered with it)")]
     /// A codec zarrs has no decoder for.
     Codec {
         /// The array's key prefix.
@@ -95,12 +110,18 @@ pub enum Unsupported {
 /// The metadata document to serve for `key`, or `None` to serve `raw` unchanged.
 ///
 /// # Errors
-/// [`Unsupported`], naming the array and the dtype or codec that zarrs cannot
-/// decode, or the grid or chunk size no reader can hold (`max_chunk_bytes`).
+/// [`Unsupported`], naming the array and the dtype that zarrs cannot read or
+/// the codec that `decodable` has no decoder for, or the grid or chunk size
+/// no reader can hold (`max_chunk_bytes`).
 ///
 /// # Panics
 /// Never: a JSON value always serialises.
-pub fn rewrite(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<Option<Vec<u8>>, Unsupported> {
+pub fn rewrite(
+    key: &str,
+    raw: &[u8],
+    max_chunk_bytes: u64,
+    decodable: CodecCheck,
+) -> Result<Option<Vec<u8>>, Unsupported> {
     let quoted = lenient::quote_non_finite(raw);
     let Ok(mut doc) = serde_json::from_slice::<Value>(quoted.as_deref().unwrap_or(raw)) else {
         return Ok(None); // not JSON: let zarrs report it
@@ -110,7 +131,7 @@ pub fn rewrite(key: &str, raw: &[u8], max_chunk_bytes: u64) -> Result<Option<Vec
         && let Value::Object(meta) = &mut doc
     {
         let array = array_name(array);
-        refuse_unsupported(array, meta)?;
+        refuse_unsupported(array, meta, decodable)?;
         refuse_oversized(array, meta, max_chunk_bytes)?;
         changed |= blosc_filter_to_compressor(meta);
         changed |= default_deflate_level(meta);
@@ -152,8 +173,8 @@ fn codec_id(codec: &Value) -> Option<&str> {
     codec.get("id").and_then(Value::as_str)
 }
 
-fn refuse_unsupported(array: &str, meta: &Map<String, Value>) -> Result<(), Unsupported> {
-    if let Some(id) = codecs(meta).filter_map(codec_id).find(|id| UNSUPPORTED_CODECS.contains(id)) {
+fn refuse_unsupported(array: &str, meta: &Map<String, Value>, decodable: CodecCheck) -> Result<(), Unsupported> {
+    if let Some(id) = codecs(meta).filter_map(codec_id).find(|id| !decodable(id)) {
         return Err(Unsupported::Codec { array: array.to_owned(), codec: id.to_owned() });
     }
     if let Some(dtype) = meta.get("dtype").and_then(Value::as_str)
@@ -295,7 +316,7 @@ mod tests {
     use super::*;
 
     fn rewritten(raw: &str) -> Value {
-        let out = rewrite("grp/x/.zarray", raw.as_bytes(), u64::MAX).unwrap().expect("a rewrite");
+        let out = rewrite("grp/x/.zarray", raw.as_bytes(), u64::MAX, listed_as_decodable).unwrap().expect("a rewrite");
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -303,15 +324,17 @@ mod tests {
     fn untouched_metadata_is_served_as_is() {
         let raw =
             r#"{"dtype": "<f4", "compressor": null, "filters": [{"id": "zlib", "level": 4}], "fill_value": "NaN"}"#;
-        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX).unwrap(), None);
-        assert_eq!(rewrite(".zattrs", br#"{"a": 1}"#, u64::MAX).unwrap(), None);
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX, listed_as_decodable).unwrap(), None);
+        assert_eq!(rewrite(".zattrs", br#"{"a": 1}"#, u64::MAX, listed_as_decodable).unwrap(), None);
         assert!(!is_metadata_key("x/0") && is_metadata_key(".zgroup") && is_metadata_key("a/b/.zattrs"));
     }
 
     #[test]
     fn non_finite_tokens() {
         let out =
-            rewrite(".zattrs", br#"{"_FillValue": NaN, "max": Infinity, "s": "NaN"}"#, u64::MAX).unwrap().unwrap();
+            rewrite(".zattrs", br#"{"_FillValue": NaN, "max": Infinity, "s": "NaN"}"#, u64::MAX, listed_as_decodable)
+                .unwrap()
+                .unwrap();
         assert_eq!(out, br#"{"_FillValue":"NaN","max":"Infinity","s":"NaN"}"#);
         assert_eq!(rewritten(r#"{"dtype": "<f8", "fill_value": -Infinity}"#)["fill_value"], "-Infinity");
     }
@@ -329,7 +352,7 @@ mod tests {
         assert!(doc["filters"].is_null());
         // blosc before another filter is not the last step: left alone.
         let raw = r#"{"compressor": null, "filters": [{"id": "blosc"}, {"id": "shuffle", "elementsize": 4}]}"#;
-        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX).unwrap(), None);
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX, listed_as_decodable).unwrap(), None);
     }
 
     #[test]
@@ -362,11 +385,22 @@ mod tests {
 
     #[test]
     fn unsupported_forms_name_array_and_codec() {
-        let err = rewrite("grp/x/.zarray", br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#, u64::MAX)
-            .unwrap_err()
-            .to_string();
+        let err = rewrite(
+            "grp/x/.zarray",
+            br#"{"dtype": "<f4", "compressor": {"id": "lz4"}}"#,
+            u64::MAX,
+            listed_as_decodable,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("grp/x") && err.contains("lz4"), "{err}");
-        let err = rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#, u64::MAX).unwrap_err().to_string();
+        // A reader's registry decides where there is one.
+        let grib = br#"{"dtype": "<f8", "filters": [{"id": "grib", "var": "t"}]}"#;
+        assert!(rewrite("t/.zarray", grib, u64::MAX, listed_as_decodable).is_ok());
+        let err = rewrite("t/.zarray", grib, u64::MAX, |id| id != "grib").unwrap_err().to_string();
+        assert!(err.contains("\"t\"") && err.contains("grib"), "{err}");
+        let err =
+            rewrite("t/.zarray", br#"{"dtype": "<M8[ns]"}"#, u64::MAX, listed_as_decodable).unwrap_err().to_string();
         assert!(err.contains("\"t\"") && err.contains("<M8[ns]"), "{err}");
     }
 
@@ -380,19 +414,22 @@ mod tests {
             )
         };
         let huge_fixed = zarray("[1]", "[1]", "|S1000000000000");
-        let err = rewrite("a/.zarray", huge_fixed.as_bytes(), 1 << 30).unwrap_err().to_string();
+        let err = rewrite("a/.zarray", huge_fixed.as_bytes(), 1 << 30, listed_as_decodable).unwrap_err().to_string();
         assert!(err.contains("\"a\"") && err.contains("1000000000000 bytes"), "{err}");
         for dtype in ["|V1000000000000", "<U1000000000000"] {
             let doc = zarray("[1]", "[1]", dtype);
-            assert!(matches!(rewrite("a/.zarray", doc.as_bytes(), 1 << 30), Err(Unsupported::ChunkTooLarge { .. })));
+            assert!(matches!(
+                rewrite("a/.zarray", doc.as_bytes(), 1 << 30, listed_as_decodable),
+                Err(Unsupported::ChunkTooLarge { .. })
+            ));
         }
         let overflow = zarray("[1099511627776, 1099511627776]", "[1, 1]", "<f4");
-        let err = rewrite("g/.zarray", overflow.as_bytes(), u64::MAX).unwrap_err();
+        let err = rewrite("g/.zarray", overflow.as_bytes(), u64::MAX, listed_as_decodable).unwrap_err();
         assert!(matches!(err, Unsupported::GridTooLarge { .. }), "{err}");
         // 1000 x 1000 elements of 8 bytes: the limit itself, and one byte less.
         let doc = zarray("[5000, 5000]", "[1000, 1000]", "<f8");
-        assert!(rewrite("x/.zarray", doc.as_bytes(), 8_000_000).is_ok());
-        let err = rewrite("x/.zarray", doc.as_bytes(), 7_999_999).unwrap_err();
+        assert!(rewrite("x/.zarray", doc.as_bytes(), 8_000_000, listed_as_decodable).is_ok());
+        let err = rewrite("x/.zarray", doc.as_bytes(), 7_999_999, listed_as_decodable).unwrap_err();
         assert!(matches!(err, Unsupported::ChunkTooLarge { bytes: 8_000_000, .. }), "{err}");
     }
 
@@ -402,7 +439,7 @@ mod tests {
     fn check_size_refuses_only_what_no_reader_can_hold() {
         let delta = r#"{"shape": [4], "chunks": [2], "dtype": "|S5", "fill_value": NaN, "zarr_format": 2,
             "compressor": null, "filters": [{"id": "delta", "dtype": "<i4"}], "order": "C"}"#;
-        assert!(rewrite("d/.zarray", delta.as_bytes(), 1 << 30).is_err());
+        assert!(rewrite("d/.zarray", delta.as_bytes(), 1 << 30, listed_as_decodable).is_err());
         assert!(check_size("d/.zarray", delta.as_bytes(), 1 << 30).is_ok());
         let err = check_size("d/.zarray", delta.as_bytes(), 9).unwrap_err();
         assert!(matches!(&err, Unsupported::ChunkTooLarge { array, bytes: 10, .. } if array == "d"), "{err}");
@@ -418,6 +455,6 @@ mod tests {
         assert_eq!(doc["chunks"], serde_json::json!([1, 3]));
         // A chunk length of 0 along a non-empty dimension stays, for zarrs to refuse.
         let raw = r#"{"shape": [2], "chunks": [0], "dtype": "<f4", "fill_value": 0}"#;
-        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX).unwrap(), None);
+        assert_eq!(rewrite("x/.zarray", raw.as_bytes(), u64::MAX, listed_as_decodable).unwrap(), None);
     }
 }

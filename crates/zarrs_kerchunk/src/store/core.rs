@@ -19,6 +19,15 @@ use crate::resolve::{Location, Resolver, Source};
 use kerchunk::zarr::metadata;
 use kerchunk::{Listing, Lookup, OwnedReference, ReferenceSource};
 
+/// What an array's metadata is checked against before zarrs reads it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MetadataPolicy {
+    /// The largest chunk an array's metadata may declare, in bytes.
+    pub(crate) max_chunk_bytes: u64,
+    /// Which codec ids have a decoder: an array with another is refused, naming it.
+    pub(crate) decodable: metadata::CodecCheck,
+}
+
 /// At most this many resolved target URLs are remembered (a set may name millions of files).
 const MAX_REMEMBERED_TARGETS: usize = 65_536;
 
@@ -59,8 +68,8 @@ pub(crate) struct Core {
     default_resolution: OnceLock<Resolution>,
     /// How batches (prefetches) are read.
     batch: BatchOptions,
-    /// The largest chunk an array's metadata may declare, in bytes.
-    max_chunk_bytes: u64,
+    /// What arrays' metadata is checked against.
+    policy: MetadataPolicy,
     /// Values read ahead by a prefetch, until read whole or cleared.
     prefetched: Mutex<HashMap<Box<str>, Bytes>>,
     /// Chunks read ahead of sequential reads.
@@ -116,7 +125,7 @@ enum Serve {
     Parts,
     /// A metadata document (one whole-value request): rewritten (with this
     /// chunk size limit), then sliced by these ranges (`None`: whole).
-    Metadata { ranges: Option<Vec<ByteRange>>, max_chunk_bytes: u64, view: MetadataView },
+    Metadata { ranges: Option<Vec<ByteRange>>, policy: MetadataPolicy, view: MetadataView },
 }
 
 impl Fetch {
@@ -136,9 +145,9 @@ impl Fetch {
                 parts.pop();
                 Ok(parts)
             }
-            Serve::Metadata { ranges, max_chunk_bytes, view } => {
+            Serve::Metadata { ranges, policy, view } => {
                 let document = fetched.into_iter().next().unwrap_or_default();
-                let served = serve_metadata(&self.key, document, max_chunk_bytes, view)?;
+                let served = serve_metadata(&self.key, document, policy, view)?;
                 match ranges {
                     None => Ok(vec![served]),
                     Some(ranges) => slice_ranges(&served, ranges),
@@ -187,7 +196,7 @@ impl Core {
         resolver: Arc<Resolver>,
         default_target: Option<String>,
         batch: BatchOptions,
-        max_chunk_bytes: u64,
+        policy: MetadataPolicy,
         read_ahead: u64,
     ) -> Self {
         Self {
@@ -198,7 +207,7 @@ impl Core {
             default_target,
             default_resolution: OnceLock::new(),
             batch,
-            max_chunk_bytes,
+            policy,
             prefetched: Mutex::default(),
             read_ahead: ReadAhead::new(read_ahead, batch),
         }
@@ -377,22 +386,20 @@ impl Core {
             OwnedReference::Malformed { reason } => Err(malformed(key, &reason)),
             OwnedReference::Inline(mut value) => {
                 if is_metadata {
-                    value = serve_metadata(key.as_str(), value, self.max_chunk_bytes, view)?;
+                    value = serve_metadata(key.as_str(), value, self.policy, view)?;
                 }
                 Ok(Plan::Ready(match ranges {
                     None => vec![value],
                     Some(ranges) => slice_ranges(&value, ranges)?,
                 }))
             }
-            OwnedReference::Whole { url } if is_metadata => fetch(
-                url,
-                vec![Request::Whole],
-                Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes, view },
-            ),
+            OwnedReference::Whole { url } if is_metadata => {
+                fetch(url, vec![Request::Whole], Serve::Metadata { ranges, policy: self.policy, view })
+            }
             OwnedReference::Range { url, offset, length } if is_metadata => fetch(
                 url,
                 vec![Request::Part(GetRange::Bounded(byte_range(key, offset, length)?))],
-                Serve::Metadata { ranges, max_chunk_bytes: self.max_chunk_bytes, view },
+                Serve::Metadata { ranges, policy: self.policy, view },
             ),
             OwnedReference::Whole { url } => {
                 let requests = match ranges {
@@ -478,13 +485,21 @@ fn slice_ranges(value: &Bytes, ranges: Vec<ByteRange>) -> Result<Vec<Bytes>, Sto
 }
 
 /// The metadata document `key` holds, as `view` serves it.
-fn serve_metadata(key: &str, document: Bytes, max_chunk_bytes: u64, view: MetadataView) -> Result<Bytes, StorageError> {
+fn serve_metadata(
+    key: &str,
+    document: Bytes,
+    policy: MetadataPolicy,
+    view: MetadataView,
+) -> Result<Bytes, StorageError> {
     let served = match view {
-        MetadataView::Zarrs => metadata::rewrite(key, &document, max_chunk_bytes).map(|rewritten| match rewritten {
-            None => document,
-            Some(rewritten) => Bytes::from(rewritten),
-        }),
-        MetadataView::AsWritten => metadata::check_size(key, &document, max_chunk_bytes).map(|()| document),
+        MetadataView::Zarrs => {
+            metadata::rewrite(key, &document, policy.max_chunk_bytes, policy.decodable).map(|rewritten| match rewritten
+            {
+                None => document,
+                Some(rewritten) => Bytes::from(rewritten),
+            })
+        }
+        MetadataView::AsWritten => metadata::check_size(key, &document, policy.max_chunk_bytes).map(|()| document),
     };
     served.map_err(|unsupported| {
         StorageError::InvalidMetadata(

@@ -20,8 +20,8 @@ mod sync;
 mod target;
 
 pub use asynchronous::AsyncReferenceStore;
-pub(crate) use core::Core;
 pub use core::MetadataView;
+pub(crate) use core::{Core, MetadataPolicy};
 pub(crate) use runtime::IoRuntime;
 pub use sync::ReferenceStore;
 pub use target::Target;
