@@ -24,7 +24,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
-    ("kerchunk", "zarrs_zlib_sized", "zarrs_cf"),
+    ("kerchunk", "zarrs_zlib_sized", "zarrs_kerchunk_codecs", "zarrs_cf"),
     ("zarrs_kerchunk", "kerchunk_scan"),
     ("zarrs_kerchunk_tools",),
     ("zarrs_kerchunk_python",),
@@ -44,6 +44,13 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "zarrs_zlib_sized": [("lib",)],
+    "zarrs_kerchunk_codecs": [
+        ("error", "layout", "bounded"),
+        ("decode_only",),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor"),
+        ("registry",),
+        ("lib", "tests"),
+    ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],

@@ -81,7 +81,8 @@ impl StoreOptions {
     pub(crate) fn builder(&self, runtime: tokio::runtime::Handle) -> PyResult<ReferenceStoreBuilder> {
         let mut builder = ReferenceStoreBuilder::new()
             .with_runtime(runtime)
-            .allow_local_files_from_remote_references(self.allow_local);
+            .allow_local_files_from_remote_references(self.allow_local)
+            .with_codec_check(zarrs_kerchunk_codecs::is_decodable);
         if self.anonymous {
             builder = builder.with_anonymous();
         }

@@ -33,8 +33,12 @@ pub(crate) fn check_process() -> PyResult<()> {
 }
 
 /// Decode zlib chunks with the codec that inflates each in one call into a
-/// buffer of its size (libdeflate), as the command line does; once per process.
+/// buffer of its size (libdeflate), and TIFF's and numcodecs' other codecs,
+/// as the command line does; once per process.
 pub(crate) fn register_codecs() {
     static REGISTERED: OnceLock<()> = OnceLock::new();
-    REGISTERED.get_or_init(|| drop(zarrs_zlib_sized::register_zlib_codec()));
+    REGISTERED.get_or_init(|| {
+        drop(zarrs_zlib_sized::register_zlib_codec());
+        drop(zarrs_kerchunk_codecs::register_codecs());
+    });
 }

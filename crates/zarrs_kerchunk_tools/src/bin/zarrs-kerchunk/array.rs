@@ -17,6 +17,15 @@ pub(crate) fn read_json(store: &ReferenceStore, key: &str) -> Result<Option<Valu
     Ok(Some(serde_json::from_slice(&bytes).map_err(|e| format!("{key} is not JSON: {e}"))?))
 }
 
+/// The key of the metadata document `document` (`.zarray`, `.zattrs`) of the
+/// node at `path`: at the root (a single-level TIFF's array) it has no prefix.
+pub(crate) fn metadata_key(path: &str, document: &str) -> String {
+    match path.trim_matches('/') {
+        "" => document.to_owned(),
+        name => format!("{name}/{document}"),
+    }
+}
+
 /// An array, by its path, with the `.zarray` the store serves for it.
 pub(crate) struct NamedArray {
     /// The path, with a leading `/`.
@@ -29,7 +38,7 @@ impl NamedArray {
     /// The array at `path` (with or without a leading `/`).
     pub(crate) fn open(store: &ReferenceStore, path: &str) -> Result<Self> {
         let name = path.trim_start_matches('/');
-        let zarray = read_json(store, &format!("{name}/.zarray"))?.ok_or_else(|| format!("no array at /{name}"))?;
+        let zarray = read_json(store, &metadata_key(name, ".zarray"))?.ok_or_else(|| format!("no array at /{name}"))?;
         Self::with_metadata(store, name, zarray)
     }
 

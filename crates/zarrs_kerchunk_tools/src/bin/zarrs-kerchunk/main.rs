@@ -122,6 +122,8 @@ fn main() -> ExitCode {
     // cat, stats and plot decode chunks; the sized codec inflates each zlib chunk in one call and
     // stops a stream that would inflate past its chunk. It stays registered for the process.
     let _zlib = zarrs_zlib_sized::register_zlib_codec();
+    // TIFF's codecs (LZW, PackBits, ZSTD, LZMA, predictors) and numcodecs' others, for the process.
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::Problems)) => ExitCode::from(1),

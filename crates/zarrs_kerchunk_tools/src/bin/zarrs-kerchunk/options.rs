@@ -58,7 +58,10 @@ pub(crate) struct Opening {
 impl Opening {
     /// The builder these options describe.
     pub(crate) fn builder(&self) -> Result<ReferenceStoreBuilder, Box<dyn std::error::Error>> {
-        let mut builder = ReferenceStoreBuilder::new().allow_local_files_from_remote_references(self.allow_local);
+        // An array whose codec nothing registered decodes is refused when opened, naming both.
+        let mut builder = ReferenceStoreBuilder::new()
+            .allow_local_files_from_remote_references(self.allow_local)
+            .with_codec_check(zarrs_kerchunk_codecs::is_decodable);
         if self.access.anonymous {
             builder = builder.with_anonymous();
         }

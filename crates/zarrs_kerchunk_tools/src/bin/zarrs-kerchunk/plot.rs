@@ -171,7 +171,7 @@ fn stored_values(array: &NamedArray, ranges: &[std::ops::Range<u64>]) -> Result<
 }
 
 fn read_attributes(store: &ReferenceStore, name: &str) -> Result<Value> {
-    Ok(crate::array::read_json(store, &format!("{name}/.zattrs"))?.unwrap_or(Value::Null))
+    Ok(crate::array::read_json(store, &crate::array::metadata_key(name, ".zattrs"))?.unwrap_or(Value::Null))
 }
 
 /// `air at time=2013-01-01T00:00:00`: the name (or long name) and the fixed coordinates.

@@ -1,0 +1,148 @@
+//! `grib`: kerchunk's codec for GRIB2 messages (`kerchunk.codecs.GRIBCodec`),
+//! which `scan_grib` writes as the only filter of every array it references
+//! in a GRIB file: a chunk is one whole message, decoded to the values of
+//! its first field.
+//!
+//! The values are eccodes', bit for bit (see [`unpack`]), NaN exactly where
+//! the bitmap or complex packing's missing-value management says a point is
+//! missing. kerchunk's Python codec also turns a decoded value that happens
+//! to equal the message's `missingValue` (9999) into NaN; this codec does
+//! not: a real 9999 stays 9999.
+//!
+//! | template | packing | decoded |
+//! |---|---|---|
+//! | 5.0 | simple | yes |
+//! | 5.2, 5.3 | complex, with spatial differencing of order 1 and 2 | yes |
+//! | 5.4 | IEEE floats, 32 and 64 bits | yes |
+//! | 5.41 | PNG | yes (the `png` crate) |
+//! | 5.40, 5.42 | JPEG 2000, CCSDS | not yet: an error naming the template |
+//!
+//! `var` `latitude` and `longitude` (the coordinates of projected grids,
+//! which kerchunk references to the message) are not decoded yet: an error.
+
+mod bits;
+mod message;
+mod unpack;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::decode_only::Decode;
+use crate::error::DecodeError;
+
+/// kerchunk's configuration: `{"id": "grib", "var": "t", "dtype": "float64"}`.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct GribConfiguration {
+    var: String,
+    #[serde(default)]
+    dtype: Option<String>,
+}
+
+/// What a decoded value is written as: the codec's `dtype`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Output {
+    Float64,
+    Float32,
+    /// numpy's `astype(int64)`, which kerchunk's scalar coordinates ask of the values.
+    Int64,
+}
+
+impl Output {
+    fn size(self) -> usize {
+        match self {
+            Self::Float32 => 4,
+            Self::Float64 | Self::Int64 => 8,
+        }
+    }
+}
+
+/// The `grib` codec: the values of a message's first field.
+#[derive(Clone, Debug)]
+pub(crate) struct Grib {
+    written: GribConfiguration,
+    output: Output,
+}
+
+impl Grib {
+    /// The codec for a configuration, or why it cannot decode it.
+    pub(crate) fn new(written: GribConfiguration) -> Result<Self, String> {
+        // kerchunk's defaults: float64 for coordinates, float32 for values.
+        let coordinate = matches!(written.var.as_str(), "latitude" | "longitude");
+        let default = if coordinate { "float64" } else { "float32" };
+        let output = match written.dtype.as_deref().unwrap_or(default) {
+            "float64" | "<f8" | "f8" => Output::Float64,
+            "float32" | "<f4" | "f4" => Output::Float32,
+            "int64" | "<i8" | "i8" => Output::Int64,
+            other => return Err(format!("dtype {other:?} (float64, float32 and int64 are decoded)")),
+        };
+        Ok(Self { written, output })
+    }
+}
+
+impl Decode for Grib {
+    const ID: &'static str = "grib";
+
+    fn configuration(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("var".into(), self.written.var.clone().into());
+        if let Some(dtype) = &self.written.dtype {
+            map.insert("dtype".into(), dtype.clone().into());
+        }
+        map
+    }
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        if matches!(self.written.var.as_str(), "latitude" | "longitude") {
+            return Err(DecodeError::Layout(format!(
+                "var {:?} (a grid's coordinates) is not decoded yet",
+                self.written.var
+            )));
+        }
+        let field = message::first_field(encoded)?;
+        let points = field.points()?;
+        if points.saturating_mul(self.output.size()) > size {
+            return Err(DecodeError::TooLong { size });
+        }
+        let packed = unpack::packed_values(&field, points)?;
+        let values = match field.bitmap_bits()? {
+            None if packed.len() == points => packed,
+            None => {
+                return Err(DecodeError::Layout(format!("{} values for {points} points and no bitmap", packed.len())));
+            }
+            Some(bitmap) => expand(&packed, bitmap, points)?,
+        };
+        let mut out = Vec::with_capacity(values.len() * self.output.size());
+        for value in values {
+            match self.output {
+                Output::Float64 => out.extend_from_slice(&value.to_le_bytes()),
+                #[expect(clippy::cast_possible_truncation, reason = "float32 asked for, as numpy's astype rounds")]
+                Output::Float32 => out.extend_from_slice(&(value as f32).to_le_bytes()),
+                #[expect(clippy::cast_possible_truncation, reason = "int64 asked for, as numpy's astype truncates")]
+                Output::Int64 => out.extend_from_slice(&(value as i64).to_le_bytes()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The packed values spread over the points the bitmap marks present
+/// (its bits most significant first), NaN at the others.
+fn expand(packed: &[f64], bitmap: &[u8], points: usize) -> Result<Vec<f64>, DecodeError> {
+    if bitmap.len().saturating_mul(8) < points {
+        return Err(DecodeError::Layout(format!("a bitmap of {} bits for {points} points", bitmap.len() * 8)));
+    }
+    let mut values = packed.iter();
+    let expanded: Vec<f64> = (0..points)
+        .map(|i| if bitmap[i / 8] & (0x80 >> (i % 8)) != 0 { values.next().copied() } else { Some(f64::NAN) })
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            DecodeError::Layout(format!("the bitmap marks more points present than the {} values", packed.len()))
+        })?;
+    if values.next().is_some() {
+        return Err(DecodeError::Layout(format!(
+            "the bitmap marks fewer points present than the {} values",
+            packed.len()
+        )));
+    }
+    Ok(expanded)
+}

@@ -1,0 +1,60 @@
+//! Codecs for [`zarrs`] under the ids that kerchunk, tifffile's zarr store
+//! and numcodecs write, so that the reference sets they make decode in Rust.
+//!
+//! zarrs picks codecs by id from a registry of the whole process:
+//! [`register_codecs`] adds these for every array opened after it, whatever
+//! its store, and [`is_decodable`] says whether a codec id has a decoder
+//! (these, or zarrs' own).
+//!
+//! | id | written by | what it is |
+//! |---|---|---|
+//! | `imagecodecs_lzw` | tifffile (`kerchunk.tiff`) | TIFF's LZW (compression 5) |
+//! | `imagecodecs_packbits` | tifffile | TIFF's `PackBits` (compression 32773) |
+//! | `imagecodecs_zstd` | tifffile | Zstandard (TIFF compression 50000) |
+//! | `lzma` | tifffile, numcodecs | XZ or LZMA-alone containers (TIFF compression 34925) |
+//! | `imagecodecs_delta` | tifffile | TIFF predictor 2 (horizontal differencing), a filter |
+//! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
+//! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
+//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.41) |
+//!
+//! Every codec here only decodes, and stops at the chunk's size: a stream
+//! that would decode to more is an error after at most one chunk's memory.
+//! Decoding is pure Rust (weezl, ruzstd, lzma-rs, zlib-rs).
+//!
+//! ```
+//! use std::sync::Arc;
+//! # let location = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/codecs/tiff/lzw_u16_pred2.kerchunk.json");
+//! // A GeoTIFF with LZW and predictor 2, as kerchunk.tiff.tiff_to_zarr references it:
+//! // {"compressor": {"id": "imagecodecs_lzw"}, "filters": [{"id": "imagecodecs_delta", ...}]}
+//! let _codecs = zarrs_kerchunk_codecs::register_codecs();
+//! let store = Arc::new(zarrs_kerchunk::ReferenceStore::open(location)?);
+//! let array = zarrs::array::Array::open(store, "/")?;
+//! let values: Vec<u16> = array.retrieve_array_subset(&[0..2, 0..3])?;
+//! assert_eq!(values.len(), 6);
+//! assert!(zarrs_kerchunk_codecs::is_decodable("imagecodecs_lzw"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Compatibility
+//!
+//! | `zarrs_kerchunk_codecs` | `zarrs` |
+//! |---|---|
+//! | 0.1 | 0.23 |
+
+mod bounded;
+mod decode_only;
+mod deflate;
+mod error;
+mod grib;
+mod layout;
+mod lzma;
+mod lzw;
+mod packbits;
+mod predictor;
+mod registry;
+#[cfg(test)]
+mod tests;
+mod zstd;
+
+pub use error::DecodeError;
+pub use registry::{CodecsRegistration, IDS, is_decodable, register_codecs};

@@ -1,0 +1,78 @@
+//! Every decoder on streams made by an encoder of its format: what they
+//! hold decodes; one byte more than the chunk is an error, not a larger
+//! buffer; a stream cut short is an error or a short chunk, never a panic.
+
+use std::io::Write;
+
+use crate::decode_only::Decode;
+use crate::deflate::Deflate;
+use crate::error::DecodeError;
+use crate::lzma::{Lzma, LzmaConfiguration};
+use crate::lzw::Lzw;
+use crate::zstd::Zstd;
+
+/// Bytes that compress well, as a bomb does.
+fn field(len: usize) -> Vec<u8> {
+    (0..len).map(|i| u8::try_from(i / 1000 % 7).unwrap()).collect()
+}
+
+fn lzw(data: &[u8]) -> Vec<u8> {
+    weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8).encode(data).unwrap()
+}
+
+fn deflate(data: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(data).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn xz(data: &[u8]) -> Vec<u8> {
+    let mut writer = lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::default()).unwrap();
+    writer.write_all(data).unwrap();
+    writer.finish().unwrap()
+}
+
+fn lzma_codec() -> Lzma {
+    Lzma::new(serde_json::from_str::<LzmaConfiguration>("{}").unwrap()).unwrap()
+}
+
+/// `decode` on `encoded` (of `data`): whole at its size, refused one byte
+/// short, and every prefix of the stream an error or short, never a panic.
+fn check<D: Decode>(codec: &D, data: &[u8], encoded: &[u8]) {
+    let name = D::ID;
+    let decode = |encoded: &[u8], size| codec.decode(encoded, size);
+    assert_eq!(decode(encoded, data.len()).unwrap(), data, "{name}");
+    let short = decode(encoded, data.len() - 1);
+    assert!(matches!(short, Err(DecodeError::TooLong { size }) if size == data.len() - 1), "{name}: {short:?}");
+    for cut in [0, 1, encoded.len() / 2, encoded.len() - 1] {
+        if let Ok(decoded) = decode(&encoded[..cut], data.len()) {
+            assert!(decoded.len() < data.len() || decoded == data, "{name}: cut at {cut}");
+        }
+    }
+}
+
+#[test]
+fn decoders_stop_at_the_chunk_size() {
+    let data = field(1 << 20);
+    check(&Lzw, &data, &lzw(&data));
+    check(&Deflate, &data, &deflate(&data));
+    check(&Zstd, &data, &zstd::encode_all(&data[..], 19).unwrap());
+    check(&lzma_codec(), &data, &xz(&data));
+}
+
+/// Two zstd frames one after the other decode as one chunk, as zstd's tool reads them.
+#[test]
+fn zstd_frames_follow_one_another() {
+    let data = field(5000);
+    let mut encoded = zstd::encode_all(&data[..2000], 3).unwrap();
+    encoded.extend(zstd::encode_all(&data[2000..], 3).unwrap());
+    assert_eq!(Zstd.decode(&encoded, 5000).unwrap(), data);
+    assert!(matches!(Zstd.decode(&encoded, 4999), Err(DecodeError::TooLong { size: 4999 })));
+}
+
+/// The raw LZMA streams numcodecs' format 3 writes need their filters, which are refused.
+#[test]
+fn raw_lzma_is_refused_when_opened() {
+    let raw = serde_json::from_str::<LzmaConfiguration>(r#"{"format": 3, "filters": [{"id": 33}]}"#).unwrap();
+    assert!(Lzma::new(raw).unwrap_err().contains("format 3"));
+}

@@ -1,0 +1,37 @@
+//! `imagecodecs_zstd`: Zstandard (TIFF compression 50000), as tifffile's
+//! zarr store names it, decoded in pure Rust by ruzstd.
+
+use serde_json::{Map, Value};
+
+use crate::bounded::read_bounded;
+use crate::decode_only::Decode;
+use crate::error::DecodeError;
+
+/// Zstandard frames, one after another, decoded by ruzstd.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Zstd;
+
+impl Decode for Zstd {
+    const ID: &'static str = "imagecodecs_zstd";
+
+    fn configuration(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        let mut source = encoded;
+        let mut decoded = Vec::new();
+        // A chunk may hold several frames (zstd's own tool concatenates them).
+        while !source.is_empty() {
+            let frame = ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(DecodeError::corrupt)?;
+            let room = size - decoded.len();
+            decoded.extend(read_bounded(frame, room, encoded.len().saturating_mul(8)).map_err(
+                |error| match error {
+                    DecodeError::TooLong { .. } => DecodeError::TooLong { size },
+                    other => other,
+                },
+            )?);
+        }
+        Ok(decoded)
+    }
+}

@@ -1,0 +1,109 @@
+//! GRIB2 messages in every packing eccodes writes (`tests/codecs/grib`, made
+//! by its `make.py` from eccodes' samples), referenced by kerchunk's
+//! `scan_grib`: each field reads, through the store and the `grib` codec,
+//! the values eccodes decodes, bit for bit, with NaN exactly where the
+//! bitmap says a point is missing.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use zarrs::array::Array;
+use zarrs_kerchunk::ReferenceStoreBuilder;
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib")
+}
+
+/// A `.npy` file of little-endian float64: its shape and values.
+fn npy(path: &Path) -> (Vec<u64>, Vec<f64>) {
+    let bytes = std::fs::read(path).unwrap();
+    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(header.contains("'<f8'"), "{header}");
+    let shape = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let values = bytes[10 + header_len..].chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+    (shape, values)
+}
+
+/// What the template each case was written with (`cases.json`, as eccodes read the message back).
+fn cases() -> serde_json::Map<String, serde_json::Value> {
+    let text = std::fs::read(folder().join("cases.json")).unwrap();
+    serde_json::from_slice::<serde_json::Value>(&text).unwrap().as_object().unwrap().clone()
+}
+
+#[test]
+fn every_packing_reads_what_eccodes_decodes() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let mut decoded = Vec::new();
+    for (name, keys) in cases() {
+        let template = keys["dataRepresentationTemplateNumber"].as_u64().unwrap();
+        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+        let store = Arc::new(builder.open(folder().join(format!("{name}.kerchunk.json")).to_str().unwrap()).unwrap());
+        let array = Array::open(store, "/t").unwrap_or_else(|e| panic!("{name}: {e}"));
+        let read = array.retrieve_array_subset::<Vec<f64>>(&array.subset_all());
+        if [40, 42].contains(&template) {
+            let error = read.expect_err("JPEG 2000 and CCSDS are not decoded yet").to_string();
+            assert!(error.contains(&format!("template 5.{template}")), "{name}: {error}");
+            continue;
+        }
+        let values = read.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (shape, truth) = npy(&folder().join(format!("{name}.npy")));
+        assert_eq!(array.shape(), &shape[..], "{name}");
+        for (i, (ours, theirs)) in values.iter().zip(&truth).enumerate() {
+            assert!(
+                ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                "{name}: point {i}: {ours} where eccodes gives {theirs}"
+            );
+        }
+        if keys["bitmapPresent"] == 1 {
+            assert!(truth.iter().any(|v| v.is_nan()), "{name}: the bitmap marks points missing");
+        }
+        decoded.push(template);
+    }
+    for template in [0, 2, 3, 4, 41] {
+        assert!(decoded.contains(&template), "no case of template 5.{template}: {decoded:?}");
+    }
+}
+
+/// Damaged messages (cut anywhere, or an octet changed) are errors or
+/// values, never a panic, and never more than the chunk.
+#[test]
+fn damaged_messages_are_errors_not_panics() {
+    use std::borrow::Cow;
+
+    use zarrs::array::codec::api::{BytesRepresentation, Codec, CodecOptions};
+    use zarrs::metadata::v2::MetadataV2;
+
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let metadata: MetadataV2 = serde_json::from_str(r#"{"id": "grib", "var": "t", "dtype": "float64"}"#).unwrap();
+    let Codec::BytesToBytes(codec) = Codec::from_metadata(&metadata).unwrap() else { panic!("bytes to bytes") };
+    let size: usize = 496 * 8;
+    let decode = |bytes: &[u8]| {
+        codec.decode(Cow::Owned(bytes.to_vec()), &BytesRepresentation::FixedSize(size as u64), &CodecOptions::default())
+    };
+    let mut tried = 0;
+    for (name, _) in cases() {
+        let message = std::fs::read(folder().join(format!("{name}.grib2"))).unwrap();
+        for cut in 0..message.len() {
+            if let Ok(decoded) = decode(&message[..cut]) {
+                assert!(decoded.len() <= size, "{name} cut at {cut}");
+            }
+            tried += 1;
+        }
+        for at in (0..message.len()).step_by(3) {
+            for byte in [0x00, 0xFF, message[at] ^ 0x55] {
+                let mut damaged = message.clone();
+                damaged[at] = byte;
+                if let Ok(decoded) = decode(&damaged) {
+                    assert!(decoded.len() <= size, "{name} with octet {at} = {byte}");
+                }
+                tried += 1;
+            }
+        }
+        // A chunk smaller than the field is refused before anything is decoded.
+        let small = codec.decode(Cow::Owned(message), &BytesRepresentation::FixedSize(8), &CodecOptions::default());
+        assert!(small.unwrap_err().to_string().contains("more than the chunk's 8 bytes"), "{name}");
+    }
+    assert!(tried > 10_000, "{tried}");
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""GRIB2 messages in every packing eccodes writes, with kerchunk's references
+to each and the values eccodes decodes.
+
+Run from the repository root in python/tests/run.sh's virtualenv with eccodes,
+cfgrib and kerchunk's GRIB dependencies added (versions in README.md beside
+this file; not needed by the tests themselves):
+
+    python tests/codecs/grib/make.py
+
+For each CASE it writes CASE.grib2 (one message, from eccodes' samples), and:
+- CASE.kerchunk.json: kerchunk.grib2.scan_grib(CASE.grib2)[0] (the message's
+  reference set), the path replaced by the file's name;
+- CASE.npy: the values eccodes gives (`codes_get_values`), float64, NaN where
+  the bitmap says missing and nowhere else, in the grid's shape (Nj, Ni).
+- cases.json: each case's keys as eccodes reads them back (packingType,
+  bitsPerValue, decimal and binary scale factors, bitmap), so a test can say
+  what it covers.
+"""
+import json
+import pathlib
+
+import eccodes
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+MISSING = 9999.0
+
+
+def field(nj, ni, scale, offset, seed):
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:nj, 0:ni]
+    return offset + scale * (np.sin(x / 3.0 + seed) + np.cos(y / 5.0)) + scale * 0.01 * rng.normal(size=(nj, ni))
+
+
+# name -> (sample, keys set before the values, scale, offset, bitmap)
+CASES = {
+    "simple_bpv16": ("regular_ll_sfc_grib2", {"packingType": "grid_simple", "bitsPerValue": 16}, 30, 250, False),
+    "simple_bpv12": ("regular_ll_sfc_grib2", {"packingType": "grid_simple", "bitsPerValue": 12}, 30, 250, False),
+    "simple_d2": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_simple", "decimalScaleFactor": 2, "bitsPerValue": 0, "changeDecimalPrecision": 2},
+        30,
+        250,
+        False,
+    ),
+    "simple_d6": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_simple", "changeDecimalPrecision": 6},
+        0.5,
+        1.2,
+        False,
+    ),
+    "simple_d7": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_simple", "changeDecimalPrecision": 7},
+        0.05,
+        0.12,
+        False,
+    ),
+    "simple_negative_d": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_simple", "changeDecimalPrecision": -1},
+        3000,
+        101325,
+        False,
+    ),
+    "simple_bitmap": ("regular_ll_sfc_grib2", {"packingType": "grid_simple", "bitsPerValue": 16}, 30, 250, True),
+    "simple_constant": ("regular_ll_sfc_grib2", {"packingType": "grid_simple", "bitsPerValue": 16}, 0, 273.15, False),
+    "simple_south_first": (
+        "regular_ll_sfc_grib2",
+        {
+            "packingType": "grid_simple",
+            "bitsPerValue": 16,
+            "latitudeOfFirstGridPointInDegrees": 0,
+            "latitudeOfLastGridPointInDegrees": 60,
+            "jScansPositively": 1,
+        },
+        30,
+        250,
+        False,
+    ),
+    "complex": ("regular_ll_sfc_grib2", {"packingType": "grid_complex", "bitsPerValue": 16}, 30, 250, False),
+    "complex_sd1": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_complex_spatial_differencing", "orderOfSpatialDifferencing": 1, "bitsPerValue": 16},
+        30,
+        250,
+        False,
+    ),
+    "complex_sd2": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_complex_spatial_differencing", "orderOfSpatialDifferencing": 2, "bitsPerValue": 16},
+        30,
+        250,
+        False,
+    ),
+    "complex_sd2_d1": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_complex_spatial_differencing", "orderOfSpatialDifferencing": 2, "changeDecimalPrecision": 1},
+        30,
+        250,
+        False,
+    ),
+    "complex_sd2_bitmap": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_complex_spatial_differencing", "orderOfSpatialDifferencing": 2, "bitsPerValue": 16},
+        30,
+        250,
+        True,
+    ),
+    "complex_sd2_constant": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_complex_spatial_differencing", "orderOfSpatialDifferencing": 2, "bitsPerValue": 16},
+        0,
+        280.5,
+        False,
+    ),
+    "ieee32": ("regular_ll_sfc_grib2", {"packingType": "grid_ieee", "precision": 1}, 30, 250, False),
+    "ieee64": ("regular_ll_sfc_grib2", {"packingType": "grid_ieee", "precision": 2}, 30, 250, False),
+    "ieee32_bitmap": ("regular_ll_sfc_grib2", {"packingType": "grid_ieee", "precision": 1}, 30, 250, True),
+    # eccodes 2.50's PNG writer fails ("Failed to write PNG data") on this noisy field at 16 bits.
+    "png": ("regular_ll_sfc_grib2", {"packingType": "grid_png", "bitsPerValue": 12}, 30, 250, False),
+    "png_bitmap": ("regular_ll_sfc_grib2", {"packingType": "grid_png", "bitsPerValue": 12}, 30, 250, True),
+    "png_bpv8": ("regular_ll_sfc_grib2", {"packingType": "grid_png", "bitsPerValue": 8}, 30, 250, False),
+    "ccsds": ("regular_ll_sfc_grib2", {"packingType": "grid_ccsds", "bitsPerValue": 16}, 30, 250, False),
+    "ccsds_bitmap": ("regular_ll_sfc_grib2", {"packingType": "grid_ccsds", "bitsPerValue": 16}, 30, 250, True),
+    "jpeg": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 16}, 30, 250, False),
+}
+
+READ_BACK = [
+    "packingType",
+    "bitsPerValue",
+    "decimalScaleFactor",
+    "binaryScaleFactor",
+    "bitmapPresent",
+    "dataRepresentationTemplateNumber",
+    "Ni",
+    "Nj",
+    "jScansPositively",
+]
+
+
+def make(name, sample, keys, scale, offset, bitmap, seed):
+    h = eccodes.codes_grib_new_from_samples(sample)
+    values = field(31, 16, scale, offset, seed).ravel()
+    for key, value in keys.items():
+        eccodes.codes_set(h, key, value)
+    if bitmap:
+        eccodes.codes_set(h, "missingValue", MISSING)
+        eccodes.codes_set(h, "bitmapPresent", 1)
+        values[::7] = MISSING
+    eccodes.codes_set_values(h, values)
+    for key, value in keys.items():
+        if key in ("packingType", "orderOfSpatialDifferencing", "jScansPositively"):
+            assert str(eccodes.codes_get(h, key)) == str(value), (name, key, eccodes.codes_get(h, key))
+    path = HERE / f"{name}.grib2"
+    with open(path, "wb") as out:
+        eccodes.codes_write(h, out)
+    read_back = {key: eccodes.codes_get(h, key) for key in READ_BACK}
+    eccodes.codes_release(h)
+    return path, read_back
+
+
+def truth(path):
+    """eccodes' values of the file's message, NaN exactly where the bitmap says missing."""
+    with open(path, "rb") as f:
+        h = eccodes.codes_grib_new_from_file(f)
+        values = eccodes.codes_get_values(h).astype("f8")
+        if eccodes.codes_get(h, "bitmapPresent"):
+            bitmap = eccodes.codes_get_array(h, "bitmap")
+            values[bitmap == 0] = np.nan
+        shape = (eccodes.codes_get(h, "Nj"), eccodes.codes_get(h, "Ni"))
+        eccodes.codes_release(h)
+    return values.reshape(shape)
+
+
+def main():
+    from kerchunk.grib2 import scan_grib
+
+    summary = {}
+    for seed, (name, (sample, keys, scale, offset, bitmap)) in enumerate(CASES.items()):
+        path, read_back = make(name, sample, keys, scale, offset, bitmap, seed)
+        summary[name] = read_back
+        np.save(HERE / f"{name}.npy", truth(path))
+        refs = scan_grib(str(path), inline_threshold=0)
+        assert len(refs) == 1, name
+        text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    (HERE / "cases.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""GeoTIFFs in every lossless compression and predictor GDAL writes, with
+kerchunk's references to each and the values rasterio reads.
+
+Run from the repository root in python/tests/run.sh's virtualenv with
+rasterio, tifffile and imagecodecs added (the versions are in README.md
+beside this file; not needed by the tests themselves):
+
+    python tests/codecs/tiff/make.py
+
+For each NAME.tif it writes NAME.kerchunk.json (kerchunk.tiff.tiff_to_zarr,
+inline_threshold=0, the file's path replaced by its name) and NAME.npy: the
+values rasterio reads, band first, as (bands, height, width) in the file's
+dtype, native byte order.
+"""
+import json
+import pathlib
+
+import numpy as np
+import rasterio
+from kerchunk.tiff import tiff_to_zarr
+from rasterio.transform import from_origin
+
+HERE = pathlib.Path(__file__).resolve().parent
+HEIGHT, WIDTH = 50, 70  # not a multiple of the tile: partial edge tiles
+
+
+def values(dtype, bands, seed):
+    """Smooth values with noise, negatives for signed types, so predictors matter."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
+    out = []
+    for band in range(bands):
+        field = 40 * np.sin(x / 9.0 + band) + 30 * np.cos(y / 7.0) + rng.normal(0, 3, (HEIGHT, WIDTH))
+        info = np.iinfo(dtype) if np.issubdtype(dtype, np.integer) else None
+        if info is None:
+            out.append((field * 1.37).astype(dtype))
+        elif info.min < 0:
+            out.append(np.clip(field * 50, info.min, info.max).astype(dtype))
+        else:
+            out.append(np.clip(field + 128 if info.max < 256 else field * 300 + 20000, 0, info.max).astype(dtype))
+    return np.stack(out)
+
+
+# name -> (dtype, bands, creation options)
+CASES = {
+    "lzw_u8": ("uint8", 1, {"compress": "lzw"}),
+    "lzw_u16_pred2": ("uint16", 1, {"compress": "lzw", "predictor": 2}),
+    "lzw_i16_pred2": ("int16", 1, {"compress": "lzw", "predictor": 2}),
+    "lzw_f32_pred3": ("float32", 1, {"compress": "lzw", "predictor": 3}),
+    "lzw_rgb_pred2_pixel": ("uint8", 3, {"compress": "lzw", "predictor": 2, "interleave": "pixel"}),
+    "lzw_rgb_pred2_band": ("uint8", 3, {"compress": "lzw", "predictor": 2, "interleave": "band"}),
+    "deflate_u16_pred2": ("uint16", 1, {"compress": "deflate", "predictor": 2}),
+    "deflate_f32_pred3": ("float32", 1, {"compress": "deflate", "predictor": 3}),
+    "deflate_f64_pred3": ("float64", 1, {"compress": "deflate", "predictor": 3}),
+    "deflate_i32_pred2_big": ("int32", 1, {"compress": "deflate", "predictor": 2, "endianness": "big"}),
+    "deflate_f32_pred3_big": ("float32", 1, {"compress": "deflate", "predictor": 3, "endianness": "big"}),
+    "deflate_f32_pred3_pixel": ("float32", 2, {"compress": "deflate", "predictor": 3, "interleave": "pixel"}),
+    "zstd_i16": ("int16", 1, {"compress": "zstd"}),
+    "zstd_f32_pred3": ("float32", 1, {"compress": "zstd", "predictor": 3}),
+    "packbits_u8": ("uint8", 1, {"compress": "packbits"}),
+    "lzma_u16": ("uint16", 1, {"compress": "lzma"}),
+    "none_i8": ("int8", 1, {"compress": "none"}),
+    "lzw_u32_pred2_strips": ("uint32", 1, {"compress": "lzw", "predictor": 2, "tiled": False, "blockysize": 10}),
+    "deflate_u8_bigtiff": ("uint8", 1, {"compress": "deflate", "bigtiff": "yes"}),
+}
+
+
+def write(path, dtype, bands, options, seed):
+    profile = {
+        "driver": "GTiff",
+        "height": HEIGHT,
+        "width": WIDTH,
+        "count": bands,
+        "dtype": dtype,
+        "crs": "EPSG:32633",
+        "transform": from_origin(500000.0, 4500000.0, 30.0, 30.0),
+        "tiled": True,
+        "blockxsize": 32,
+        "blockysize": 32,
+    }
+    profile.update(options)
+    if not profile["tiled"]:
+        del profile["blockxsize"]
+    data = values(np.dtype(dtype), bands, seed)
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(data)
+
+
+def kerchunk_reads(refs):
+    """The array as kerchunk's Python path reads it (fsspec, zarr, imagecodecs' codecs), band first."""
+    import fsspec
+    import zarr
+
+    fs = fsspec.filesystem("reference", fo=refs, remote_protocol="file")
+    array = zarr.open_array(fs.get_mapper(""), mode="r", zarr_format=2)[:]
+    dims = refs[".zattrs"] if isinstance(refs[".zattrs"], dict) else json.loads(refs[".zattrs"])
+    axes = dims["_ARRAY_DIMENSIONS"]
+    if axes == ["Y", "X"]:
+        return array[None]
+    if axes == ["Y", "X", "S"]:
+        return np.moveaxis(array, -1, 0)
+    return array
+
+
+def main():
+    import imagecodecs.numcodecs
+
+    imagecodecs.numcodecs.register_codecs()
+    for seed, (name, (dtype, bands, options)) in enumerate(CASES.items()):
+        path = HERE / f"{name}.tif"
+        write(path, dtype, bands, options, seed)
+        with rasterio.open(path) as src:
+            truth = src.read()
+        np.save(HERE / f"{name}.npy", truth)
+        refs = tiff_to_zarr(str(path), inline_threshold=0)
+        # Two independent readers agree before either is taken as the truth.
+        assert np.array_equal(kerchunk_reads(refs), truth), name
+        text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
