@@ -47,14 +47,14 @@ MODULE_LAYERS = {
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib"),
         ("registry",),
         ("lib", "tests"),
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
-    "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools"), ("lib",)],
+    "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "codecs"), ("lib",)],
 }
 
 PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_]+))")

@@ -88,3 +88,30 @@ for path in sorted(DATA.glob("*/*.nc")) + scan_files:
     if data[:3] == b"CDF":
         add("netcdf3_scan", data)
 print({p.name: len(list(p.iterdir())) for p in sorted(CORPUS.iterdir())})
+
+# The codecs: GRIB2 messages (tests/codecs/grib, 496 values, float64 then float32) and
+# the first chunk of each TIFF case (tests/codecs/tiff), with the byte that picks its codec.
+CODECS = ROOT / "tests" / "codecs"
+for path in sorted((CODECS / "grib").glob("*.grib2")):
+    message = path.read_bytes()
+    add("grib_codec", struct.pack("<H", 496) + message)
+    add("grib_codec", struct.pack("<H", 496 | 0x8000) + message)
+PICK = {"imagecodecs_lzw": 0, "imagecodecs_packbits": 1, "imagecodecs_zstd": 2, "lzma": 3, "deflate": 4}
+DTYPES = ["|u1", "<u2", ">i2", "<u4", ">f4", "<f4", "<f8", ">f8"]
+for path in sorted((CODECS / "tiff").glob("*.kerchunk.json")):
+    refs = json.loads(path.read_text())
+    zarray = json.loads(refs[".zarray"])
+    compressor = (zarray.get("compressor") or {}).get("id")
+    if compressor not in PICK:
+        continue
+    _, offset, length = refs["0.0"] if "0.0" in refs else refs["0.0.0"]
+    chunk = (CODECS / "tiff" / path.name.replace(".kerchunk.json", ".tif")).read_bytes()[offset:offset + length]
+    dtype = zarray["dtype"] if zarray["dtype"] in DTYPES else "|u1"
+    size = 1
+    for n in zarray["chunks"]:
+        size *= n
+    size *= int(dtype[2:])
+    add("tiff_codecs", bytes([PICK[compressor] | (DTYPES.index(dtype) << 5)]) + struct.pack("<H", min(size, 65535)) + chunk)
+    for f in zarray.get("filters") or []:
+        pick = 5 if f["id"] == "imagecodecs_delta" else 6
+        add("tiff_codecs", bytes([pick | (DTYPES.index(dtype) << 5)]) + struct.pack("<H", 256 * int(dtype[2:])) + bytes(range(256)) * int(dtype[2:]))

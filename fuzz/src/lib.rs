@@ -173,6 +173,72 @@ pub fn zlib_inflate(data: &[u8]) -> usize {
     decoded_streams
 }
 
+/// Decode `stream` with the registered codec of `configuration` into at most
+/// `size` bytes: `Some(bytes)`, or `None` for an error. A decoded chunk is
+/// never larger than `size`.
+///
+/// # Panics
+/// Where the codec decodes more than `size` bytes.
+fn decode_with(configuration: &serde_json::Value, stream: &[u8], size: usize) -> Option<Vec<u8>> {
+    use std::borrow::Cow;
+    use zarrs::array::codec::api::{BytesRepresentation, Codec, CodecOptions};
+    static CODECS: OnceLock<()> = OnceLock::new();
+    CODECS.get_or_init(|| drop(zarrs_kerchunk_codecs::register_codecs()));
+    let metadata: zarrs::metadata::v2::MetadataV2 = serde_json::from_value(configuration.clone()).ok()?;
+    let Ok(Codec::BytesToBytes(codec)) = Codec::from_metadata(&metadata) else { return None };
+    let representation = BytesRepresentation::FixedSize(size as u64);
+    let decoded = codec.decode(Cow::Borrowed(stream), &representation, &CodecOptions::default()).ok()?;
+    assert!(decoded.len() <= size, "{configuration}: {} bytes decoded into a chunk of {size}", decoded.len());
+    Some(decoded.into_owned())
+}
+
+/// A GRIB2 message (after two bytes: the chunk's size in values, and
+/// whether `var` is the data or a coordinate) through the `grib` codec:
+/// values or an error, never a panic, never more than the chunk. Returns 1
+/// for a message decoded.
+///
+/// # Panics
+/// Where the codec panics or decodes more than the chunk.
+pub fn grib_codec(data: &[u8]) -> usize {
+    let Some((head, message)) = data.split_first_chunk::<2>() else { return 0 };
+    let values = usize::from(u16::from_le_bytes(*head) & 0x7FFF);
+    let (var, dtype, item) = match head[1] >> 7 {
+        0 => ("t", "float64", 8),
+        _ => ("t", "float32", 4),
+    };
+    let configuration = serde_json::json!({"id": "grib", "var": var, "dtype": dtype});
+    usize::from(decode_with(&configuration, message, values * item).is_some())
+}
+
+/// TIFF's codecs and filters: the first byte picks one and its layout, the
+/// next two the chunk's size; the rest is the stream. Returns 1 for a chunk decoded.
+///
+/// # Panics
+/// Where a codec panics or decodes more than the chunk.
+pub fn tiff_codecs(data: &[u8]) -> usize {
+    let Some((&[pick, low, high], stream)) = data.split_first_chunk::<3>() else { return 0 };
+    let size = usize::from(u16::from_le_bytes([low, high]));
+    let dtypes = ["|u1", "<u2", ">i2", "<u4", ">f4", "<f4", "<f8", ">f8"];
+    let dtype = dtypes[usize::from(pick >> 5) % dtypes.len()];
+    let item: usize = dtype[2..].parse().unwrap_or(1);
+    // A shape of the chunk's size: rows of 8 values, or 4 with 2 samples.
+    let values = size / item;
+    let (shape, axis) = if pick & 0x10 == 0 { (vec![values / 8, 8], -1) } else { (vec![values / 8, 4, 2], -2) };
+    let configuration = match pick & 0x0F {
+        0 => serde_json::json!({"id": "imagecodecs_lzw"}),
+        1 => serde_json::json!({"id": "imagecodecs_packbits"}),
+        2 => serde_json::json!({"id": "imagecodecs_zstd"}),
+        3 => serde_json::json!({"id": "lzma"}),
+        4 => serde_json::json!({"id": "deflate"}),
+        5 => serde_json::json!({"id": "imagecodecs_delta", "dtype": dtype, "shape": shape, "axis": axis, "dist": 1}),
+        6 => {
+            serde_json::json!({"id": "imagecodecs_floatpred", "dtype": dtype, "shape": shape, "axis": axis, "dist": 1})
+        }
+        _ => serde_json::json!({"id": "lzma", "format": 2}),
+    };
+    usize::from(decode_with(&configuration, stream, size).is_some())
+}
+
 /// A builder reading only `s3://fuzz/`, from `memory`.
 fn builder(memory: &Arc<InMemory>) -> ReferenceStoreBuilder {
     let store: Arc<dyn ObjectStore> = Arc::clone(memory) as Arc<dyn ObjectStore>;

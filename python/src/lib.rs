@@ -4,6 +4,7 @@
 //! Python modules; this crate is not meant to be used from Rust.
 
 mod array;
+mod codecs;
 mod errors;
 mod options;
 mod runtime;
@@ -20,6 +21,7 @@ fn _rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     // Chunks come back as this class: name it where users will find it.
     module.py().get_type::<pyo3_bytes::PyBytes>().setattr("__module__", "zarrs_kerchunk._rs")?;
     tools::register(module)?;
+    codecs::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -21,7 +21,8 @@ use crate::zstd::Zstd;
 
 /// The Zarr V2 ids of the codecs [`register_codecs`] adds (Zarr V3 names
 /// them `numcodecs.<id>`).
-pub const IDS: &[&str] = &[Lzw::ID, PackBits::ID, Zstd::ID, Lzma::ID, Delta::ID, FloatPredictor::ID, Deflate::ID];
+pub const IDS: &[&str] =
+    &[Lzw::ID, PackBits::ID, Zstd::ID, Lzma::ID, Delta::ID, FloatPredictor::ID, Deflate::ID, Grib::ID];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
 /// by [`register_codecs`].
@@ -99,4 +100,18 @@ pub fn is_decodable(id: &str) -> bool {
         return false;
     };
     !matches!(Codec::from_metadata(&metadata), Err(PluginCreateError::Unsupported(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    /// `IDS` names every codec `register_codecs` adds, in the same order.
+    #[test]
+    fn ids_are_what_is_registered() {
+        let registration = super::register_codecs();
+        assert_eq!(registration.v2.len(), super::IDS.len());
+        for (handle, id) in registration.v2.iter().zip(super::IDS) {
+            assert!(handle.match_name(id), "{id}");
+        }
+        registration.unregister();
+    }
 }

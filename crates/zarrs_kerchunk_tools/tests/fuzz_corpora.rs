@@ -53,6 +53,16 @@ fn end_to_end() {
 }
 
 #[test]
+fn grib_codec() {
+    assert!(replay("grib_codec", targets::grib_codec) > 0, "the seeds decode nothing");
+}
+
+#[test]
+fn tiff_codecs() {
+    assert!(replay("tiff_codecs", targets::tiff_codecs) > 0, "the seeds decode nothing");
+}
+
+#[test]
 fn zlib_inflate() {
     assert!(replay("zlib_inflate", targets::zlib_inflate) > 0, "the seeds decode nothing");
 }

@@ -43,3 +43,14 @@ def audit(store: StoreHandle, concurrency: int = 16) -> str: ...
 def pin(store: StoreHandle, concurrency: int = 16) -> tuple[str, str]: ...
 def convert(store: StoreHandle, output: str, options: dict[str, Any]) -> int: ...
 def scan(files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]) -> str: ...
+
+#: The numcodecs ids of the codecs ``decode_chunk`` decodes (beside zarrs' own).
+DECODED_IDS: list[str]
+
+def decode_chunk(configuration: str, data: bytes, max_size: int) -> bytes:
+    """Decode one chunk with the codec of ``configuration`` (its numcodecs JSON, ``id`` included)
+    into at most ``max_size`` bytes, the GIL released.
+
+    Raises :class:`~zarrs_kerchunk.errors.InvalidReferencesError` naming the codec: a
+    configuration it refuses, a codec with no decoder, or a chunk it cannot decode.
+    """

@@ -8,6 +8,11 @@ Variable-length strings are read through zarr-python, as the zarr engine reads t
 
 Keyword arguments that are not xarray's decoders are the options of
 :class:`~zarrs_kerchunk.ReferenceStore` (``storage_options``, ``allowed_prefixes`` ...).
+
+A set whose root is an array, not a group (kerchunk's references to a single-level TIFF), opens
+as a dataset of one data variable named :data:`ROOT_ARRAY_NAME` (``"data"``), its dimensions
+from ``_ARRAY_DIMENSIONS`` and its fill value as ``_FillValue``, decoded as the zarr engine
+decodes a variable.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ from zarrs_kerchunk._rs import ArrayHandle
 from zarrs_kerchunk.errors import InvalidReferencesError
 from zarrs_kerchunk.store import ReferenceStore
 
-__all__ = ["RustArray", "ZarrsKerchunkBackendEntrypoint"]
+__all__ = ["ROOT_ARRAY_NAME", "RustArray", "ZarrsKerchunkBackendEntrypoint"]
+
+#: The name of the one data variable of a set whose root is an array.
+ROOT_ARRAY_NAME = "data"
 
 
 class RustArray(BackendArray):
@@ -190,6 +198,17 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
             store = filename_or_obj
         else:
             store = ReferenceStore(filename_or_obj, **options)
+        decoders = {
+            "mask_and_scale": mask_and_scale,
+            "decode_times": decode_times,
+            "concat_characters": concat_characters,
+            "decode_coords": decode_coords,
+            "drop_variables": drop_variables,
+            "use_cftime": use_cftime,
+            "decode_timedelta": decode_timedelta,
+        }
+        if group is None and _root_is_an_array(store):
+            return _root_array_dataset(store, decoders)
         zarr_store = _RustDecodedStore.open_group(
             store, group=group, mode="r", consolidated=None, zarr_format=2, use_zarr_fill_value_as_mask=None
         )
@@ -203,3 +222,28 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
             use_cftime=use_cftime,
             decode_timedelta=decode_timedelta,
         )
+
+
+def _root_is_an_array(store: ReferenceStore) -> bool:
+    """Whether the set's root is an array (a ``.zarray`` and no ``.zgroup`` at the top)."""
+    return store._handle.get_sync(".zarray") is not None and store._handle.get_sync(".zgroup") is None
+
+
+def _root_array_dataset(store: ReferenceStore, decoders: dict[str, Any]):
+    """The root array as a dataset of one variable, :data:`ROOT_ARRAY_NAME`, read by zarrs."""
+    import xarray as xr
+    import zarr
+
+    array = zarr.open_array(store, mode="r", zarr_format=2)
+    attrs = dict(array.attrs)
+    dims = attrs.pop("_ARRAY_DIMENSIONS", None) or [f"dim_{axis}" for axis in range(array.ndim)]
+    if array.metadata.fill_value is not None:
+        # As xarray's zarr engine maps a Zarr V2 fill value.
+        attrs["_FillValue"] = array.metadata.fill_value
+    data = RustArray(store, "", array.shape, np.dtype(array.dtype))
+    variable = Variable(dims, indexing.LazilyIndexedArray(data), attrs)
+    dataset = xr.Dataset({ROOT_ARRAY_NAME: variable})
+    drop = decoders.pop("drop_variables")
+    if drop is not None:
+        dataset = dataset.drop_vars([drop] if isinstance(drop, str) else list(drop), errors="ignore")
+    return xr.decode_cf(dataset, **decoders)
