@@ -330,6 +330,34 @@ fn scan_combines_files_along_a_dimension() {
     assert!(stderr.contains("--concat"), "{stderr}");
 }
 
+/// Files whose times are in units of their own (`tests/scan/combine`) combine
+/// by date: `cat` shows the times xarray's `open_mfdataset` gives; two
+/// calendars are a one-line error naming both files.
+#[test]
+fn scan_combines_files_in_units_of_their_own_by_date() {
+    let folder = common::workspace_root().join("tests/scan/combine");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("series.json");
+    let files: Vec<String> =
+        (0..4).rev().map(|n| folder.join(format!("mixed_units_{n}.nc")).to_str().unwrap().to_owned()).collect();
+    let mut args = vec!["scan"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, _, stderr) = run(&[&args[..], &["--concat", "time", "-o", out.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), "time"]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("mixed_units.expected.json")).unwrap()).unwrap();
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+    assert_eq!(ours, theirs, "{stdout}");
+    let files: Vec<String> =
+        (0..2).map(|n| folder.join(format!("calendars_differ_{n}.nc")).to_str().unwrap().to_owned()).collect();
+    let (code, _, stderr) = run(&["scan", &files[0], &files[1], "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("calendars_differ_0.nc") && stderr.contains("calendars_differ_1.nc"), "{stderr}");
+}
+
 #[test]
 fn errors_are_one_line_and_exit_2() {
     let (code, _, stderr) = run(&["stats", "/no/such/refs.json"]);
