@@ -47,7 +47,7 @@ MODULE_LAYERS = {
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric"),
         ("registry",),
         ("lib", "tests"),
     ],

@@ -137,8 +137,8 @@ def test_store_options_pass_through(tmp_path: Path) -> None:
 
 def test_zarr_python_reads_the_metadata_as_written(tmp_path: Path) -> None:
     """zarr-python gets each ``.zarray`` byte for byte: ``|S5`` stays bytes, and a numcodecs
-    filter zarrs lacks (``delta``) and a datetime dtype are decoded by zarr-python, in the
-    store and under the engine, as the zarr engine over fsspec reads them."""
+    filter zarrs lacks (``delta``: zarr-python decodes it in the store, zarrs_kerchunk_codecs under
+    the engine) and a datetime dtype read as the zarr engine over fsspec reads them."""
     values = np.array([3, 5, 4, 10, 10, 2], dtype="<i4")
     deltas = np.concatenate([values[:1], np.diff(values)]).astype("<i4")
     names = np.array([b"alpha", b"be", b"gamma"], dtype="S5")

@@ -15,6 +15,7 @@
 //! | `imagecodecs_delta` | tifffile | TIFF predictor 2 (horizontal differencing), a filter |
 //! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
 //! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
+//! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
 //! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.41) |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
@@ -49,6 +50,7 @@ mod grib;
 mod layout;
 mod lzma;
 mod lzw;
+mod numeric;
 mod packbits;
 mod predictor;
 mod registry;

@@ -15,14 +15,27 @@ use crate::deflate::Deflate;
 use crate::grib::Grib;
 use crate::lzma::Lzma;
 use crate::lzw::Lzw;
+use crate::numeric::{BitRound, Cast, NumcodecsDelta};
 use crate::packbits::PackBits;
 use crate::predictor::{Delta, FloatPredictor};
 use crate::zstd::Zstd;
 
 /// The Zarr V2 ids of the codecs [`register_codecs`] adds (Zarr V3 names
 /// them `numcodecs.<id>`).
-pub const IDS: &[&str] =
-    &[Lzw::ID, PackBits::ID, Zstd::ID, Lzma::ID, Delta::ID, FloatPredictor::ID, Deflate::ID, Grib::ID];
+pub const IDS: &[&str] = &[
+    Lzw::ID,
+    PackBits::ID,
+    Zstd::ID,
+    Lzma::ID,
+    Delta::ID,
+    FloatPredictor::ID,
+    Deflate::ID,
+    Grib::ID,
+    NumcodecsDelta::ID,
+    Cast::<false>::ID,
+    Cast::<true>::ID,
+    BitRound::ID,
+];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
 /// by [`register_codecs`].
@@ -88,6 +101,10 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(FloatPredictor::new);
     registration.add(|_: IgnoredAny| Ok(Deflate));
     registration.add(Grib::new);
+    registration.add(NumcodecsDelta::new);
+    registration.add(Cast::astype);
+    registration.add(Cast::quantize);
+    registration.add(|bitround: BitRound| Ok(bitround));
     registration
 }
 
