@@ -107,3 +107,35 @@ fn damaged_messages_are_errors_not_panics() {
     }
     assert!(tried > 10_000, "{tried}");
 }
+
+/// A projected grid's latitude and longitude, which kerchunk references to
+/// the message through the codec, read as eccodes' geo-iterator gives them
+/// (within 1e-9 degrees: the transcendental functions of two libms).
+#[test]
+fn lambert_coordinates_read_what_eccodes_gives() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let mut checked = 0;
+    for (name, keys) in cases() {
+        if keys.get("gridType").and_then(|g| g.as_str()) != Some("lambert") {
+            continue;
+        }
+        let store = Arc::new(
+            ReferenceStoreBuilder::new()
+                .with_codec_check(zarrs_kerchunk_codecs::is_decodable)
+                .open(folder().join(format!("{name}.kerchunk.json")).to_str().unwrap())
+                .unwrap(),
+        );
+        for coordinate in ["latitude", "longitude"] {
+            let array = Array::open(store.clone(), &format!("/{coordinate}")).unwrap();
+            let ours =
+                array.retrieve_array_subset::<Vec<f64>>(&array.subset_all()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (shape, theirs) = npy(&folder().join(format!("{name}.{coordinate}.npy")));
+            assert_eq!(array.shape(), &shape[..], "{name}");
+            let worst = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert!(worst < 1e-9, "{name} {coordinate}: {worst} degrees from eccodes");
+            eprintln!("{name} {coordinate}: at most {worst:e} degrees from eccodes");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4);
+}

@@ -128,6 +128,43 @@ CASES = {
     "jpeg": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 16}, 30, 250, False),
 }
 
+# Projected grids: kerchunk references their 2-D latitude and longitude to the message, through
+# the codec (`var: latitude`). name -> (grid keys, keys of the packing)
+PROJECTED = {
+    # HRRR's Lambert conformal grid (a sphere of radius 6371229 m, 3 km cells), a corner of it.
+    "lambert_hrrr": {
+        "gridDefinitionTemplateNumber": 30,
+        "shapeOfTheEarth": 6,
+        "Nx": 50,
+        "Ny": 40,
+        "latitudeOfFirstGridPointInDegrees": 21.138123,
+        "longitudeOfFirstGridPointInDegrees": 237.280472,
+        "LaDInDegrees": 38.5,
+        "LoVInDegrees": 262.5,
+        "Latin1InDegrees": 38.5,
+        "Latin2InDegrees": 38.5,
+        "DxInMetres": 3000,
+        "DyInMetres": 3000,
+        "jScansPositively": 1,
+    },
+    # Two standard parallels, north first, on the sphere of radius 6367470 m.
+    "lambert_two_parallels": {
+        "gridDefinitionTemplateNumber": 30,
+        "shapeOfTheEarth": 0,
+        "Nx": 30,
+        "Ny": 20,
+        "latitudeOfFirstGridPointInDegrees": 55.0,
+        "longitudeOfFirstGridPointInDegrees": 350.0,
+        "LaDInDegrees": 45.0,
+        "LoVInDegrees": 10.0,
+        "Latin1InDegrees": 35.0,
+        "Latin2InDegrees": 65.0,
+        "DxInMetres": 20000,
+        "DyInMetres": 20000,
+        "jScansPositively": 0,
+    },
+}
+
 READ_BACK = [
     "packingType",
     "bitsPerValue",
@@ -162,6 +199,25 @@ def make(name, sample, keys, scale, offset, bitmap, seed):
     return path, read_back
 
 
+def make_projected(name, keys, seed):
+    h = eccodes.codes_grib_new_from_samples("GRIB2")
+    for key, value in keys.items():
+        eccodes.codes_set(h, key, value)
+    eccodes.codes_set(h, "bitsPerValue", 16)
+    eccodes.codes_set_values(h, field(keys["Ny"], keys["Nx"], 30, 250, seed).ravel())
+    assert eccodes.codes_get(h, "gridType") == "lambert", name
+    path = HERE / f"{name}.grib2"
+    with open(path, "wb") as out:
+        eccodes.codes_write(h, out)
+    read_back = {key: eccodes.codes_get(h, key) for key in ["packingType", "bitsPerValue", "decimalScaleFactor",
+                 "binaryScaleFactor", "bitmapPresent", "dataRepresentationTemplateNumber", "Nx", "Ny", "gridType"]}
+    shape = (keys["Ny"], keys["Nx"])
+    for var in ("latitudes", "longitudes"):
+        np.save(HERE / f"{name}.{var[:-1]}.npy", eccodes.codes_get_array(h, var).reshape(shape))
+    eccodes.codes_release(h)
+    return path, read_back
+
+
 def truth(path):
     """eccodes' values of the file's message, NaN exactly where the bitmap says missing."""
     with open(path, "rb") as f:
@@ -170,7 +226,7 @@ def truth(path):
         if eccodes.codes_get(h, "bitmapPresent"):
             bitmap = eccodes.codes_get_array(h, "bitmap")
             values[bitmap == 0] = np.nan
-        shape = (eccodes.codes_get(h, "Nj"), eccodes.codes_get(h, "Ni"))
+        shape = (eccodes.codes_get(h, "Ny"), eccodes.codes_get(h, "Nx"))
         eccodes.codes_release(h)
     return values.reshape(shape)
 
@@ -185,6 +241,13 @@ def main():
         np.save(HERE / f"{name}.npy", truth(path))
         refs = scan_grib(str(path), inline_threshold=0)
         assert len(refs) == 1, name
+        text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    for seed, (name, keys) in enumerate(PROJECTED.items(), start=100):
+        path, read_back = make_projected(name, keys, seed)
+        summary[name] = read_back
+        np.save(HERE / f"{name}.npy", truth(path))
+        refs = scan_grib(str(path), inline_threshold=0)
         text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
         (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
     (HERE / "cases.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")

@@ -17,10 +17,13 @@
 //! | 5.41 | PNG | yes (the `png` crate) |
 //! | 5.40, 5.42 | JPEG 2000, CCSDS | not yet: an error naming the template |
 //!
-//! `var` `latitude` and `longitude` (the coordinates of projected grids,
-//! which kerchunk references to the message) are not decoded yet: an error.
+//! `var` `latitude` and `longitude` are the coordinates of a projected
+//! grid's points, which kerchunk references to the message ([`grid`]):
+//! Lambert conformal on a sphere (HRRR's) is decoded; other projections and
+//! ellipsoids are an error naming them.
 
 mod bits;
+mod grid;
 mod message;
 mod unpack;
 
@@ -92,25 +95,19 @@ impl Decode for Grib {
     }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
-        if matches!(self.written.var.as_str(), "latitude" | "longitude") {
-            return Err(DecodeError::Layout(format!(
-                "var {:?} (a grid's coordinates) is not decoded yet",
-                self.written.var
-            )));
-        }
         let field = message::first_field(encoded)?;
         let points = field.points()?;
         if points.saturating_mul(self.output.size()) > size {
             return Err(DecodeError::TooLong { size });
         }
-        let packed = unpack::packed_values(&field, points)?;
-        let values = match field.bitmap_bits()? {
-            None if packed.len() == points => packed,
-            None => {
-                return Err(DecodeError::Layout(format!("{} values for {points} points and no bitmap", packed.len())));
-            }
-            Some(bitmap) => expand(&packed, bitmap, points)?,
+        let values = match self.written.var.as_str() {
+            "latitude" => grid::coordinates(&field, grid::Coordinate::Latitude, points)?,
+            "longitude" => grid::coordinates(&field, grid::Coordinate::Longitude, points)?,
+            _ => values(&field, points)?,
         };
+        if values.len() != points {
+            return Err(DecodeError::Layout(format!("{} values for {points} points", values.len())));
+        }
         let mut out = Vec::with_capacity(values.len() * self.output.size());
         for value in values {
             match self.output {
@@ -123,6 +120,18 @@ impl Decode for Grib {
         }
         Ok(out)
     }
+}
+
+/// The field's values at its `points`, NaN where missing.
+fn values(field: &message::Field<'_>, points: usize) -> Result<Vec<f64>, DecodeError> {
+    let packed = unpack::packed_values(field, points)?;
+    Ok(match field.bitmap_bits()? {
+        None if packed.len() == points => packed,
+        None => {
+            return Err(DecodeError::Layout(format!("{} values for {points} points and no bitmap", packed.len())));
+        }
+        Some(bitmap) => expand(&packed, bitmap, points)?,
+    })
 }
 
 /// The packed values spread over the points the bitmap marks present
