@@ -16,11 +16,11 @@
 //! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
 //! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
-//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.41) |
+//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.41, 5.42) and a Lambert grid's coordinates |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
 //! that would decode to more is an error after at most one chunk's memory.
-//! Decoding is pure Rust (weezl, ruzstd, lzma-rs, zlib-rs).
+//! Decoding is pure Rust (weezl, ruzstd, lzma-rust2, zlib-rs, png, rust-aec).
 //!
 //! ```
 //! use std::sync::Arc;

@@ -15,7 +15,8 @@
 //! | 5.2, 5.3 | complex, with spatial differencing of order 1 and 2 | yes |
 //! | 5.4 | IEEE floats, 32 and 64 bits | yes |
 //! | 5.41 | PNG | yes (the `png` crate) |
-//! | 5.40, 5.42 | JPEG 2000, CCSDS | not yet: an error naming the template |
+//! | 5.42 | CCSDS (ECMWF's open data) | yes (the `rust-aec` crate) |
+//! | 5.40 | JPEG 2000 | not yet: an error naming the template |
 //!
 //! `var` `latitude` and `longitude` are the coordinates of a projected
 //! grid's points, which kerchunk references to the message ([`grid`]):

@@ -28,7 +28,7 @@ pub(crate) fn packed_values(field: &Field<'_>, limit: usize) -> Result<Vec<f64>,
         4 => ieee(section, data, count),
         41 => png(section, data, count),
         40 => Err(layout("data representation template 5.40 (JPEG 2000) is not decoded yet")),
-        42 => Err(layout("data representation template 5.42 (CCSDS) is not decoded yet")),
+        42 => ccsds(section, data, count),
         other => Err(layout(format!("data representation template 5.{other} is not decoded"))),
     }
 }
@@ -155,6 +155,46 @@ fn png(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeErro
     } else {
         Err(layout(format!("the PNG holds {} values, where section 5 says {count}", values.len())))
     }
+}
+
+/// Template 5.42: the integers are CCSDS 121.0 adaptive entropy coding
+/// (octets 22-25: its flags, block size and reference sample interval),
+/// decoded by `rust-aec`.
+fn ccsds(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeError> {
+    let scaling = Scaling::read(section)?;
+    if scaling.bits == 0 {
+        return Ok(vec![scaling.reference; count]);
+    }
+    if scaling.bits > 32 {
+        return Err(layout(format!("CCSDS of {} bits per value (at most 32 are decoded)", scaling.bits)));
+    }
+    let flags = rust_aec::flags_from_grib2_ccsds_flags(u8::try_from(unsigned(section, 22, 22)?).unwrap_or(0));
+    let block = u32::try_from(unsigned(section, 23, 23)?).unwrap_or(0);
+    let interval = u32::try_from(unsigned(section, 24, 25)?).unwrap_or(0);
+    #[expect(clippy::cast_possible_truncation, reason = "at most 32, checked above")]
+    let params = rust_aec::AecParams::new(scaling.bits as u8, block, interval, flags);
+    let samples = rust_aec::decode(data, params, count).map_err(DecodeError::corrupt)?;
+    let size = match scaling.bits {
+        1..=8 => 1,
+        9..=16 => 2,
+        17..=24 if flags.contains(rust_aec::AecFlags::DATA_3BYTE) => 3,
+        _ => 4,
+    };
+    if samples.len() != count * size {
+        return Err(layout(format!("CCSDS gave {} octets for {count} values of {size}", samples.len())));
+    }
+    let big_endian = flags.contains(rust_aec::AecFlags::MSB);
+    Ok(samples
+        .chunks_exact(size)
+        .map(|sample| {
+            let x = if big_endian {
+                sample.iter().fold(0u64, |x, &b| (x << 8) | u64::from(b))
+            } else {
+                sample.iter().rev().fold(0u64, |x, &b| (x << 8) | u64::from(b))
+            };
+            scaling.value(x)
+        })
+        .collect())
 }
 
 /// Templates 5.2 and 5.3 (with `differencing`, octets 48-49: its order and
