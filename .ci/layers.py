@@ -47,7 +47,7 @@ MODULE_LAYERS = {
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image"),
         ("registry",),
         ("lib", "tests"),
     ],

@@ -4,6 +4,7 @@
 Run once from the repository root: python3 fuzz/seed.py. Files are named by
 their SHA-1, as libFuzzer names what it adds, so seeding twice adds nothing.
 """
+import base64
 import hashlib
 import json
 import pathlib
@@ -96,7 +97,8 @@ for path in sorted((CODECS / "grib").glob("*.grib2")):
     message = path.read_bytes()
     add("grib_codec", struct.pack("<H", 496) + message)
     add("grib_codec", struct.pack("<H", 496 | 0x8000) + message)
-PICK = {"imagecodecs_lzw": 0, "imagecodecs_packbits": 1, "imagecodecs_zstd": 2, "lzma": 3, "deflate": 4}
+PICK = {"imagecodecs_lzw": 0, "imagecodecs_packbits": 1, "imagecodecs_zstd": 2, "lzma": 3, "deflate": 4,
+        "imagecodecs_jpeg": 8, "imagecodecs_webp": 9}
 DTYPES = ["|u1", "<u2", ">i2", "<u4", ">f4", "<f4", "<f8", ">f8"]
 for path in sorted((CODECS / "tiff").glob("*.kerchunk.json")):
     refs = json.loads(path.read_text())
@@ -106,6 +108,9 @@ for path in sorted((CODECS / "tiff").glob("*.kerchunk.json")):
         continue
     _, offset, length = refs["0.0"] if "0.0" in refs else refs["0.0.0"]
     chunk = (CODECS / "tiff" / path.name.replace(".kerchunk.json", ".tif")).read_bytes()[offset:offset + length]
+    tables = (zarray.get("compressor") or {}).get("tables")
+    if tables:  # the target gives no tables: the seed is the whole stream
+        chunk = base64.b64decode(tables)[:-2] + chunk[2:]
     dtype = zarray["dtype"] if zarray["dtype"] in DTYPES else "|u1"
     size = 1
     for n in zarray["chunks"]:

@@ -45,12 +45,20 @@ def band_first(values: np.ndarray, dims: tuple[str, ...]) -> np.ndarray:
     return values
 
 
+# Lossy codecs, and how far two decoders of them may be apart (tests/codecs/tiff/README.md).
+LOSSY, TOLERANCE = ("jpeg_gray", "jpeg_rgb", "jpeg_ycbcr", "webp_lossy"), 4
+
+
 @pytest.mark.parametrize("name", TIFF_CASES)
 def test_a_tiff_opens_in_the_engine_as_one_variable(name: str) -> None:
     ds = xr.open_dataset(TIFF / f"{name}.kerchunk.json", engine="zarrs_kerchunk", mask_and_scale=False)
     assert list(ds.data_vars) == [ROOT_ARRAY_NAME]
     data = ds[ROOT_ARRAY_NAME]
-    assert differs(band_first(data.values, data.dims), np.load(TIFF / f"{name}.npy")) is None
+    ours, truth = band_first(data.values, data.dims), np.load(TIFF / f"{name}.npy")
+    if name in LOSSY:
+        assert ours.shape == truth.shape and np.abs(ours.astype(int) - truth.astype(int)).max() <= TOLERANCE
+    else:
+        assert differs(ours, truth) is None
 
 
 @pytest.mark.parametrize("name", [n for n in GRIB_CASES if n not in NOT_YET])

@@ -15,12 +15,14 @@
 //! | `imagecodecs_delta` | tifffile | TIFF predictor 2 (horizontal differencing), a filter |
 //! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
 //! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
+//! | `imagecodecs_jpeg`, `imagecodecs_webp` | tifffile | JPEG (with the file's tables, RGB or YCbCr) and WebP tiles, lossy |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
 //! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.41, 5.42) and a Lambert grid's coordinates |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
 //! that would decode to more is an error after at most one chunk's memory.
-//! Decoding is pure Rust (weezl, ruzstd, lzma-rust2, zlib-rs, png, rust-aec).
+//! Decoding is pure Rust (weezl, ruzstd, lzma-rust2, zlib-rs, png, rust-aec,
+//! jpeg-decoder, image-webp).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -47,6 +49,7 @@ mod decode_only;
 mod deflate;
 mod error;
 mod grib;
+mod image;
 mod layout;
 mod lzma;
 mod lzw;

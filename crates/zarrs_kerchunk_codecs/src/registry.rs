@@ -13,6 +13,7 @@ use zarrs::plugin::PluginCreateError;
 use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
 use crate::grib::Grib;
+use crate::image::{Jpeg, Webp};
 use crate::lzma::Lzma;
 use crate::lzw::Lzw;
 use crate::numeric::{BitRound, Cast, NumcodecsDelta};
@@ -35,6 +36,8 @@ pub const IDS: &[&str] = &[
     Cast::<false>::ID,
     Cast::<true>::ID,
     BitRound::ID,
+    Jpeg::ID,
+    Webp::ID,
 ];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
@@ -105,6 +108,8 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(Cast::astype);
     registration.add(Cast::quantize);
     registration.add(|bitround: BitRound| Ok(bitround));
+    registration.add(Jpeg::new);
+    registration.add(|webp: Webp| Ok(webp));
     registration
 }
 

@@ -10,6 +10,11 @@ use std::sync::Arc;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStoreBuilder;
 
+/// The cases of a lossy codec (8-bit samples), and how far their values may be from rasterio's:
+/// `make.py` checks that imagecodecs, kerchunk's Python path, is as close.
+const LOSSY: [&str; 4] = ["jpeg_gray", "jpeg_rgb", "jpeg_ycbcr", "webp_lossy"];
+const TOLERANCE: u8 = 4;
+
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/tiff")
 }
@@ -65,7 +70,7 @@ fn band_first(dims: &[String], shape: &[u64], bytes: &[u8]) -> Vec<u8> {
 fn every_tiff_reads_what_rasterio_reads() {
     const { assert!(cfg!(target_endian = "little"), "the ground truth is little-endian") };
     let cases = cases();
-    assert!(cases.len() >= 19, "{cases:?}");
+    assert!(cases.len() >= 24, "{cases:?}");
     let open = |name: &str| {
         let location = folder().join(format!("{name}.kerchunk.json"));
         let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
@@ -91,7 +96,14 @@ fn every_tiff_reads_what_rasterio_reads() {
         let (shape, truth) = npy(&folder().join(format!("{name}.npy")));
         let ours = band_first(&dims(&array), array.shape(), &bytes);
         assert_eq!(ours.len(), truth.len(), "{name}: {shape:?}");
-        assert!(ours == truth, "{name}: differs from rasterio's values");
+        if LOSSY.contains(&name.as_str()) {
+            // JPEG and lossy WebP: decoders differ from GDAL's (libjpeg-turbo, libwebp) by a few units.
+            let worst = ours.iter().zip(&truth).map(|(a, b)| a.abs_diff(*b)).max().unwrap_or(0);
+            assert!(worst <= TOLERANCE, "{name}: {worst} units from rasterio's values");
+            eprintln!("{name}: at most {worst} units from rasterio's values");
+        } else {
+            assert!(ours == truth, "{name}: differs from rasterio's values");
+        }
     }
     registration.unregister();
     assert!(!zarrs_kerchunk_codecs::is_decodable("imagecodecs_lzw"));

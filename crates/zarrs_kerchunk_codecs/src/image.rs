@@ -1,0 +1,165 @@
+//! tifffile's image codecs: `imagecodecs_jpeg` (TIFF compression 7, with
+//! the file's JPEG tables) and `imagecodecs_webp`, decoded by image-rs'
+//! pure-Rust decoders (jpeg-decoder, image-webp) into the tile's samples,
+//! interleaved by pixel. Both are lossy: decoders differ from libjpeg-turbo
+//! and libwebp by a few units (the crate's README says how many).
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::decode_only::Decode;
+use crate::error::DecodeError;
+
+/// tifffile's configuration of `imagecodecs_jpeg`: the JPEG tables of the
+/// file (base64), and libjpeg's colour spaces, as numbers or names.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct JpegConfiguration {
+    #[serde(default)]
+    tables: Option<String>,
+    #[serde(default)]
+    header: Option<String>,
+    #[serde(default)]
+    bitspersample: Option<u64>,
+    #[serde(default)]
+    colorspace_jpeg: Option<Value>,
+    #[serde(default)]
+    colorspace_data: Option<Value>,
+}
+
+/// `imagecodecs_jpeg`.
+#[derive(Clone, Debug)]
+pub(crate) struct Jpeg {
+    written: JpegConfiguration,
+    tables: Option<Vec<u8>>,
+    header: Option<Vec<u8>>,
+    transform: Option<jpeg_decoder::ColorTransform>,
+}
+
+/// libjpeg's `J_COLOR_SPACE` as imagecodecs writes it: a number or its name.
+fn colour_space(value: Option<&Value>) -> Result<Option<jpeg_decoder::ColorTransform>, String> {
+    use jpeg_decoder::ColorTransform;
+    let name = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(0) => return Ok(None),
+            Some(1) => "GRAYSCALE",
+            Some(2) => "RGB",
+            Some(3) => "YCBCR",
+            Some(4) => "CMYK",
+            Some(5) => "YCCK",
+            _ => return Err(format!("colour space {n}")),
+        },
+        Some(Value::String(s)) => s.as_str(),
+        Some(other) => return Err(format!("colour space {other}")),
+    };
+    Ok(Some(match name.to_ascii_uppercase().as_str() {
+        "GRAYSCALE" | "MINISBLACK" => ColorTransform::Grayscale,
+        "RGB" => ColorTransform::RGB,
+        "YCBCR" => ColorTransform::YCbCr,
+        "CMYK" => ColorTransform::CMYK,
+        "YCCK" => ColorTransform::YCCK,
+        "UNKNOWN" => return Ok(None),
+        other => return Err(format!("colour space {other:?}")),
+    }))
+}
+
+impl Jpeg {
+    pub(crate) fn new(written: JpegConfiguration) -> Result<Self, String> {
+        let base64 = |text: &Option<String>| -> Result<Option<Vec<u8>>, String> {
+            text.as_ref()
+                .map(|t| base64::engine::general_purpose::STANDARD.decode(t).map_err(|e| format!("tables: {e}")))
+                .transpose()
+        };
+        if written.bitspersample.is_some_and(|b| b != 8) {
+            return Err(format!("{} bits per sample (8 are decoded)", written.bitspersample.unwrap_or(0)));
+        }
+        // The colour space of the JPEG stream decides the transform; the
+        // data's (RGB, grey) is what comes out either way.
+        let transform = colour_space(written.colorspace_jpeg.as_ref())?;
+        colour_space(written.colorspace_data.as_ref())?;
+        Ok(Self { tables: base64(&written.tables)?, header: base64(&written.header)?, transform, written })
+    }
+
+    /// The tile as one whole JPEG stream: the tables spliced in before the
+    /// tile's frame (tables without their end marker, tile without its start).
+    fn stream(&self, tile: &[u8]) -> Vec<u8> {
+        let mut stream = Vec::with_capacity(tile.len() + self.tables.as_ref().map_or(0, Vec::len) + 4);
+        if let Some(header) = &self.header {
+            stream.extend_from_slice(header);
+            stream.extend_from_slice(tile);
+            stream.extend_from_slice(&[0xFF, 0xD9]);
+            return stream;
+        }
+        match &self.tables {
+            Some(tables) if tables.len() >= 4 && tile.starts_with(&[0xFF, 0xD8]) => {
+                stream.extend_from_slice(tables.strip_suffix(&[0xFF, 0xD9]).unwrap_or(tables));
+                stream.extend_from_slice(&tile[2..]);
+            }
+            _ => stream.extend_from_slice(tile),
+        }
+        stream
+    }
+}
+
+impl Decode for Jpeg {
+    const ID: &'static str = "imagecodecs_jpeg";
+
+    fn configuration(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        let c = &self.written;
+        map.insert("tables".into(), c.tables.clone().map_or(Value::Null, Value::from));
+        map.insert("header".into(), c.header.clone().map_or(Value::Null, Value::from));
+        map.insert("bitspersample".into(), c.bitspersample.map_or(Value::Null, Value::from));
+        map.insert("colorspace_jpeg".into(), c.colorspace_jpeg.clone().unwrap_or(Value::Null));
+        map.insert("colorspace_data".into(), c.colorspace_data.clone().unwrap_or(Value::Null));
+        map
+    }
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        let stream = self.stream(encoded);
+        let mut decoder = jpeg_decoder::Decoder::new(&stream[..]);
+        decoder.set_max_decoding_buffer_size(size);
+        if let Some(transform) = self.transform {
+            decoder.set_color_transform(transform);
+        }
+        decoder.read_info().map_err(DecodeError::corrupt)?;
+        let info = decoder.info().ok_or_else(|| DecodeError::Layout("a JPEG without a frame header".into()))?;
+        let samples = usize::from(info.width) * usize::from(info.height) * info.pixel_format.pixel_bytes();
+        if samples > size {
+            return Err(DecodeError::TooLong { size });
+        }
+        decoder.decode().map_err(DecodeError::corrupt)
+    }
+}
+
+/// tifffile's configuration of `imagecodecs_webp` (`hasalpha` for 4 samples).
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct Webp {
+    #[serde(default)]
+    hasalpha: Option<bool>,
+}
+
+impl Decode for Webp {
+    const ID: &'static str = "imagecodecs_webp";
+
+    fn configuration(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        if let Some(alpha) = self.hasalpha {
+            map.insert("hasalpha".into(), alpha.into());
+        }
+        map
+    }
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        let mut decoder = image_webp::WebPDecoder::new(std::io::Cursor::new(encoded)).map_err(DecodeError::corrupt)?;
+        decoder.set_memory_limit(size.saturating_add(1 << 16));
+        let bytes = decoder.output_buffer_size().ok_or_else(|| DecodeError::Layout("a WebP too large".into()))?;
+        if bytes > size {
+            return Err(DecodeError::TooLong { size });
+        }
+        let mut pixels = vec![0; bytes];
+        decoder.read_image(&mut pixels).map_err(DecodeError::corrupt)?;
+        Ok(pixels)
+    }
+}
