@@ -34,12 +34,6 @@ def _opened_sets() -> int:
     return len(_OPENED)
 
 
-def _rss() -> int:
-    import psutil
-
-    return psutil.Process().memory_info().rss
-
-
 def _array_name(location, name):
     if name is not None:
         return name
@@ -69,7 +63,3 @@ def test_reductions_on_the_cluster_equal_a_local_read(client, location, name) ->
     # One opened set per worker process (the store and the engine share it), not one per task.
     assert set(client.run(_opened_sets).values()) <= {1, 2}
 
-
-def test_worker_memory_is_reported(client) -> None:
-    sizes = client.run(_rss)
-    assert len(sizes) == 2 and all(size > 0 for size in sizes.values())

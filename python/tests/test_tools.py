@@ -14,7 +14,6 @@ from conftest import DATA, ROOT, cases, differs
 from test_conformance import check
 
 from zarrs_kerchunk import (
-    AccessDeniedError,
     InvalidReferencesError,
     ReferenceReadError,
     ReferencesNotFoundError,
@@ -137,5 +136,7 @@ def test_errors_say_what_went_wrong(tmp_path: Path) -> None:
         tools.stats(tmp_path / "broken.json")
     with pytest.raises(ValueError, match="version"):
         tools.convert(SERIES, tmp_path / "x.json", version=3)
-    remote = '{"version": 1, "refs": {"x": ["file:///etc/hostname"]}}'
-    assert remote and AccessDeniedError  # the policy's errors are in test_errors.py
+    # The access policy: every target outside the allowed prefixes is refused, by name.
+    audit = tools.audit(SERIES, allowed_prefixes=["s3://elsewhere/"])
+    assert audit["targets"] and {t["status"] for t in audit["targets"]} == {"refused"}
+    assert all("outside the allowed prefixes (s3://elsewhere/)" in t["error"] for t in audit["targets"])
