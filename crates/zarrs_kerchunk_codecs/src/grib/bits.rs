@@ -1,39 +1,46 @@
 //! Unsigned integers of any width up to 32 bits, most significant bit first,
 //! as GRIB2 packs them.
 
-/// A reader of bits from a byte slice, most significant first.
+/// A reader of bits from a byte slice, most significant first: a 64-bit
+/// buffer refilled a byte at a time, so that a value costs a shift and a mask.
 pub(crate) struct Bits<'a> {
     bytes: &'a [u8],
-    /// The position, in bits.
-    at: usize,
+    /// The next byte to load into the buffer.
+    next: usize,
+    /// Loaded bits, the unread ones in the low `count` bits.
+    buffer: u64,
+    count: u32,
 }
 
 impl<'a> Bits<'a> {
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, at: 0 }
+        Self { bytes, next: 0, buffer: 0, count: 0 }
     }
 
     /// The next `width` bits (0 to 32) as an integer; `None` past the end.
+    #[inline]
     pub(crate) fn read(&mut self, width: u32) -> Option<u32> {
         if width == 0 {
             return Some(0);
         }
-        let end = self.at.checked_add(width as usize)?;
-        if width > 32 || end > self.bytes.len() * 8 {
+        if width > 32 {
             return None;
         }
-        // The (at most five) bytes that hold the bits, as one big-endian word.
-        let (first, last) = (self.at / 8, (end - 1) / 8);
-        let word = self.bytes[first..=last].iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
-        let spare = (last + 1) * 8 - end;
-        self.at = end;
+        while self.count < width {
+            let byte = *self.bytes.get(self.next)?;
+            self.next += 1;
+            // Bits shifted out at the top were read already.
+            self.buffer = (self.buffer << 8) | u64::from(byte);
+            self.count += 8;
+        }
+        self.count -= width;
         #[expect(clippy::cast_possible_truncation, reason = "masked to `width` <= 32 bits")]
-        Some(((word >> spare) & ((1u64 << width) - 1)) as u32)
+        Some(((self.buffer >> self.count) & ((1u64 << width) - 1)) as u32)
     }
 
     /// Skip to the next byte boundary (GRIB2 pads each list of complex packing's groups).
     pub(crate) fn align(&mut self) {
-        self.at = self.at.div_ceil(8) * 8;
+        self.count -= self.count % 8;
     }
 }
 

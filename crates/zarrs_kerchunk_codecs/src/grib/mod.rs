@@ -101,58 +101,67 @@ impl Decode for Grib {
         if points.saturating_mul(self.output.size()) > size {
             return Err(DecodeError::TooLong { size });
         }
-        let values = match self.written.var.as_str() {
-            "latitude" => grid::coordinates(&field, grid::Coordinate::Latitude, points)?,
-            "longitude" => grid::coordinates(&field, grid::Coordinate::Longitude, points)?,
-            _ => values(&field, points)?,
-        };
-        if values.len() != points {
-            return Err(DecodeError::Layout(format!("{} values for {points} points", values.len())));
-        }
-        let mut out = Vec::with_capacity(values.len() * self.output.size());
-        for value in values {
-            match self.output {
-                Output::Float64 => out.extend_from_slice(&value.to_le_bytes()),
-                #[expect(clippy::cast_possible_truncation, reason = "float32 asked for, as numpy's astype rounds")]
-                Output::Float32 => out.extend_from_slice(&(value as f32).to_le_bytes()),
-                #[expect(clippy::cast_possible_truncation, reason = "int64 asked for, as numpy's astype truncates")]
-                Output::Int64 => out.extend_from_slice(&(value as i64).to_le_bytes()),
+        // Each value written once, straight into the chunk's bytes.
+        let mut out = Vec::with_capacity(points * self.output.size());
+        let mut emit = |value: f64| {
+            if out.len() < points * self.output.size() {
+                match self.output {
+                    Output::Float64 => out.extend_from_slice(&value.to_le_bytes()),
+                    #[expect(clippy::cast_possible_truncation, reason = "float32 asked for, as numpy's astype rounds")]
+                    Output::Float32 => out.extend_from_slice(&(value as f32).to_le_bytes()),
+                    #[expect(clippy::cast_possible_truncation, reason = "int64 asked for, as numpy's astype truncates")]
+                    Output::Int64 => out.extend_from_slice(&(value as i64).to_le_bytes()),
+                }
             }
+        };
+        let count = match self.written.var.as_str() {
+            "latitude" => emit_all(grid::coordinates(&field, grid::Coordinate::Latitude, points)?, &mut emit),
+            "longitude" => emit_all(grid::coordinates(&field, grid::Coordinate::Longitude, points)?, &mut emit),
+            _ => values(&field, points, &mut emit)?,
+        };
+        if count != points {
+            return Err(DecodeError::Layout(format!("{count} values for {points} points")));
         }
         Ok(out)
     }
 }
 
-/// The field's values at its `points`, NaN where missing.
-fn values(field: &message::Field<'_>, points: usize) -> Result<Vec<f64>, DecodeError> {
-    let packed = unpack::packed_values(field, points)?;
-    Ok(match field.bitmap_bits()? {
-        None if packed.len() == points => packed,
-        None => {
-            return Err(DecodeError::Layout(format!("{} values for {points} points and no bitmap", packed.len())));
+fn emit_all(values: Vec<f64>, emit: &mut impl FnMut(f64)) -> usize {
+    let count = values.len();
+    values.into_iter().for_each(emit);
+    count
+}
+
+/// The field's values at its `points`, NaN where missing, each given to `emit`; returns how many.
+fn values(field: &message::Field<'_>, points: usize, emit: &mut impl FnMut(f64)) -> Result<usize, DecodeError> {
+    match field.bitmap_bits()? {
+        None => unpack::packed_values(field, points, emit),
+        Some(bitmap) => {
+            let mut packed = Vec::new();
+            unpack::packed_values(field, points, &mut |value| packed.push(value))?;
+            expand(&packed, bitmap, points, emit)?;
+            Ok(points)
         }
-        Some(bitmap) => expand(&packed, bitmap, points)?,
-    })
+    }
 }
 
 /// The packed values spread over the points the bitmap marks present
 /// (its bits most significant first), NaN at the others.
-fn expand(packed: &[f64], bitmap: &[u8], points: usize) -> Result<Vec<f64>, DecodeError> {
+fn expand(packed: &[f64], bitmap: &[u8], points: usize, emit: &mut impl FnMut(f64)) -> Result<(), DecodeError> {
     if bitmap.len().saturating_mul(8) < points {
         return Err(DecodeError::Layout(format!("a bitmap of {} bits for {points} points", bitmap.len() * 8)));
     }
-    let mut values = packed.iter();
-    let expanded: Vec<f64> = (0..points)
-        .map(|i| if bitmap[i / 8] & (0x80 >> (i % 8)) != 0 { values.next().copied() } else { Some(f64::NAN) })
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            DecodeError::Layout(format!("the bitmap marks more points present than the {} values", packed.len()))
-        })?;
-    if values.next().is_some() {
+    let present = |i: usize| bitmap[i / 8] & (0x80 >> (i % 8)) != 0;
+    let marked = (0..points).filter(|&i| present(i)).count();
+    if marked != packed.len() {
         return Err(DecodeError::Layout(format!(
-            "the bitmap marks fewer points present than the {} values",
+            "the bitmap marks {marked} points present, for {} values",
             packed.len()
         )));
     }
-    Ok(expanded)
+    let mut values = packed.iter();
+    for i in 0..points {
+        emit(if present(i) { values.next().copied().unwrap_or(f64::NAN) } else { f64::NAN });
+    }
+    Ok(())
 }

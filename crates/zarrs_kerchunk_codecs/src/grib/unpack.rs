@@ -13,22 +13,27 @@ fn layout(reason: impl Into<String>) -> DecodeError {
 }
 
 /// The packed values of a field (missing ones NaN), in the order of the
-/// points the bitmap marks present.
-pub(crate) fn packed_values(field: &Field<'_>, limit: usize) -> Result<Vec<f64>, DecodeError> {
+/// points the bitmap marks present, each given to `emit`; returns how many.
+pub(crate) fn packed_values(field: &Field<'_>, limit: usize, emit: &mut impl FnMut(f64)) -> Result<usize, DecodeError> {
     let section = field.representation;
     let count = usize::try_from(unsigned(section, 6, 9)?).unwrap_or(usize::MAX);
     if count > limit {
         return Err(DecodeError::TooLong { size: limit });
     }
     let data = field.data.get(5..).unwrap_or_default();
+    let mut all = |values: Vec<f64>| {
+        let count = values.len();
+        values.into_iter().for_each(&mut *emit);
+        count
+    };
     match unsigned(section, 10, 11)? {
-        0 => simple(section, data, count),
-        2 => complex(section, data, count, None),
-        3 => complex(section, data, count, Some(octets(section, 48, 49)?)),
-        4 => ieee(section, data, count),
-        41 => png(section, data, count),
+        0 => simple(section, data, count, emit).map(|()| count),
+        2 => complex(section, data, count, None, emit),
+        3 => complex(section, data, count, Some(octets(section, 48, 49)?), emit),
+        4 => Ok(all(ieee(section, data, count)?)),
+        41 => png(section, data, count, emit),
         40 => Err(layout("data representation template 5.40 (JPEG 2000) is not decoded yet")),
-        42 => ccsds(section, data, count),
+        42 => Ok(all(ccsds(section, data, count)?)),
         other => Err(layout(format!("data representation template 5.{other} is not decoded"))),
     }
 }
@@ -82,21 +87,23 @@ impl Scaling {
 }
 
 /// Template 5.0: `count` integers of `bits` bits each.
-fn simple(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeError> {
+fn simple(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64)) -> Result<(), DecodeError> {
     let scaling = Scaling::read(section)?;
     // A field of one value: every point is the reference value, unscaled (as eccodes gives it).
     if scaling.bits == 0 {
-        return Ok(vec![scaling.reference; count]);
+        (0..count).for_each(|_| emit(scaling.reference));
+        return Ok(());
     }
     if scaling.bits > 32 {
         return Err(layout(format!("{} bits per value (at most 32 are decoded)", scaling.bits)));
     }
-    let mut bits = Bits::new(data);
-    let short = || layout(format!("section 7 holds fewer than the {count} values of {} bits", scaling.bits));
     if (data.len() as u128) * 8 < count as u128 * u128::from(scaling.bits) {
-        return Err(short());
+        return Err(layout(format!("section 7 holds fewer than the {count} values of {} bits", scaling.bits)));
     }
-    (0..count).map(|_| bits.read(scaling.bits).map(|x| scaling.value(u64::from(x))).ok_or_else(short)).collect()
+    let mut bits = Bits::new(data);
+    // Checked above: every read is inside the section.
+    (0..count).for_each(|_| emit(scaling.value(u64::from(bits.read(scaling.bits).unwrap_or(0)))));
+    Ok(())
 }
 
 /// Template 5.4: IEEE floats, 32 or 64 bits, big-endian.
@@ -122,10 +129,11 @@ fn ieee(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeErr
 /// big-endian integer of its octets (grey of 8 or 16 bits, RGB or RGBA of
 /// 8 bits for 24 or 32 bits per value, as eccodes writes them), decoded by
 /// the `png` crate.
-fn png(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeError> {
+fn png(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64)) -> Result<usize, DecodeError> {
     let scaling = Scaling::read(section)?;
     if scaling.bits == 0 {
-        return Ok(vec![scaling.reference; count]);
+        (0..count).for_each(|_| emit(scaling.reference));
+        return Ok(count);
     }
     if scaling.bits > 32 {
         return Err(layout(format!("a PNG of {} bits per value (at most 32 are decoded)", scaling.bits)));
@@ -144,17 +152,16 @@ fn png(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeErro
         return Err(layout(format!("a PNG of {:?} {:?} pixels", frame.bit_depth, frame.color_type)));
     }
     let depth = frame.line_size / width;
-    let values: Vec<f64> = pixels[..frame.buffer_size()]
+    let available = frame.buffer_size() / depth;
+    if available < count {
+        return Err(layout(format!("the PNG holds {available} values, where section 5 says {count}")));
+    }
+    pixels[..frame.buffer_size()]
         .chunks_exact(frame.line_size)
         .flat_map(|row| row.chunks_exact(depth))
         .take(count)
-        .map(|pixel| scaling.value(pixel.iter().fold(0u64, |x, &b| (x << 8) | u64::from(b))))
-        .collect();
-    if values.len() == count {
-        Ok(values)
-    } else {
-        Err(layout(format!("the PNG holds {} values, where section 5 says {count}", values.len())))
-    }
+        .for_each(|pixel| emit(scaling.value(pixel.iter().fold(0u64, |x, &b| (x << 8) | u64::from(b)))));
+    Ok(count)
 }
 
 /// Template 5.42: the integers are CCSDS 121.0 adaptive entropy coding
@@ -202,7 +209,13 @@ fn ccsds(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeEr
 /// reference plus values of the group's width, missing values marked by the
 /// largest integers (octet 23); then spatial differencing undone.
 #[expect(clippy::too_many_lines, reason = "one layout, read in the order the standard writes it")]
-fn complex(section: &[u8], data: &[u8], count: usize, differencing: Option<&[u8]>) -> Result<Vec<f64>, DecodeError> {
+fn complex(
+    section: &[u8],
+    data: &[u8],
+    count: usize,
+    differencing: Option<&[u8]>,
+    emit: &mut impl FnMut(f64),
+) -> Result<usize, DecodeError> {
     let scaling = Scaling::read(section)?;
     let missing_management = unsigned(section, 23, 23)?;
     let groups = usize::try_from(unsigned(section, 32, 35)?).unwrap_or(usize::MAX);
@@ -214,7 +227,8 @@ fn complex(section: &[u8], data: &[u8], count: usize, differencing: Option<&[u8]
     let length_bits = u32::try_from(unsigned(section, 47, 47)?).unwrap_or(u32::MAX);
     // A constant field: every point is the reference value, unscaled (as eccodes gives it).
     if groups == 0 {
-        return Ok(vec![scaling.reference; count]);
+        (0..count).for_each(|_| emit(scaling.reference));
+        return Ok(count);
     }
     if missing_management > 2 {
         return Err(layout(format!("missing value management {missing_management}")));
@@ -268,33 +282,44 @@ fn complex(section: &[u8], data: &[u8], count: usize, differencing: Option<&[u8]
     }
     // The integers of the points that are not missing, and where the missing ones are.
     let mut present: Vec<i64> = Vec::with_capacity(count);
-    let mut missing = vec![false; count];
+    // Where the missing points are, if the packing marks any (none is the common case).
+    let mut missing = if missing_management == 0 { Vec::new() } else { vec![false; count] };
     let mut point = 0;
     for ((&reference, &width), &length) in references.iter().zip(&widths).zip(&lengths) {
         #[expect(clippy::cast_possible_truncation, reason = "checked above: at most 32")]
         let width = width as u32;
-        let (primary, secondary) = if width == 0 {
-            let largest = (1u64 << scaling.bits) - 1;
-            (largest, largest.wrapping_sub(1))
-        } else {
-            let largest = (1u64 << width) - 1;
-            (largest, largest.wrapping_sub(1))
+        let largest = (1u64 << if width == 0 { scaling.bits } else { width }) - 1;
+        let (primary, secondary) = (largest, largest.wrapping_sub(1));
+        let is_missing = |x: u64| match missing_management {
+            1 => x == primary,
+            2 => x == primary || x == secondary,
+            _ => false,
         };
-        for _ in 0..length {
-            let x = if width == 0 { reference } else { u64::from(bits.read(width).ok_or_else(short)?) };
-            let is_missing = match missing_management {
-                1 => x == primary,
-                2 => x == primary || x == secondary,
-                _ => false,
-            };
-            if is_missing {
-                missing[point] = true;
+        #[expect(clippy::cast_possible_truncation, reason = "lengths add up to `count`, checked above")]
+        let length = length as usize;
+        if width == 0 {
+            // The whole group is its reference, or missing.
+            if is_missing(reference) {
+                missing[point..point + length].fill(true);
             } else {
-                let x = if width == 0 { reference } else { x + reference };
-                present.push(i64::try_from(x).unwrap_or(i64::MAX));
+                present.extend(std::iter::repeat_n(i64::try_from(reference).unwrap_or(i64::MAX), length));
             }
-            point += 1;
+        } else if missing_management == 0 {
+            let reference = i64::try_from(reference).unwrap_or(i64::MAX);
+            for _ in 0..length {
+                present.push(i64::from(bits.read(width).ok_or_else(short)?) + reference);
+            }
+        } else {
+            for i in 0..length {
+                let x = u64::from(bits.read(width).ok_or_else(short)?);
+                if is_missing(x) {
+                    missing[point + i] = true;
+                } else {
+                    present.push(i64::try_from(x + reference).unwrap_or(i64::MAX));
+                }
+            }
         }
+        point += length;
     }
     // Spatial differencing undone over the values that are present.
     if order > 0 {
@@ -311,9 +336,13 @@ fn complex(section: &[u8], data: &[u8], count: usize, differencing: Option<&[u8]
             };
         }
     }
+    if missing.is_empty() {
+        present.into_iter().for_each(|x| emit(scaling.signed_value(x)));
+        return Ok(count);
+    }
     let mut present = present.into_iter();
-    Ok(missing
-        .into_iter()
-        .map(|missing| if missing { f64::NAN } else { present.next().map_or(f64::NAN, |x| scaling.signed_value(x)) })
-        .collect())
+    for missing in missing {
+        emit(if missing { f64::NAN } else { present.next().map_or(f64::NAN, |x| scaling.signed_value(x)) });
+    }
+    Ok(count)
 }
