@@ -337,7 +337,9 @@ fn complex(
         }
     }
     if missing.is_empty() {
-        present.into_iter().for_each(|x| emit(scaling.signed_value(x)));
+        for x in present {
+            emit(scaling.signed_value(x));
+        }
         return Ok(count);
     }
     let mut present = present.into_iter();
