@@ -13,6 +13,10 @@
 //! kerchunk's `coo_map={"time": "cf:time"}` and xarray's `open_mfdataset`
 //! give them). Units that differ otherwise are an error naming the file and
 //! both units: concatenating the numbers would give wrong values.
+//!
+//! Arrays without the dimension are taken from the first file, after a check
+//! that every file has the same metadata and the same values held inline;
+//! values held by range references into each file are not compared yet.
 
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
@@ -41,6 +45,11 @@ pub(crate) fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSe
         .filter(|path| path.as_str() != dimension)
         .filter_map(|path| axis(&first.references, path, dimension).map(|axis| (path.clone(), axis)))
         .collect();
+    // The others are taken from the first file: they must be the same in every file.
+    for path in arrays.iter().filter(|path| path.as_str() != dimension && !concatenated.iter().any(|(p, _)| p == *path))
+    {
+        check_identical(&inputs, path, dimension)?;
+    }
     for (key, reference) in first.references.iter() {
         let owner =
             concatenated.iter().any(|(path, _)| key.strip_prefix(path.as_str()).is_some_and(|r| r.starts_with('/')));
@@ -174,6 +183,52 @@ fn concatenate(
     for (key, reference) in first.references.iter() {
         if key.strip_prefix(path).and_then(|rest| rest.strip_prefix("/.z")).is_some_and(|rest| rest != "array") {
             builder.insert_reference(&key, reference);
+        }
+    }
+    Ok(())
+}
+
+/// An array without the dimension, which the combined set takes from the
+/// first file: every other file must have the same metadata and the same
+/// inline values (values held by range references in each file's own bytes
+/// are not read here, and not compared).
+fn check_identical(inputs: &[Input], path: &str, dimension: &str) -> Result<(), ScanError> {
+    let first = &inputs[0];
+    let theirs = zarray(&first.references, path);
+    let prefix = format!("{path}/");
+    let inline_chunks = |set: &ReferenceSet| -> Vec<(String, Vec<u8>)> {
+        set.iter()
+            .filter(|(key, _)| {
+                key.strip_prefix(&prefix).is_some_and(|name| !name.starts_with(".z") && !name.contains('/'))
+            })
+            .filter_map(|(key, reference)| match reference {
+                Reference::Inline(bytes) => Some((key.to_string(), bytes.to_vec())),
+                _ => None,
+            })
+            .collect()
+    };
+    let first_chunks = inline_chunks(&first.references);
+    for input in &inputs[1..] {
+        let error = |reason: String| {
+            combine_error(
+                &input.name,
+                path,
+                format!("{reason}, and it has no dimension {dimension} to be concatenated along"),
+            )
+        };
+        let ours = zarray(&input.references, path);
+        if ours.is_none() {
+            return Err(error(format!("it is missing, where {} has it", first.name)));
+        }
+        for field in ["shape", "chunks", "dtype", "fill_value", "compressor", "filters", "order"] {
+            let (a, b) = (ours.as_ref().map(|m| &m[field]), theirs.as_ref().map(|m| &m[field]));
+            if a != b {
+                let show = |v: Option<&Value>| v.map_or_else(|| "none".to_owned(), Value::to_string);
+                return Err(error(format!("its {field} {} differs from {}'s {}", show(a), first.name, show(b))));
+            }
+        }
+        if inline_chunks(&input.references) != first_chunks {
+            return Err(error(format!("its values differ from {}'s", first.name)));
         }
     }
     Ok(())
@@ -532,5 +587,35 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("its value NaN is not a date"), "{err}");
+    }
+
+    /// An array without the dimension is taken from the first file only if
+    /// every file has the same: metadata and inline values that differ are
+    /// an error naming the file and the array, never the first file's values
+    /// silently.
+    #[test]
+    fn arrays_without_the_dimension_must_be_the_same_in_every_file() {
+        let good = r#"{"shape":[2],"chunks":[2],"dtype":"<f4","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        let file = |name: &str, start: f64, lat: [f32; 2], zarray: &str| {
+            let mut input = input(name, start, Some(good), r#"["time"]"#);
+            let mut builder = ReferenceSetBuilder::new();
+            for (key, reference) in input.references.iter() {
+                builder.insert_reference(&key, reference);
+            }
+            builder.insert_inline("lat/.zarray", zarray.as_bytes());
+            builder.insert_inline("lat/.zattrs", br#"{"_ARRAY_DIMENSIONS":["lat"]}"#);
+            builder.insert_inline("lat/0", &[lat[0].to_le_bytes(), lat[1].to_le_bytes()].concat());
+            input.references = builder.build();
+            input
+        };
+        let same = combine(vec![file("a", 0.0, [1.0, 2.0], good), file("b", 1.0, [1.0, 2.0], good)], "time");
+        assert!(same.unwrap().get("lat/0").is_some());
+        let err =
+            combine(vec![file("a", 0.0, [1.0, 2.0], good), file("b", 1.0, [1.0, 2.5], good)], "time").unwrap_err();
+        assert!(err.to_string().contains(r#"cannot combine b: "lat": its values differ from a's"#), "{err}");
+        let wider = good.replace("[2]", "[3]");
+        let err =
+            combine(vec![file("a", 0.0, [1.0, 2.0], good), file("b", 1.0, [1.0, 2.0], &wider)], "time").unwrap_err();
+        assert!(err.to_string().contains("its shape [3] differs from a's [2]"), "{err}");
     }
 }

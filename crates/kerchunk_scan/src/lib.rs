@@ -266,7 +266,9 @@ pub async fn scan(
 ///   `open_mfdataset` give them; the coordinate's fill value is dropped);
 /// - each array with the dimension is concatenated along it: its chunk keys
 ///   renumbered, its references kept (URLs as each file's scan wrote them);
-/// - every other array, and the groups' metadata, come from the first file.
+/// - every other array, and the groups' metadata, come from the first file,
+///   once each other file is checked to have the same metadata and inline
+///   values for it (values behind range references are not read).
 ///
 /// Each input is `(name, references)`, the name used in errors; each must
 /// hold its coordinate inline (scan it with
@@ -276,7 +278,8 @@ pub async fn scan(
 /// [`ScanError::Combine`] naming the file and the array: a coordinate
 /// missing or not inline, two files starting at the same coordinate value,
 /// coordinates whose units differ and are not CF times in one calendar
-/// (naming both units), a time that is not a date,
+/// (naming both units), a time that is not a date, an array without the
+/// dimension whose metadata or inline values differ from the first file's,
 /// an array whose dtype, chunks, fill value, codecs or shape (beyond the
 /// dimension) differ from the first file's, or a file whose length along the
 /// dimension is not a multiple of the chunk length (but the last).
