@@ -145,7 +145,13 @@ fn png(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64)) ->
     );
     decoder.set_transformations(png::Transformations::IDENTITY);
     let mut reader = decoder.read_info().map_err(DecodeError::corrupt)?;
-    let mut pixels = vec![0; reader.output_buffer_size().ok_or_else(|| layout("a PNG too large"))?];
+    // The image's size is the header's word: at most four octets a value, or it is not this field's.
+    let bytes = reader.output_buffer_size().ok_or_else(|| layout("a PNG too large"))?;
+    if bytes > count.saturating_mul(4).saturating_add(1 << 16) {
+        let (width, height) = (reader.info().width, reader.info().height);
+        return Err(layout(format!("a PNG of {width} x {height} pixels for {count} values")));
+    }
+    let mut pixels = vec![0; bytes];
     let frame = reader.next_frame(&mut pixels).map_err(DecodeError::corrupt)?;
     let width = usize::try_from(frame.width).unwrap_or(usize::MAX);
     if !(frame.bit_depth as u8).is_multiple_of(8) || width == 0 || !frame.line_size.is_multiple_of(width) {
