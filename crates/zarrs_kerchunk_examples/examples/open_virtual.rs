@@ -1,12 +1,13 @@
 //! Open a kerchunk reference set, print its hierarchy and read a slice of one array.
 //!
 //! ```text
-//! cargo run --release --example open_virtual                      # the bundled sample
-//! cargo run --release --example open_virtual -- <location> [array] [slice] [--prefetch]
+//! cargo run --release -p zarrs_kerchunk_examples --example open_virtual    # the bundled sample
+//! cargo run --release -p zarrs_kerchunk_examples --example open_virtual -- <location> [array] [slice] [--prefetch]
+//! cargo run --release -p zarrs_kerchunk_examples --example open_virtual --features remote -- s3://bucket/refs.json
 //! ```
 //!
-//! `location` is a local path or a URL (`file://`, `http(s)://`, `s3://`, `gs://`, `az://`)
-//! of a JSON reference file. `slice` is numpy-like, one item per dimension:
+//! `location` is a local path or a `file://` URL of a JSON reference file; with the
+//! feature `remote`, also `http(s)://`, `s3://`, `gs://` or `az://`. `slice` is numpy-like, one item per dimension:
 //! `0,10:20,:`. Without an array, the largest is read; without a slice, a
 //! corner of it.
 //!
@@ -24,7 +25,7 @@ use zarrs::node::{Node, NodeMetadata};
 use zarrs_kerchunk::ReferenceStore;
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
 
-const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/sample.json");
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../zarrs_kerchunk/examples/data/sample.json");
 
 fn main() -> std::process::ExitCode {
     match run() {
