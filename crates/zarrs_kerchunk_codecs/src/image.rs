@@ -1,8 +1,9 @@
 //! tifffile's image codecs: `imagecodecs_jpeg` (TIFF compression 7, with
-//! the file's JPEG tables) and `imagecodecs_webp`, decoded by image-rs'
-//! pure-Rust decoders (jpeg-decoder, image-webp) into the tile's samples,
-//! interleaved by pixel. Both are lossy: decoders differ from libjpeg-turbo
-//! and libwebp by a few units (the crate's README says how many).
+//! the file's JPEG tables), `imagecodecs_webp` and `imagecodecs_png`,
+//! decoded by image-rs' pure-Rust decoders (jpeg-decoder, image-webp, png)
+//! into the tile's samples, interleaved by pixel. JPEG and lossy WebP are
+//! lossy: decoders differ from libjpeg-turbo and libwebp by a few units (the
+//! crate's README says how many).
 
 use base64::Engine;
 use serde::Deserialize;
@@ -160,6 +161,42 @@ impl Decode for Webp {
         }
         let mut pixels = vec![0; bytes];
         decoder.read_image(&mut pixels).map_err(DecodeError::corrupt)?;
+        Ok(pixels)
+    }
+}
+
+/// `imagecodecs_png`: TIFF tiles compressed as PNG images (compression
+/// 34933, which tifffile writes and GDAL does not), decoded by the `png`
+/// crate; 16-bit samples come out in little-endian order, as imagecodecs
+/// returns them on the machines kerchunk runs on.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Png;
+
+impl Decode for Png {
+    const ID: &'static str = "imagecodecs_png";
+
+    fn configuration(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        let limits = png::Limits { bytes: size.saturating_add(1 << 16) };
+        let mut decoder = png::Decoder::new_with_limits(std::io::Cursor::new(encoded), limits);
+        decoder.set_transformations(png::Transformations::IDENTITY);
+        let mut reader = decoder.read_info().map_err(DecodeError::corrupt)?;
+        let bytes = reader.output_buffer_size().ok_or_else(|| DecodeError::Layout("a PNG too large".into()))?;
+        if bytes > size.saturating_add(1 << 16) {
+            return Err(DecodeError::TooLong { size });
+        }
+        let mut pixels = vec![0; bytes];
+        let frame = reader.next_frame(&mut pixels).map_err(DecodeError::corrupt)?;
+        pixels.truncate(frame.buffer_size());
+        if pixels.len() > size {
+            return Err(DecodeError::TooLong { size });
+        }
+        if frame.bit_depth == png::BitDepth::Sixteen {
+            pixels.chunks_exact_mut(2).for_each(|sample| sample.swap(0, 1));
+        }
         Ok(pixels)
     }
 }

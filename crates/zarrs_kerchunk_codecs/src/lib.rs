@@ -16,6 +16,7 @@
 //! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
 //! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
 //! | `imagecodecs_jpeg`, `imagecodecs_webp` | tifffile | JPEG (with the file's tables, RGB or YCbCr) and WebP tiles, lossy |
+//! | `imagecodecs_png` | tifffile | PNG tiles (8 and 16 bits) |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
 //! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.41, 5.42) and a Lambert grid's coordinates |
 //!

@@ -13,7 +13,7 @@ use zarrs::plugin::PluginCreateError;
 use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
 use crate::grib::Grib;
-use crate::image::{Jpeg, Webp};
+use crate::image::{Jpeg, Png, Webp};
 use crate::lzma::Lzma;
 use crate::lzw::Lzw;
 use crate::numeric::{BitRound, Cast, NumcodecsDelta};
@@ -38,6 +38,7 @@ pub const IDS: &[&str] = &[
     BitRound::ID,
     Jpeg::ID,
     Webp::ID,
+    Png::ID,
 ];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
@@ -110,6 +111,7 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(|bitround: BitRound| Ok(bitround));
     registration.add(Jpeg::new);
     registration.add(|webp: Webp| Ok(webp));
+    registration.add(|_: IgnoredAny| Ok(Png));
     registration
 }
 

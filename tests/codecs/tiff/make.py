@@ -77,6 +77,26 @@ LOSSY = {
 }
 
 
+# Codecs GDAL cannot write into a TIFF, written by tifffile: name -> (dtype, bands). The truth
+# is the values written.
+TIFFFILE = {
+    "png_u8": ("uint8", 1),
+    "png_u16": ("uint16", 1),
+    "png_rgb": ("uint8", 3),
+}
+
+
+def write_with_tifffile(path, dtype, bands, seed):
+    import tifffile
+
+    data = values(np.dtype(dtype), bands, seed)
+    interleaved = data[0] if bands == 1 else np.moveaxis(data, 0, -1)
+    photometric = "minisblack" if bands == 1 else "rgb"
+    # metadata=None: kerchunk's tiff_to_zarr fails on tifffile's own shaped metadata.
+    tifffile.imwrite(path, interleaved, compression="png", tile=(32, 32), metadata=None, photometric=photometric)
+    return data
+
+
 def write(path, dtype, bands, options, seed):
     profile = {
         "driver": "GTiff",
@@ -132,6 +152,14 @@ def main():
             assert np.abs(theirs.astype(int) - truth.astype(int)).max() <= TOLERANCE, name
         else:
             assert np.array_equal(theirs, truth), name
+        text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    for seed, (name, (dtype, bands)) in enumerate(TIFFFILE.items(), start=100):
+        path = HERE / f"{name}.tif"
+        truth = write_with_tifffile(path, dtype, bands, seed)
+        np.save(HERE / f"{name}.npy", truth)
+        refs = tiff_to_zarr(str(path), inline_threshold=0)
+        assert np.array_equal(kerchunk_reads(refs), truth), name
         text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
         (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
 
