@@ -98,7 +98,7 @@ for path in sorted((CODECS / "grib").glob("*.grib2")):
     add("grib_codec", struct.pack("<H", 496) + message)
     add("grib_codec", struct.pack("<H", 496 | 0x8000) + message)
 PICK = {"imagecodecs_lzw": 0, "imagecodecs_packbits": 1, "imagecodecs_zstd": 2, "lzma": 3, "deflate": 4,
-        "imagecodecs_jpeg": 8, "imagecodecs_webp": 9}
+        "imagecodecs_jpeg": 8, "imagecodecs_webp": 9, "imagecodecs_png": 11}
 DTYPES = ["|u1", "<u2", ">i2", "<u4", ">f4", "<f4", "<f8", ">f8"]
 for path in sorted((CODECS / "tiff").glob("*.kerchunk.json")):
     refs = json.loads(path.read_text())

@@ -234,7 +234,10 @@ pub fn tiff_codecs(data: &[u8]) -> usize {
         6 => {
             serde_json::json!({"id": "imagecodecs_floatpred", "dtype": dtype, "shape": shape, "axis": axis, "dist": 1})
         }
-        _ => serde_json::json!({"id": "lzma", "format": 2}),
+        7 => serde_json::json!({"id": "lzma", "format": 2}),
+        8 | 10 => serde_json::json!({"id": "imagecodecs_jpeg", "colorspace_jpeg": if pick & 2 == 0 { 2 } else { 3 }}),
+        11 | 13 | 15 => serde_json::json!({"id": "imagecodecs_png"}),
+        _ => serde_json::json!({"id": "imagecodecs_webp"}),
     };
     usize::from(decode_with(&configuration, stream, size).is_some())
 }
