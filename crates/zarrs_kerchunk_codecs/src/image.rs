@@ -126,7 +126,8 @@ impl Decode for Jpeg {
         }
         decoder.read_info().map_err(DecodeError::corrupt)?;
         let info = decoder.info().ok_or_else(|| DecodeError::Layout("a JPEG without a frame header".into()))?;
-        let samples = usize::from(info.width) * usize::from(info.height) * info.pixel_format.pixel_bytes();
+        let samples =
+            (usize::from(info.width) * usize::from(info.height)).saturating_mul(info.pixel_format.pixel_bytes());
         if samples > size {
             return Err(DecodeError::TooLong { size });
         }

@@ -36,7 +36,7 @@ impl Decode for Lzw {
                         return Err(DecodeError::TooLong { size });
                     }
                     // The buffer was bounded by what the input could give; it gives more.
-                    output.resize(output.len().saturating_mul(2).min(size + 1), 0);
+                    output.resize(output.len().saturating_mul(2).min(size.saturating_add(1)), 0);
                 }
                 weezl::LzwStatus::NoProgress => return Err(DecodeError::Truncated { decoded: written, size }),
                 weezl::LzwStatus::Ok => {}

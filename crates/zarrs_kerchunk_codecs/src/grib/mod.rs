@@ -102,9 +102,11 @@ impl Decode for Grib {
             return Err(DecodeError::TooLong { size });
         }
         // Each value written once, straight into the chunk's bytes.
-        let mut out = Vec::with_capacity(points * self.output.size());
+        // At most the chunk's size: checked above.
+        let capacity = points * self.output.size();
+        let mut out = Vec::with_capacity(capacity);
         let mut emit = |value: f64| {
-            if out.len() < points * self.output.size() {
+            if out.len() < capacity {
                 match self.output {
                     Output::Float64 => out.extend_from_slice(&value.to_le_bytes()),
                     #[expect(clippy::cast_possible_truncation, reason = "float32 asked for, as numpy's astype rounds")]
