@@ -127,14 +127,12 @@ fn concatenate(
     let mut offset = 0u64;
     for (i, input) in inputs.iter().enumerate() {
         let theirs = usable(zarray(&input.references, path), &input.name)?;
-        for field in ["dtype", "chunks", "fill_value", "compressor", "filters", "order"] {
-            if theirs[field] != meta[field] {
-                return Err(error(
-                    &input.name,
-                    path,
-                    format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
-                ));
-            }
+        if let Some(field) = differing_field(&theirs, &meta) {
+            return Err(error(
+                &input.name,
+                path,
+                format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
+            ));
         }
         let length = theirs["shape"][axis].as_u64().unwrap_or(0);
         let mut other = theirs["shape"].clone();
@@ -218,22 +216,31 @@ fn check_identical(inputs: &[Input], path: &str, dimension: &str) -> Result<(), 
                 format!("{reason}, and it has no dimension {dimension} to be concatenated along"),
             )
         };
-        let ours = zarray(&input.references, path);
-        if ours.is_none() {
+        let Some(ours) = zarray(&input.references, path) else {
             return Err(error(format!("it is missing, where {} has it", first.name)));
-        }
-        for field in ["shape", "chunks", "dtype", "fill_value", "compressor", "filters", "order"] {
-            let (a, b) = (ours.as_ref().map(|m| &m[field]), theirs.as_ref().map(|m| &m[field]));
-            if a != b {
-                let show = |v: Option<&Value>| v.map_or_else(|| "none".to_owned(), Value::to_string);
-                return Err(error(format!("its {field} {} differs from {}'s {}", show(a), first.name, show(b))));
-            }
+        };
+        let differing = match &theirs {
+            Some(theirs) if ours["shape"] != theirs["shape"] => Some("shape"),
+            Some(theirs) => differing_field(&ours, theirs),
+            None => Some("shape"),
+        };
+        if let Some(field) = differing {
+            let theirs = theirs.as_ref().map_or_else(|| "none".to_owned(), |m| m[field].to_string());
+            return Err(error(format!("its {field} {} differs from {}'s {theirs}", ours[field], first.name)));
         }
         if inline_chunks(&input.references) != first_chunks {
             return Err(error(format!("its values differ from {}'s", first.name)));
         }
     }
     Ok(())
+}
+
+/// The fields of two `.zarray`s that must agree for their arrays to be
+/// combined (the shape aside), and the first of them that does not.
+fn differing_field(ours: &Value, theirs: &Value) -> Option<&'static str> {
+    ["dtype", "chunks", "fill_value", "compressor", "filters", "order"]
+        .into_iter()
+        .find(|&field| ours[field] != theirs[field])
 }
 
 /// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the root).

@@ -123,8 +123,8 @@ enum Serve {
     /// Parts of a range reference: the bytes as fetched, but for the last
     /// request's, a check that the whole reference fits its target.
     Parts,
-    /// A metadata document (one whole-value request): rewritten (with this
-    /// chunk size limit), then sliced by these ranges (`None`: whole).
+    /// A metadata document (one whole-value request): rewritten (checked
+    /// against this policy), then sliced by these ranges (`None`: whole).
     Metadata { ranges: Option<Vec<ByteRange>>, policy: MetadataPolicy, view: MetadataView },
 }
 
