@@ -82,7 +82,9 @@
 //! | `gcp` | no | `gs://` targets |
 //! | `azure` | no | `az://`, `abfs://` targets |
 //!
-//! The default build compiles no C code and brings in neither zarrs nor arrow.
+//! The default build brings in neither zarrs nor arrow. It compiles two C libraries: aws-lc
+//! (rustls' cryptography, which HTTPS needs, through `object_store`'s `http`) and zstd (the
+//! compressed documents `kerchunk` reads and writes); without default features, zstd alone.
 //!
 //! # Compatibility
 //!
