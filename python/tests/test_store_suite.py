@@ -79,7 +79,7 @@ class TestReferenceStore(StoreTests[ReferenceStore, cpu.Buffer]):
 WRITES_THROUGH_THE_STORE = """
     test_set test_set_not_open test_set_many test_set_if_not_exists test_delete test_delete_dir
     test_delete_nonexistent_key_does_not_raise test_clear test_getsize_prefix test_exists
-    test_list test_list_prefix test_list_empty_path test_list_dir test_is_empty
+    test_list test_list_prefix test_list_empty_path test_list_dir
     test_set_sync test_delete_sync test_delete_sync_missing
 """.split()
 
