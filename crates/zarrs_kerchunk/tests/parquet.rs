@@ -335,6 +335,11 @@ fn a_record_file_that_panics_the_decoder_is_an_error() {
 /// A record file on which the parquet crate spins (found by the
 /// `parquet_root` fuzzer; see `tests/corrupt/README.md`) is an error once the
 /// decode deadline has passed, naming the file; other records still read.
+///
+/// The short deadline applies only to the spinning file's store: the other
+/// records are read through a second store with the default deadline, so no
+/// ordinary decode has to beat a one-second clock on a busy machine (a
+/// benchmark, not a test, measures time). The spin goes on meanwhile.
 #[test]
 fn a_record_file_that_makes_the_decoder_spin_is_an_error_after_the_deadline() {
     let scratch = Scratch::new();
@@ -347,7 +352,8 @@ fn a_record_file_that_makes_the_decoder_spin_is_an_error_after_the_deadline() {
         .unwrap();
     let err = store.get(&key("field/0.0")).unwrap_err().to_string();
     assert!(err.contains("field/refs.0.parq") && err.contains("took longer than 1s"), "{err}");
-    assert!(store.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
+    let patient = ReferenceStoreBuilder::new().open(&scratch.root()).unwrap();
+    assert!(patient.get(&key("field/2.4")).unwrap().is_some(), "other records still read");
 }
 
 /// A row whose offset is no readable number fails its own key when read, as a
