@@ -32,7 +32,7 @@ use object_store::azure::MicrosoftAzureBuilder;
 use object_store::http::HttpBuilder;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::Value;
-use zarrs_kerchunk::ReferenceStoreBuilder;
+use zarrs_kerchunk::{OpenError, ReadError, ReferenceStoreBuilder};
 
 /// A server's variable, or `None` (and a note) if the servers are not running.
 fn var(name: &str) -> Option<String> {
@@ -182,8 +182,16 @@ async fn conformance_on(buckets: Buckets) {
         let location = format!("{}{}/{file}", buckets.refs.0, case.name);
         let refused =
             ReferenceStoreBuilder::new().with_store(&buckets.refs.0, Arc::clone(wrong)).open_async(&location).await;
-        let error = refused.expect_err("the refs bucket must refuse the data bucket's keys").to_string();
+        let error = refused.expect_err("the refs bucket must refuse the data bucket's keys");
         eprintln!("{}: the other bucket's keys are refused: {error}", buckets.service);
+        // The service's 403, as object_store types it, under the reference file's location.
+        match &error {
+            OpenError::Read { location: at, source: ReadError::ObjectStore(cause) } => {
+                assert_eq!(at, &location);
+                assert!(matches!(**cause, object_store::Error::PermissionDenied { .. }), "{cause:?}");
+            }
+            other => panic!("{}: expected a permission error reading {location}, got {other:?}", buckets.service),
+        }
     }
     eprintln!("{}: {read} reference files read, sync and async, {} failures", buckets.service, failures.len());
     assert!(failures.is_empty(), "{}: {failures:#?}", buckets.service);
