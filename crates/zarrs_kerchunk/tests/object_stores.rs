@@ -186,9 +186,9 @@ async fn conformance_on(buckets: Buckets) {
         eprintln!("{}: the other bucket's keys are refused: {error}", buckets.service);
         // The service's 403, as object_store types it, under the reference file's location.
         match &error {
-            OpenError::Read { location: at, source: ReadError::ObjectStore(cause) } => {
+            OpenError::Read { location: at, source: ReadError::ObjectStore(why) } => {
                 assert_eq!(at, &location);
-                assert!(matches!(**cause, object_store::Error::PermissionDenied { .. }), "{cause:?}");
+                assert!(matches!(**why, object_store::Error::PermissionDenied { .. }), "{why:?}");
             }
             other => panic!("{}: expected a permission error reading {location}, got {other:?}", buckets.service),
         }
