@@ -3,7 +3,7 @@
 //! files. Reports cross as JSON text, which the Python side turns into
 //! dicts; every call runs with the GIL released.
 
-use kerchunk_scan::{ScanError, ScanOptions, UnsupportedArrays};
+use kerchunk_scan::{CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use zarrs_kerchunk::StoreRegistry;
@@ -11,7 +11,7 @@ use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::make::{MakeError, expand, make_references, url_in_references};
+use zarrs_kerchunk_tools::make::{Concat, MakeError, expand, make_references, url_in_references};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
 use crate::errors::{Error, Kind, object_store_kind, read_kind};
@@ -120,6 +120,8 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
 #[pyo3(from_item_all)]
 struct ScanArguments {
     concat: Option<String>,
+    /// Where the combined dimension's values come from (`kerchunk_scan::CoordinateSource`'s text).
+    coord: Option<String>,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
@@ -147,6 +149,16 @@ fn scan(
     if arguments.fail_unsupported {
         scan_options = scan_options.with_unsupported_arrays(UnsupportedArrays::Fail);
     }
+    let concat = match (&arguments.concat, &arguments.coord) {
+        (Some(dimension), Some(source)) => {
+            let source: CoordinateSource = source
+                .parse()
+                .map_err(|e: kerchunk_scan::CoordinateSourceError| Error::new(Kind::Invalid, e.to_string()))?;
+            Some(Concat::new(dimension.clone()).with_coordinate(source))
+        }
+        (Some(dimension), None) => Some(Concat::new(dimension.clone())),
+        (None, _) => None,
+    };
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let mut expanded = Vec::new();
         for file in &files {
@@ -154,7 +166,7 @@ fn scan(
         }
         let made = make_references(
             &expanded,
-            arguments.concat.as_deref(),
+            concat.as_ref(),
             &scan_options,
             &registry,
             |file| url_in_references(file, output),

@@ -144,6 +144,21 @@ def test_scan_combines_a_series(tmp_path: Path) -> None:
     assert times.shape == expected.shape[:1] and np.all(np.diff(times) > 0), times
 
 
+def test_scan_takes_a_member_from_file_names(tmp_path: Path) -> None:
+    """Members only in the file names (tests/scan/combine/members_m*.nc) become a new first
+    dimension, ordered as numbers; values as open_mfdataset gives them (members.expected.json)."""
+    combine = SCANNED / "combine"
+    for file in combine.glob("members_m*.nc"):
+        shutil.copy(file, tmp_path)
+    tools.scan(str(tmp_path / "members_m*.nc"), tmp_path / "members.json", coords={"member": r"name:_m(\d+)\.nc$"})
+    expected = json.loads((combine / "members.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(tmp_path / "members.json"), mode="r", zarr_format=2)
+    assert group["member"][...].tolist() == expected["member"]
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
+    with pytest.raises(ValueError, match="several dimensions"):
+        tools.scan(str(tmp_path / "members_m*.nc"), tmp_path / "x.json", concat="time", coords={"member": "data"})
+
+
 def test_scan_splits_chunks_as_kerchunks_subchunk(tmp_path: Path) -> None:
     source = SCANNED / "hdf5" / "earliest.h5"
     shutil.copy(source, tmp_path)

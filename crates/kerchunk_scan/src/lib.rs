@@ -102,7 +102,8 @@
 //! |---|---|
 //! | along one dimension, others identical | yes |
 //! | CF times in units of each file's own (`cf:`) | yes |
-//! | several dimensions, `var`, selectors (`attr:`, regex) | no |
+//! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
+//! | several dimensions, `var`, callables, `vattr:` | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
 //! a NetCDF-3 variable: one range each) into smaller ranges along its first
@@ -123,6 +124,7 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
+pub use combine::{CoordinateSource, CoordinateSourceError};
 pub use error::ScanError;
 pub use kerchunk::ReferenceSet;
 pub use options::{ScanOptions, Skipped, UnsupportedArrays};
@@ -284,8 +286,60 @@ pub async fn scan(
 /// dimension) differ from the first file's, or a file whose length along the
 /// dimension is not a multiple of the chunk length (but the last).
 pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, ScanError> {
+    combine_with(inputs, dimension, &CoordinateSource::Auto)
+}
+
+/// [`combine`], with the coordinate's values from `source`:
+///
+/// - [`CoordinateSource::Auto`]: what [`combine`] does;
+/// - [`CoordinateSource::Data`]: the files' coordinates as written (files
+///   whose units differ are an error); [`CoordinateSource::Cf`]: as CF
+///   times, decoded and written again in the first file's units;
+/// - [`CoordinateSource::Name`] or [`CoordinateSource::Attribute`]: one
+///   value per file, from its name (the last segment of the name given with
+///   its references) or a global attribute, a number or a date. The files
+///   are ordered by it, and the coordinate written as `<i8` (whole numbers),
+///   `<f8`, or `<f8` CF times (`days since` the first date, or hours,
+///   minutes or seconds where days do not count every date whole; standard
+///   calendar). Where arrays have the dimension, each file must be one long
+///   along it; where none has it, every array that is not a coordinate (an
+///   array named in some array's `_ARRAY_DIMENSIONS`) gets it as a new first
+///   axis with chunks of 1, as kerchunk's `coo_map` with a regex or `attr:`
+///   gives it, and the coordinates must be the same in every file.
+///
+/// ```
+/// # use kerchunk::{ReferenceSet, ReferenceSetBuilder};
+/// use kerchunk_scan::{CoordinateSource, combine_with};
+///
+/// // Each file holds t(x); the member number is only in the file's name.
+/// let file = |value: f32| {
+///     let mut builder = ReferenceSetBuilder::new();
+///     builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+///     builder.insert_inline("t/.zarray", br#"{"shape":[1],"chunks":[1],"dtype":"<f4","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#);
+///     builder.insert_inline("t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["x"]}"#);
+///     builder.insert_inline("t/0", &value.to_le_bytes());
+///     builder.build()
+/// };
+/// let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse()?;
+/// let inputs = vec![("run_m7.nc".to_owned(), file(7.0)), ("run_m2.nc".to_owned(), file(2.0))];
+/// let combined = combine_with(inputs, "member", &source)?;
+/// assert_eq!(combined.get("member/0").unwrap(), kerchunk::Reference::Inline(&[2i64.to_le_bytes(), 7i64.to_le_bytes()].concat()));
+/// assert_eq!(combined.get("t/1.0").unwrap(), kerchunk::Reference::Inline(&7f32.to_le_bytes()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// What [`combine`] gives, and [`ScanError::Combine`] naming the file: a
+/// name that does not match, text that is not a number or not a date in the
+/// format, a missing attribute, two files with one value, numbers and dates
+/// mixed, or a file more than one long along the dimension.
+pub fn combine_with(
+    inputs: Vec<(String, ReferenceSet)>,
+    dimension: &str,
+    source: &CoordinateSource,
+) -> Result<ReferenceSet, ScanError> {
     let inputs = inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
-    combine::combine(inputs, dimension)
+    combine::combine(inputs, dimension, source)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use kerchunk::ReferenceSet;
-use kerchunk_scan::{ScanError, ScanOptions, Skipped, scan};
+use kerchunk_scan::{CoordinateSource, ScanError, ScanOptions, Skipped, scan};
 use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore};
@@ -15,6 +15,33 @@ use crate::output::{OutputError, place};
 
 /// Files scanned at once.
 pub const CONCURRENT_SCANS: usize = 16;
+
+/// How several files' references are combined: along `dimension`, the
+/// combined coordinate's values from `coordinate` (see
+/// [`kerchunk_scan::combine_with`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Concat {
+    /// The dimension the files are combined along.
+    pub dimension: String,
+    /// Where its values come from (default: the files' own coordinate arrays).
+    pub coordinate: CoordinateSource,
+}
+
+impl Concat {
+    /// Along `dimension`, its values from the files' own coordinate arrays.
+    #[must_use]
+    pub fn new(dimension: impl Into<String>) -> Self {
+        Self { dimension: dimension.into(), coordinate: CoordinateSource::Auto }
+    }
+
+    /// The coordinate's values from `source`.
+    #[must_use]
+    pub fn with_coordinate(mut self, source: CoordinateSource) -> Self {
+        self.coordinate = source;
+        self
+    }
+}
 
 /// Why references could not be made from files.
 #[derive(Debug, thiserror::Error)]
@@ -74,14 +101,14 @@ pub struct Made {
 }
 
 /// Scan `files` (paths or URLs; see [`expand`] for patterns) into one reference set,
-/// combined along `concat` when there are several. `url_of` gives the URL a file's
+/// combined as `concat` says when there are several. `url_of` gives the URL a file's
 /// references name it by; `progress` is called after each file.
 ///
 /// # Errors
 /// [`MakeError`] if a file cannot be reached or scanned, or the sets cannot be combined.
 pub fn make_references(
     files: &[String],
-    concat: Option<&str>,
+    concat: Option<&Concat>,
     options: &ScanOptions,
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
@@ -91,8 +118,11 @@ pub fn make_references(
         return Err(MakeError::NeedsConcat);
     }
     let mut options = options.clone();
-    if let Some(dimension) = concat {
-        options = options.with_inlined_variables([dimension.to_owned()]);
+    // A coordinate from the data is read from the references: held inline.
+    if let Some(concat) = concat
+        .filter(|c| matches!(c.coordinate, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf))
+    {
+        options = options.with_inlined_variables([concat.dimension.clone()]);
     }
     let mut places = Vec::with_capacity(files.len());
     for file in files {
@@ -125,7 +155,7 @@ pub fn make_references(
         sets.push((url, scan.references));
     }
     made.references = match concat {
-        Some(dimension) => kerchunk_scan::combine(sets, dimension)?,
+        Some(concat) => kerchunk_scan::combine_with(sets, &concat.dimension, &concat.coordinate)?,
         None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
     };
     Ok(made)

@@ -216,7 +216,7 @@ fn convert_round_trips_through_parquet() {
 
 /// What a JSON reference document (version 0 or 1, templates expanded) maps each key to, in one
 /// form: metadata as parsed JSON, other inline values as bytes, ranges as `[url, offset, length]`.
-/// Read with serde_json and the spec alone, so that the writer is not judged by our own reader.
+/// Read with `serde_json` and the spec alone, so that the writer is not judged by our own reader.
 /// `.zmetadata`, which a writer may add, is left out.
 fn references_in(path: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
     use base64::Engine as _;
@@ -400,6 +400,31 @@ fn scan_combines_files_in_units_of_their_own_by_date() {
     let (code, _, stderr) = run(&["scan", &files[0], &files[1], "--concat", "time", "-o", out.to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("calendars_differ_0.nc") && stderr.contains("calendars_differ_1.nc"), "{stderr}");
+}
+
+/// A date only in each file's name (`tests/scan/combine/dated_*.nc`): `--coord
+/// time=name:...` makes it a time dimension, and `cat` shows the dates
+/// `open_mfdataset` gives; a regex without a group is a usage error.
+#[test]
+fn scan_takes_a_coordinate_from_file_names() {
+    let folder = common::workspace_root().join("tests/scan/combine");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dated.json");
+    let pattern = folder.join("dated_*.nc");
+    let coord = r"time=name:_(\d{8})\.nc$:%Y%m%d";
+    let (code, _, stderr) = run(&["scan", pattern.to_str().unwrap(), "--coord", coord, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), "time"]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("dated.expected.json")).unwrap()).unwrap();
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+    assert_eq!(ours, theirs, "{stdout}");
+    let (code, _, stderr) =
+        run(&["scan", pattern.to_str().unwrap(), "--coord", "time=name:dated", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("capture group"), "{stderr}");
 }
 
 #[test]

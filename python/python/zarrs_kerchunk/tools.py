@@ -99,6 +99,7 @@ def scan(
     output: str | os.PathLike[str],
     *,
     concat: str | None = None,
+    coords: dict[str, str] | None = None,
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
     subchunk: dict[str, int] | None = None,
@@ -115,7 +116,11 @@ def scan(
     only their metadata, written to ``output`` (as :func:`convert` writes).
 
     ``files`` are paths or URLs, or patterns of them (``"s3://bucket/run/*.nc"``); several files
-    are combined along the dimension ``concat``. ``subchunk`` splits uncompressed arrays' chunks
+    are combined along the dimension ``concat``. ``coords`` says where its values come from, as the
+    command line's ``--coord``: ``{"member": r"name:_m(\d+)\.nc$"}`` (a number in each file's
+    name), ``{"time": r"name:_(\d{8})\.nc$:%Y%m%d"}`` (a date), ``{"time": "attr:date"}`` (a global
+    attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); it may name the dimension
+    alone, without ``concat``. Only one dimension is combined. ``subchunk`` splits uncompressed arrays' chunks
     (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
@@ -125,6 +130,11 @@ def scan(
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous},
     )
-    arguments = {"concat": concat, "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
-                 "subchunk": list((subchunk or {}).items())}
+    coords = dict(coords or {})
+    if len(coords) > 1 or (concat is not None and coords and concat not in coords):
+        raise ValueError(f"combining along several dimensions is not supported yet: concat={concat!r}, coords={coords!r}")
+    if concat is None and coords:
+        concat = next(iter(coords))
+    arguments = {"concat": concat, "coord": coords.get(concat) if concat else None, "inline_threshold": inline_threshold,
+                 "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
     return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))

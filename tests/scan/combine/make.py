@@ -15,6 +15,10 @@ For each CASE it writes CASE_<n>.nc and:
   values, or the error xarray raises;
 - CASE.kerchunk.json: MultiZarrToZarr(coo_map={"time": "cf:time"}) over
   SingleHdf5ToZarr(inline_threshold=0) of each file (absent where it fails).
+
+For each NAMED case (the coordinate only in file names or a global attribute)
+it writes the files and NAME.expected.json: open_mfdataset(combine="nested")
+along the new dimension, each file's value added in preprocess, sorted by it.
 """
 import json
 import pathlib
@@ -71,6 +75,54 @@ def write(path, units, calendar, times, number):
         t[:] = np.array([[100 * number + i, 100 * number + i + 0.5] for i in range(len(times))], dtype="f4")
 
 
+# Files that hold no coordinate along the dimension they are combined on: the
+# value is only in the file's name (an ensemble member; a date) or in a global
+# attribute. Each file: t(time, x) for members, t(x) for dates. name -> files.
+NAMED = {
+    # Members 7, 2 and 11: ordered as numbers, not as text.
+    "members": ["members_m7.nc", "members_m2.nc", "members_m11.nc"],
+    # One file a day, the date in the name and in the global attribute `date`.
+    "dated": ["dated_20200103.nc", "dated_20200101.nc", "dated_20200102.nc"],
+}
+
+
+def write_named(path, number):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("x", 2)
+        x = ds.createVariable("x", "f4", ("x",))
+        x[:] = [10.0, 20.0]
+        if path.name.startswith("members"):
+            ds.createDimension("time", 2)
+            time = ds.createVariable("time", "i4", ("time",))
+            time.units = "hours since 2020-01-01"
+            time[:] = [0, 6]
+            t = ds.createVariable("t", "f4", ("time", "x"), chunksizes=(1, 2))
+            t[:] = np.array([[100 * number + i, 100 * number + i + 0.5] for i in range(2)], dtype="f4")
+        else:
+            ds.date = f"{path.stem[6:10]}-{path.stem[10:12]}-{path.stem[12:14]}"
+            t = ds.createVariable("t", "f4", ("x",))
+            t[:] = np.array([100 * number, 100 * number + 0.5], dtype="f4")
+        t.units = "K"
+
+
+def named_expected(name, paths):
+    """open_mfdataset along a new dimension, each file given its value in preprocess (from its
+    name for members, from its `date` attribute for dates), ordered by that value."""
+    def member(ds):
+        number = int(pathlib.Path(ds.encoding["source"]).stem.split("_m")[1])
+        return ds.expand_dims(member=[number])
+
+    def dated(ds):
+        return ds.expand_dims(time=[np.datetime64(ds.attrs["date"], "ns")])
+
+    dimension, preprocess = ("member", member) if name == "members" else ("time", dated)
+    with xr.open_mfdataset(paths, combine="nested", concat_dim=dimension, preprocess=preprocess) as ds:
+        ds = ds.sortby(dimension)
+        values = ds[dimension].values
+        coordinate = iso(values) if values.dtype.kind == "M" else values.tolist()
+        return {dimension: coordinate, "t": ds.t.values.tolist(), "t_dims": list(ds.t.dims)}
+
+
 def iso(values):
     out = []
     for value in values:
@@ -95,6 +147,12 @@ def main():
             expected = {"error": f"{type(error).__name__}: {error}"}
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
         kerchunk_refs(name, paths)
+    for name, files in NAMED.items():
+        paths = [HERE / file for file in files]
+        for number, path in enumerate(paths):
+            write_named(path, number)
+        expected = named_expected(name, paths)
+        (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
 
 
 def kerchunk_refs(name, paths):

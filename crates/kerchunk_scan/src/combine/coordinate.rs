@@ -1,12 +1,22 @@
 //! The coordinate files are combined along: each file's values, ordered,
 //! and, where the files' time units differ, decoded to dates and written
-//! again in the first file's units.
+//! again in the first file's units; or one value per file, from its name or
+//! an attribute.
 
 use kerchunk::Reference;
+use serde_json::{Value, json};
 use zarrs_cf::{DateTime, TimeUnits};
 
+use super::source::{CoordinateSource, FileValue, file_value};
 use super::{Input, attributes, chunk_key, combine_error, item_size, zarray};
 use crate::error::ScanError;
+
+/// The combined coordinate array: its metadata and its values, in one chunk.
+pub(super) struct Combined {
+    pub(super) zarray: Value,
+    pub(super) zattrs: Option<Value>,
+    pub(super) values: Vec<u8>,
+}
 
 /// A file's coordinate along the dimension, as written.
 pub(super) struct Coordinate {
@@ -31,7 +41,7 @@ impl Coordinate {
 }
 
 /// The combined coordinate's values.
-pub(super) enum Coordinates {
+enum Coordinates {
     /// Every file's values as written: they share units, calendar and dtype.
     AsWritten(Vec<Coordinate>),
     /// CF times from files in different units, in the units of the first file.
@@ -39,10 +49,15 @@ pub(super) enum Coordinates {
 }
 
 /// The inputs in the order of their coordinates, with the combined
-/// coordinate; an error if one has no coordinate inline, two start at the
-/// same value, or their dtypes or units differ in a way that cannot be
-/// reconciled.
-pub(super) fn ordered(inputs: Vec<Input>, dimension: &str) -> Result<(Vec<Input>, Coordinates), ScanError> {
+/// coordinate, from the files' own coordinate arrays as `source` (`Auto`,
+/// `Data` or `Cf`) says; an error if one has no coordinate inline, two start
+/// at the same value, or their dtypes or units differ in a way that cannot
+/// be reconciled.
+pub(super) fn ordered(
+    inputs: Vec<Input>,
+    dimension: &str,
+    source: &CoordinateSource,
+) -> Result<(Vec<Input>, Combined), ScanError> {
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut coordinates = Vec::with_capacity(inputs.len());
     for input in &inputs {
@@ -65,9 +80,125 @@ pub(super) fn ordered(inputs: Vec<Input>, dimension: &str) -> Result<(Vec<Input>
             calendar: attribute("calendar"),
         });
     }
-    let same_units =
-        coordinates.windows(2).all(|pair| (&pair[0].units, &pair[0].calendar) == (&pair[1].units, &pair[1].calendar));
-    if same_units { as_written(inputs, coordinates, dimension) } else { times(inputs, coordinates, dimension) }
+    let differing = coordinates
+        .windows(2)
+        .position(|pair| (&pair[0].units, &pair[0].calendar) != (&pair[1].units, &pair[1].calendar));
+    let (inputs, coordinates) = match (source, differing) {
+        (CoordinateSource::Cf, _) | (CoordinateSource::Auto, Some(_)) => times(inputs, coordinates, dimension)?,
+        (CoordinateSource::Data, Some(i)) => {
+            return Err(error(
+                &inputs[i + 1].name,
+                format!(
+                    "its {} differ from {}'s {}: its values cannot be concatenated as written (use cf)",
+                    coordinates[i + 1].describe_units(),
+                    inputs[i].name,
+                    coordinates[i].describe_units()
+                ),
+            ));
+        }
+        _ => as_written(inputs, coordinates, dimension)?,
+    };
+    let first = &inputs[0];
+    let mut meta = zarray(&first.references, dimension).expect("read above");
+    let (values, total) = match &coordinates {
+        Coordinates::AsWritten(coordinates) => {
+            let values: Vec<u8> = coordinates.iter().flat_map(|c| c.bytes.iter().copied()).collect();
+            (values, coordinates.iter().map(|c| c.numbers.len() as u64).sum::<u64>())
+        }
+        Coordinates::Times(times) => {
+            // Written again in one unit: float64, and no fill value, which
+            // would mean another time in the new units.
+            meta["dtype"] = Value::from("<f8");
+            meta["fill_value"] = Value::Null;
+            meta["compressor"] = Value::Null;
+            meta["filters"] = Value::Null;
+            (times.iter().flat_map(|t| t.to_le_bytes()).collect(), times.len() as u64)
+        }
+    };
+    meta["shape"] = Value::from(vec![total]);
+    meta["chunks"] = Value::from(vec![total]);
+    let zattrs = attributes(&first.references, dimension);
+    Ok((inputs, Combined { zarray: meta, zattrs, values }))
+}
+
+/// The inputs in the order of the values `source` (a file's name or an
+/// attribute) gives each, with the combined coordinate: numbers as `<i8`
+/// when all are integers, `<f8` otherwise; dates as `<f8` CF times in the
+/// coarsest of days, hours, minutes and seconds that counts every one whole,
+/// since the first date's midnight, standard calendar. An error names the
+/// file whose value is missing, repeats another's, or is of another kind.
+pub(super) fn from_files(
+    inputs: Vec<Input>,
+    dimension: &str,
+    source: &CoordinateSource,
+) -> Result<(Vec<Input>, Combined), ScanError> {
+    let error = |name: &str, reason: String| combine_error(name, dimension, reason);
+    let mut with_values = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let value = file_value(source, &input.name, &input.references)
+            .map_err(|reason| error(&input.name, format!("{reason} ({dimension} from {source})")))?;
+        with_values.push((input, value));
+    }
+    let Some((first_input, first_value)) = with_values.first() else {
+        return Ok((Vec::new(), Combined { zarray: Value::Null, zattrs: None, values: Vec::new() }));
+    };
+    let is_date = matches!(first_value, FileValue::Date(_));
+    if let Some((input, value)) = with_values.iter().find(|(_, value)| matches!(value, FileValue::Date(_)) != is_date) {
+        return Err(error(
+            &input.name,
+            format!("its value {value} is not of the kind of {}'s {first_value}", first_input.name),
+        ));
+    }
+    with_values.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal));
+    for pair in with_values.windows(2) {
+        if pair[0].1 == pair[1].1 {
+            return Err(error(&pair[1].0.name, format!("its value {} is also {}'s", pair[1].1, pair[0].0.name)));
+        }
+    }
+    let (inputs, values): (Vec<Input>, Vec<FileValue>) = with_values.into_iter().unzip();
+    // The first file's attributes of an array of the dimension's name, if it has one.
+    let mut zattrs = attributes(&inputs[0].references, dimension).filter(Value::is_object).unwrap_or_else(|| json!({}));
+    zattrs["_ARRAY_DIMENSIONS"] = json!([dimension]);
+    let (dtype, bytes) = if is_date {
+        let dates: Vec<DateTime> =
+            values.iter().filter_map(|v| if let FileValue::Date(d) = v { Some(*d) } else { None }).collect();
+        let (units, numbers) = date_values(&dates)
+            .ok_or_else(|| error(&inputs[0].name, "its dates cannot be counted in one unit".into()))?;
+        zattrs["units"] = Value::from(units);
+        zattrs["calendar"] = Value::from("standard");
+        ("<f8", numbers.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<u8>>())
+    } else {
+        let numbers: Vec<(f64, bool)> = values
+            .iter()
+            .filter_map(|v| if let FileValue::Number { value, integer } = v { Some((*value, *integer)) } else { None })
+            .collect();
+        if numbers.iter().all(|(_, integer)| *integer) {
+            #[expect(clippy::cast_possible_truncation, reason = "parsed from i64 text")]
+            ("<i8", numbers.iter().flat_map(|(n, _)| (*n as i64).to_le_bytes()).collect())
+        } else {
+            ("<f8", numbers.iter().flat_map(|(n, _)| n.to_le_bytes()).collect())
+        }
+    };
+    let zarray = json!({
+        "shape": [inputs.len()], "chunks": [inputs.len()], "dtype": dtype, "fill_value": null,
+        "compressor": null, "filters": null, "order": "C", "zarr_format": 2,
+    });
+    Ok((inputs, Combined { zarray, zattrs: Some(zattrs), values: bytes }))
+}
+
+/// `dates` (ordered) counted in the coarsest unit that counts each whole,
+/// since the first one's midnight: the units text and the values.
+fn date_values(dates: &[DateTime]) -> Option<(String, Vec<f64>)> {
+    let first = dates.first()?;
+    let epoch = format!("{:04}-{:02}-{:02} 00:00:00", first.year, first.month, first.day);
+    for unit in ["days", "hours", "minutes", "seconds"] {
+        let units = TimeUnits::parse(&format!("{unit} since {epoch}"), Some("standard")).ok()??;
+        let values: Option<Vec<f64>> = dates.iter().map(|&date| units.value(date)).collect();
+        if let Some(values) = values.filter(|values| values.iter().all(|v| v.fract() == 0.0)) {
+            return Some((format!("{unit} since {epoch}"), values));
+        }
+    }
+    None
 }
 
 /// Files whose coordinates share their units: ordered by their first

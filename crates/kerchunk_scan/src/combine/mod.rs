@@ -2,9 +2,15 @@
 //! as kerchunk's `MultiZarrToZarr` does in its common case (`concat_dims`
 //! one dimension, every other array identical across files).
 //!
-//! Each input must hold its coordinate along the dimension inline (a scan
-//! with [`ScanOptions::with_inlined_variables`](crate::ScanOptions::with_inlined_variables)
+//! The combined coordinate's values come from where [`CoordinateSource`]
+//! says. From the data (the default), each input must hold its coordinate
+//! along the dimension inline (a scan with
+//! [`ScanOptions::with_inlined_variables`](crate::ScanOptions::with_inlined_variables)
 //! does): its values order the files and become the combined coordinate.
+//! From a file's name or a global attribute, each file gives one value: the
+//! files are ordered by it, and where the arrays lack the dimension it is a
+//! new first axis of every array that is not itself a coordinate (the
+//! coordinates, such as `lat`, must then be the same in every file).
 //!
 //! Coordinates are compared as what they mean, not as numbers: when the
 //! files' `units` (or `calendar`) differ, they must all be CF time units,
@@ -23,8 +29,12 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 mod coordinate;
+mod source;
+mod stack;
 
-use coordinate::{Coordinates, ordered};
+use coordinate::{Combined, from_files, ordered};
+pub use source::{CoordinateSource, CoordinateSourceError};
+use stack::stack;
 
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {
@@ -32,64 +42,78 @@ pub(crate) struct Input {
     pub(crate) references: ReferenceSet,
 }
 
-/// Combine `inputs` along `dimension`: the arrays that have it are
-/// concatenated along it (chunk keys renumbered), in the order of the files'
-/// first coordinate values; the others, and every group's metadata, come
-/// from the first file.
-pub(crate) fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSet, ScanError> {
-    let (inputs, coordinates) = ordered(inputs, dimension)?;
+/// Combine `inputs` along `dimension`, the coordinate's values from
+/// `source`: the arrays that have the dimension are concatenated along it
+/// (chunk keys renumbered), in the order of the files' coordinate values;
+/// where no array has it (one value per file), every array that is not a
+/// coordinate gets it as a new first axis. The others, and every group's
+/// metadata, come from the first file.
+pub(crate) fn combine(
+    inputs: Vec<Input>,
+    dimension: &str,
+    source: &CoordinateSource,
+) -> Result<ReferenceSet, ScanError> {
+    let one_per_file = matches!(source, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_));
+    let (inputs, combined) =
+        if one_per_file { from_files(inputs, dimension, source)? } else { ordered(inputs, dimension, source)? };
     let Some(first) = inputs.first() else { return Ok(ReferenceSetBuilder::new().build()) };
     let mut builder = ReferenceSetBuilder::new();
     let arrays = array_paths(&first.references);
-    // Everything that is not an array concatenated along the dimension: from the first file.
     let concatenated: Vec<(String, usize)> = arrays
         .iter()
         .filter(|path| path.as_str() != dimension)
         .filter_map(|path| axis(&first.references, path, dimension).map(|axis| (path.clone(), axis)))
         .collect();
+    // With no array along the dimension, the arrays that are not coordinates gain it.
+    let stacked: Vec<String> = if concatenated.is_empty() {
+        let coordinates = dimension_names(&first.references);
+        arrays.iter().filter(|path| path.as_str() != dimension && !coordinates.contains(*path)).cloned().collect()
+    } else {
+        Vec::new()
+    };
+    let gains_the_dimension =
+        |path: &str| concatenated.iter().any(|(p, _)| p == path) || stacked.iter().any(|p| p == path);
     // The others are taken from the first file: they must be the same in every file.
-    for path in arrays.iter().filter(|path| path.as_str() != dimension && !concatenated.iter().any(|(p, _)| p == *path))
-    {
+    for path in arrays.iter().filter(|path| path.as_str() != dimension && !gains_the_dimension(path)) {
         check_identical(&inputs, path, dimension)?;
     }
     for (key, reference) in first.references.iter() {
-        let owner =
-            concatenated.iter().any(|(path, _)| key.strip_prefix(path.as_str()).is_some_and(|r| r.starts_with('/')));
-        let coordinate = key.strip_prefix(dimension).is_some_and(|r| r.starts_with('/'));
-        if !owner && !coordinate {
+        let under = |path: &str| key.strip_prefix(path).is_some_and(|r| r.starts_with('/'));
+        let owner = concatenated.iter().any(|(path, _)| under(path)) || stacked.iter().any(|path| under(path));
+        if !owner && !under(dimension) {
             builder.insert_reference(&key, reference);
         }
     }
     // The coordinate: every file's values, in one inline chunk.
-    let mut meta = zarray(&first.references, dimension).expect("checked above");
-    let (values, total) = match &coordinates {
-        Coordinates::AsWritten(coordinates) => {
-            let values: Vec<u8> = coordinates.iter().flat_map(|c| c.bytes.iter().copied()).collect();
-            let total = coordinates.iter().map(|c| c.numbers.len() as u64).sum::<u64>();
-            (values, total)
-        }
-        Coordinates::Times(times) => {
-            // Written again in one unit: float64, and no fill value, which
-            // would mean another time in the new units.
-            meta["dtype"] = Value::from("<f8");
-            meta["fill_value"] = Value::Null;
-            meta["compressor"] = Value::Null;
-            meta["filters"] = Value::Null;
-            (times.iter().flat_map(|t| t.to_le_bytes()).collect(), times.len() as u64)
-        }
-    };
-    meta["shape"] = Value::from(vec![total]);
-    meta["chunks"] = Value::from(vec![total]);
+    let Combined { zarray: meta, zattrs, values } = combined;
     builder.insert_inline(&format!("{dimension}/.zarray"), meta.to_string().as_bytes());
-    if let Some(Reference::Inline(attrs)) = first.references.get(&format!("{dimension}/.zattrs")) {
-        builder.insert_inline(&format!("{dimension}/.zattrs"), attrs);
+    if let Some(attrs) = zattrs {
+        builder.insert_inline(&format!("{dimension}/.zattrs"), attrs.to_string().as_bytes());
     }
     builder.insert_inline(&chunk_key(dimension, 1, 0), &values);
 
     for (path, axis) in &concatenated {
-        concatenate(&mut builder, &inputs, path, *axis, dimension)?;
+        concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+    }
+    for path in &stacked {
+        stack(&mut builder, &inputs, path, dimension)?;
     }
     Ok(builder.build())
+}
+
+/// The names of the dimensions the arrays of `set` are laid along, from
+/// their `_ARRAY_DIMENSIONS`: the arrays of these names are coordinates.
+fn dimension_names(set: &ReferenceSet) -> Vec<String> {
+    let mut names: Vec<String> = array_paths(set)
+        .iter()
+        .filter_map(|path| attributes(set, path))
+        .filter_map(|attrs| attrs["_ARRAY_DIMENSIONS"].as_array().cloned())
+        .flatten()
+        .filter_map(|name| name.as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Concatenate the array at `path` of every input along its axis `axis`
@@ -101,6 +125,7 @@ fn concatenate(
     path: &str,
     axis: usize,
     dimension: &str,
+    one_per_file: bool,
 ) -> Result<(), ScanError> {
     let error = combine_error;
     let first = &inputs[0];
@@ -135,6 +160,13 @@ fn concatenate(
             ));
         }
         let length = theirs["shape"][axis].as_u64().unwrap_or(0);
+        if one_per_file && length != 1 {
+            return Err(error(
+                &input.name,
+                path,
+                format!("it holds {length} values along {dimension}, where its coordinate gives the file one"),
+            ));
+        }
         let mut other = theirs["shape"].clone();
         other[axis] = meta["shape"][axis].clone();
         if other != meta["shape"] {
@@ -288,6 +320,11 @@ fn combine_error(file: &str, array: &str, reason: String) -> ScanError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Combined with the coordinate from the data, as `combine` was before its sources.
+    fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSet, ScanError> {
+        super::combine(inputs, dimension, &CoordinateSource::Auto)
+    }
 
     /// A file with `time` = [start] and an array `v` whose metadata is `zarray` and `dims`.
     fn input(name: &str, start: f64, zarray: Option<&str>, dims: &str) -> Input {

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use clap::Args;
-use kerchunk_scan::{ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk_tools::make::{expand, make_references, url_in_references};
+use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
+use zarrs_kerchunk_tools::make::{Concat, expand, make_references, url_in_references};
 
 use crate::convert::Output;
 use crate::options::{Access, progress_bar};
@@ -26,6 +26,14 @@ pub(crate) struct Scan {
     /// for one concatenated dimension; every other array is taken from the first file.
     #[arg(long, value_name = "DIM")]
     concat: Option<String>,
+    /// Where the combined dimension's values come from: `data` (each file's coordinate as
+    /// written), `cf` (CF times decoded and written in one unit; the default for times),
+    /// `name:REGEX` (the first capture group in each file's name, a number), `name:REGEX:FORMAT`
+    /// (a date, `%Y%m%d`), `attr:NAME` (a global attribute, a number or an ISO date). From a name
+    /// or an attribute, a dimension the files lack is added first to every array that is not a
+    /// coordinate. Implies `--concat DIM`.
+    #[arg(long, value_name = "DIM=SOURCE", value_parser = coordinate_source)]
+    coord: Option<(String, CoordinateSource)>,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
     /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
     #[arg(long, value_name = "BYTES")]
@@ -60,14 +68,25 @@ impl Scan {
         if self.fail_unsupported {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
-        if files.len() > 1 && self.concat.is_none() {
+        let concat = match (self.concat, self.coord) {
+            (Some(dimension), Some((coordinate, _))) if dimension != coordinate => {
+                return Err(format!(
+                    "--concat {dimension} and --coord {coordinate}=...: combining along two dimensions is not supported yet"
+                )
+                .into());
+            }
+            (_, Some((dimension, source))) => Some(Concat::new(dimension).with_coordinate(source)),
+            (Some(dimension), None) => Some(Concat::new(dimension)),
+            (None, None) => None,
+        };
+        if files.len() > 1 && concat.is_none() {
             return Err("several files need --concat DIM: the dimension to combine them along".into());
         }
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
         let made = make_references(
             &files,
-            self.concat.as_deref(),
+            concat.as_ref(),
             &options,
             &registry,
             |file| url_in_references(file, &self.output),
@@ -92,6 +111,12 @@ impl Scan {
         );
         Ok(Outcome::Done)
     }
+}
+
+/// `DIM=SOURCE`, as `--coord` takes it.
+fn coordinate_source(text: &str) -> std::result::Result<(String, CoordinateSource), String> {
+    let (dimension, source) = text.split_once('=').ok_or_else(|| format!("{text:?} is not DIM=SOURCE"))?;
+    Ok((dimension.to_owned(), source.parse().map_err(|e: kerchunk_scan::CoordinateSourceError| e.to_string())?))
 }
 
 /// `ARRAY=FACTOR`, as `--subchunk` takes it.

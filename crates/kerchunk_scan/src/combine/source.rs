@@ -1,0 +1,186 @@
+//! Where the values of the combined coordinate come from: the files' own
+//! coordinate arrays, or one value per file from its name or a global
+//! attribute (kerchunk's `coo_map` selectors `data:`, `cf:`, a regex and
+//! `attr:`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use kerchunk::{Reference, ReferenceSet};
+use regex::Regex;
+use serde_json::Value;
+use zarrs_cf::{Calendar, DateTime, period};
+
+/// Where the combined coordinate's values come from. Written on the command
+/// line as `data`, `cf`, `name:REGEX`, `name:REGEX:FORMAT` or `attr:NAME`
+/// ([`FromStr`]).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub enum CoordinateSource {
+    /// The files' own coordinate arrays: CF times decoded when their units
+    /// differ, the values as written otherwise (the default).
+    #[default]
+    Auto,
+    /// The files' own coordinate arrays, as written: files whose `units` or
+    /// `calendar` differ are an error.
+    Data,
+    /// The files' own coordinate arrays, as CF times: decoded, and written
+    /// again as float64 in the units of the first file in time.
+    Cf,
+    /// One value per file, from its name (the last segment of its URL): the
+    /// first capture group of the first match of `pattern`, a number, or a
+    /// date read with the strftime-style `format` (`%Y%m%d`).
+    Name {
+        /// Searched in the file's name; it must have a capture group.
+        pattern: Regex,
+        /// How the captured text is a date, if it is one.
+        format: Option<String>,
+    },
+    /// One value per file, from a global attribute (the root `.zattrs`): a
+    /// number, or text that is an ISO 8601 date (`2020-01-31`, `2020-01-31T06:00`).
+    Attribute(String),
+}
+
+/// Text that is not a coordinate source.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid coordinate source {text:?}: {reason}")]
+#[non_exhaustive]
+pub struct CoordinateSourceError {
+    /// The text given.
+    pub text: String,
+    /// Why it is not a source.
+    pub reason: String,
+}
+
+impl FromStr for CoordinateSource {
+    type Err = CoordinateSourceError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let error = |reason: &str| CoordinateSourceError { text: text.to_owned(), reason: reason.to_owned() };
+        match text {
+            "data" => return Ok(Self::Data),
+            "cf" => return Ok(Self::Cf),
+            _ => {}
+        }
+        if let Some(name) = text.strip_prefix("attr:") {
+            return if name.is_empty() {
+                Err(error("attr: needs an attribute name"))
+            } else {
+                Ok(Self::Attribute(name.to_owned()))
+            };
+        }
+        let Some(rest) = text.strip_prefix("name:") else {
+            return Err(error("expected data, cf, name:REGEX, name:REGEX:FORMAT or attr:NAME"));
+        };
+        // A FORMAT has a `%` directive and no regex syntax before it; a regex may hold colons.
+        let (pattern, format) = match rest.rsplit_once(':') {
+            Some((pattern, format)) if format.contains('%') => (pattern, Some(format.to_owned())),
+            _ => (rest, None),
+        };
+        let pattern = Regex::new(pattern).map_err(|e| error(&e.to_string()))?;
+        if pattern.captures_len() < 2 {
+            return Err(error("the regex needs a capture group, ( ), around the value"));
+        }
+        Ok(Self::Name { pattern, format })
+    }
+}
+
+impl fmt::Display for CoordinateSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => write!(f, "auto"),
+            Self::Data => write!(f, "data"),
+            Self::Cf => write!(f, "cf"),
+            Self::Name { pattern, format: None } => write!(f, "name:{pattern}"),
+            Self::Name { pattern, format: Some(format) } => write!(f, "name:{pattern}:{format}"),
+            Self::Attribute(name) => write!(f, "attr:{name}"),
+        }
+    }
+}
+
+/// One file's value of the coordinate, from its name or an attribute.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub(super) enum FileValue {
+    /// A number; `integer` if it was written as one.
+    Number { value: f64, integer: bool },
+    /// A date and time, in the standard calendar.
+    Date(DateTime),
+}
+
+impl fmt::Display for FileValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number { value, .. } => write!(f, "{value}"),
+            Self::Date(date) => write!(f, "{date}"),
+        }
+    }
+}
+
+/// The value `source` (a `Name` or `Attribute` source) gives the file `name`
+/// with `references`, or why it gives none.
+pub(super) fn file_value(
+    source: &CoordinateSource,
+    name: &str,
+    references: &ReferenceSet,
+) -> Result<FileValue, String> {
+    match source {
+        CoordinateSource::Name { pattern, format } => {
+            let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+            let text = pattern
+                .captures(file)
+                .and_then(|captures| captures.get(1))
+                .ok_or_else(|| format!("its name {file:?} does not match {pattern}"))?
+                .as_str();
+            match format {
+                Some(format) => date_from(text, format).map(FileValue::Date),
+                None => number_from(text).ok_or_else(|| {
+                    format!("{text:?}, from its name, is not a number (a date needs name:REGEX:FORMAT)")
+                }),
+            }
+        }
+        CoordinateSource::Attribute(attribute) => {
+            let attributes = match references.get(".zattrs") {
+                Some(Reference::Inline(text)) => serde_json::from_slice::<Value>(text).ok(),
+                _ => None,
+            };
+            match attributes.as_ref().and_then(|a| a.get(attribute)) {
+                Some(Value::Number(number)) => Ok(FileValue::Number {
+                    value: number.as_f64().unwrap_or(f64::NAN),
+                    integer: number.is_i64() || number.is_u64(),
+                }),
+                Some(Value::String(text)) => period(text, Calendar::Standard)
+                    .map(|(start, _)| FileValue::Date(start))
+                    .or_else(|| number_from(text))
+                    .ok_or_else(|| format!("its attribute {attribute} = {text:?} is neither a number nor a date")),
+                Some(other) => Err(format!("its attribute {attribute} = {other} is neither a number nor a date")),
+                None => Err(format!("it has no global attribute {attribute}")),
+            }
+        }
+        CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf => {
+            Err("its coordinate comes from its data, not from one value".into())
+        }
+    }
+}
+
+fn number_from(text: &str) -> Option<FileValue> {
+    #[expect(clippy::cast_precision_loss, reason = "integers beyond 2^53 are not coordinates")]
+    if let Ok(integer) = text.parse::<i64>() {
+        return Some(FileValue::Number { value: integer as f64, integer: true });
+    }
+    text.parse::<f64>().ok().filter(|v| v.is_finite()).map(|value| FileValue::Number { value, integer: false })
+}
+
+/// `text` read as a date with the strftime-style `format`: a date and time,
+/// or a date alone (midnight).
+fn date_from(text: &str, format: &str) -> Result<DateTime, String> {
+    use chrono::{Datelike as _, Timelike as _};
+    let parsed = chrono::NaiveDateTime::parse_from_str(text, format)
+        .or_else(|_| chrono::NaiveDate::parse_from_str(text, format).map(|date| date.and_time(chrono::NaiveTime::MIN)))
+        .map_err(|e| format!("{text:?}, from its name, is not a date in the format {format:?} ({e})"))?;
+    Ok(DateTime::date(i64::from(parsed.year()), parsed.month(), parsed.day()).at(
+        parsed.hour(),
+        parsed.minute(),
+        parsed.second(),
+        parsed.nanosecond(),
+    ))
+}

@@ -1,0 +1,73 @@
+//! A dimension no file has, from one value per file: each array that is not
+//! a coordinate gains it as a new first axis, one file per position.
+
+use kerchunk::ReferenceSetBuilder;
+use serde_json::Value;
+
+use super::{Input, attributes, combine_error, differing_field, zarray};
+use crate::error::ScanError;
+
+/// The array at `path`, which no file has along `dimension`, with the
+/// dimension as a new first axis: each input's chunks at its position along
+/// it (chunk length 1), after a check that every file has the same metadata.
+pub(super) fn stack(
+    builder: &mut ReferenceSetBuilder,
+    inputs: &[Input],
+    path: &str,
+    dimension: &str,
+) -> Result<(), ScanError> {
+    let first = &inputs[0];
+    let meta = zarray(&first.references, path)
+        .filter(|meta| meta["shape"].is_array() && meta["chunks"].is_array())
+        .ok_or_else(|| {
+            combine_error(&first.name, path, "no .zarray that is inline JSON with a shape and chunks".into())
+        })?;
+    let prefix = format!("{path}/");
+    for (position, input) in inputs.iter().enumerate() {
+        let theirs = zarray(&input.references, path)
+            .ok_or_else(|| combine_error(&input.name, path, format!("it is missing, where {} has it", first.name)))?;
+        let differing = if theirs["shape"] == meta["shape"] { differing_field(&theirs, &meta) } else { Some("shape") };
+        if let Some(field) = differing {
+            return Err(combine_error(
+                &input.name,
+                path,
+                format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
+            ));
+        }
+        for (key, reference) in input.references.iter() {
+            let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z") && !n.contains('/')) else {
+                continue;
+            };
+            // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
+            let key = if meta["shape"].as_array().is_some_and(Vec::is_empty) {
+                format!("{prefix}{position}")
+            } else {
+                format!("{prefix}{position}.{name}")
+            };
+            builder.insert_reference(&key, reference);
+        }
+    }
+    let mut stacked = meta.clone();
+    let prepend = |values: &Value, first: u64| {
+        let mut out = vec![Value::from(first)];
+        out.extend(values.as_array().into_iter().flatten().cloned());
+        Value::from(out)
+    };
+    stacked["shape"] = prepend(&meta["shape"], inputs.len() as u64);
+    stacked["chunks"] = prepend(&meta["chunks"], 1);
+    builder.insert_inline(&format!("{path}/.zarray"), stacked.to_string().as_bytes());
+    let mut attrs = attributes(&first.references, path)
+        .filter(Value::is_object)
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    let mut dims = vec![Value::from(dimension)];
+    dims.extend(attrs["_ARRAY_DIMENSIONS"].as_array().into_iter().flatten().cloned());
+    attrs["_ARRAY_DIMENSIONS"] = Value::from(dims);
+    builder.insert_inline(&format!("{path}/.zattrs"), attrs.to_string().as_bytes());
+    for (key, reference) in first.references.iter() {
+        let other = key.strip_prefix(&prefix).is_some_and(|n| n.starts_with(".z") && n != ".zarray" && n != ".zattrs");
+        if other {
+            builder.insert_reference(&key, reference);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! Files whose coordinate along the combined dimension is not in their data
+//! (`tests/scan/combine`, made by its `make.py` with netCDF4): an ensemble
+//! member only in the file's name, a date in the name and in a global
+//! attribute. Combined with `combine_with`, the set reads what xarray's
+//! `open_mfdataset(combine="nested")` gives with each file's value added in
+//! `preprocess`: the new dimension first, the files in the order of their
+//! values, the coordinates that are the same in every file kept once.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kerchunk::ReferenceSet;
+use kerchunk_scan::{CoordinateSource, ScanOptions, combine_with, scan};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as StorePath;
+use serde_json::Value;
+use zarrs::array::Array;
+use zarrs_cf::Variable;
+use zarrs_kerchunk::{ReferenceStore, ReferenceStoreBuilder};
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/combine")
+}
+
+/// The files of a case (`CASE_*.nc`), scanned, in the order of their names.
+fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let options = ScanOptions::default().with_inline_threshold(0);
+    let mut files: Vec<String> = std::fs::read_dir(folder())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.starts_with(&format!("{case}_")) && name.to_ascii_lowercase().ends_with(".nc"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "{case}: {files:?}");
+    files
+        .into_iter()
+        .map(|file| {
+            let scan = runtime.block_on(scan(&store, &StorePath::from(file.as_str()), &file, &options)).unwrap();
+            (file, scan.references)
+        })
+        .collect()
+}
+
+fn expected(case: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(folder().join(format!("{case}.expected.json"))).unwrap()).unwrap()
+}
+
+fn open(set: ReferenceSet) -> Arc<ReferenceStore> {
+    let base = folder().join("refs.json");
+    Arc::new(ReferenceStoreBuilder::new().build(set, base.to_str().unwrap()).unwrap())
+}
+
+/// `t`'s values and dimensions against `open_mfdataset`'s.
+fn check_t(store: &Arc<ReferenceStore>, expected: &Value, case: &str) {
+    fn flatten(value: &Value, out: &mut Vec<f32>) {
+        match value {
+            Value::Array(items) => items.iter().for_each(|item| flatten(item, out)),
+            #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
+            number => out.push(number.as_f64().unwrap() as f32),
+        }
+    }
+    let t = Array::open(store.clone(), "/t").unwrap();
+    let values = t.retrieve_array_subset::<Vec<f32>>(&t.subset_all()).unwrap();
+    let mut theirs = Vec::new();
+    flatten(&expected["t"], &mut theirs);
+    assert_eq!(values, theirs, "{case}: t as open_mfdataset gives it");
+    let dims = t.attributes()["_ARRAY_DIMENSIONS"].clone();
+    assert_eq!(dims, expected["t_dims"], "{case}: t's dimensions");
+}
+
+#[test]
+fn an_ensemble_member_from_the_file_name_is_a_new_dimension() {
+    let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse().unwrap();
+    let combined = combine_with(scans("members"), "member", &source).unwrap();
+    let store = open(combined);
+    let expected = expected("members");
+    let member = Array::open(store.clone(), "/member").unwrap();
+    let members = member.retrieve_array_subset::<Vec<i64>>(&member.subset_all()).unwrap();
+    let theirs: Vec<i64> = expected["member"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(members, theirs, "members ordered as numbers (2, 7, 11), not as text");
+    check_t(&store, &expected, "members");
+    // time and x are coordinates, the same in every file: kept once, without the new dimension.
+    let time = Array::open(store.clone(), "/time").unwrap();
+    assert_eq!(time.shape(), [2]);
+}
+
+#[test]
+fn a_date_from_the_file_name_or_an_attribute_is_a_time_dimension() {
+    let expected = expected("dated");
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    for source in [r"name:dated_(\d{8})\.nc:%Y%m%d", "attr:date"] {
+        let combined = combine_with(scans("dated"), "time", &source.parse().unwrap()).unwrap();
+        let store = open(combined);
+        let time = Variable::open(store.clone(), "/time").unwrap();
+        let all = time.select(&[]).unwrap();
+        let dates: Vec<String> =
+            time.read_times(&all).unwrap().iter().map(|d| d.expect("a date").to_string()).collect();
+        assert_eq!(dates, theirs, "{source}: the dates open_mfdataset gives");
+        check_t(&store, &expected, source);
+    }
+}
+
+#[test]
+fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
+    let source: CoordinateSource = r"name:_x(\d+)\.nc$".parse().unwrap();
+    let err = combine_with(scans("members"), "member", &source).unwrap_err().to_string();
+    assert!(err.contains("members_m11.nc") && err.contains("does not match"), "{err}");
+    let source: CoordinateSource = r"name:^(members)_".parse().unwrap();
+    let err = combine_with(scans("members"), "member", &source).unwrap_err().to_string();
+    assert!(err.contains("is not a number"), "{err}");
+    let source: CoordinateSource = r"name:_(\d{4})\d+\.nc$".parse().unwrap();
+    let err = combine_with(scans("dated"), "time", &source).unwrap_err().to_string();
+    assert!(err.contains("its value 2020 is also dated_"), "every file gives 2020: {err}");
+    let err = combine_with(scans("members"), "member", &"attr:member".parse().unwrap()).unwrap_err().to_string();
+    assert!(err.contains("no global attribute member"), "{err}");
+    for bad in ["name:no-group", "name:(", "attr:", "nonsense"] {
+        assert!(bad.parse::<CoordinateSource>().is_err(), "{bad}");
+    }
+}
