@@ -124,7 +124,7 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
-pub use combine::{CoordinateSource, CoordinateSourceError};
+pub use combine::{CombineOptionError, CombineOptions, CoordinateSource};
 pub use error::ScanError;
 pub use kerchunk::ReferenceSet;
 pub use options::{ScanOptions, Skipped, UnsupportedArrays};
@@ -286,10 +286,12 @@ pub async fn scan(
 /// dimension) differ from the first file's, or a file whose length along the
 /// dimension is not a multiple of the chunk length (but the last).
 pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, ScanError> {
-    combine_with(inputs, dimension, &CoordinateSource::Auto)
+    combine_with(inputs, &CombineOptions::new(dimension))
 }
 
-/// [`combine`], with the coordinate's values from `source`:
+/// [`combine`] as `options` say: the coordinate's values from
+/// [`CombineOptions::coordinate`], and times in the units of
+/// [`CombineOptions::with_time_units`] if given:
 ///
 /// - [`CoordinateSource::Auto`]: what [`combine`] does;
 /// - [`CoordinateSource::Data`]: the files' coordinates as written (files
@@ -305,11 +307,14 @@ pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<R
 ///   along it; where none has it, every array that is not a coordinate (an
 ///   array named in some array's `_ARRAY_DIMENSIONS`) gets it as a new first
 ///   axis with chunks of 1, as kerchunk's `coo_map` with a regex or `attr:`
-///   gives it, and the coordinates must be the same in every file.
+///   gives it, and the coordinates must be the same in every file;
+/// - with [`CombineOptions::with_time_units`], times (from the files'
+///   coordinates, unless `Data`, or from dates) are written in those units;
+///   files in another calendar than the one asked for are an error.
 ///
 /// ```
 /// # use kerchunk::{ReferenceSet, ReferenceSetBuilder};
-/// use kerchunk_scan::{CoordinateSource, combine_with};
+/// use kerchunk_scan::{CombineOptions, CoordinateSource, combine_with};
 ///
 /// // Each file holds t(x); the member number is only in the file's name.
 /// let file = |value: f32| {
@@ -322,7 +327,7 @@ pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<R
 /// };
 /// let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse()?;
 /// let inputs = vec![("run_m7.nc".to_owned(), file(7.0)), ("run_m2.nc".to_owned(), file(2.0))];
-/// let combined = combine_with(inputs, "member", &source)?;
+/// let combined = combine_with(inputs, &CombineOptions::new("member").with_coordinate(source))?;
 /// assert_eq!(combined.get("member/0").unwrap(), kerchunk::Reference::Inline(&[2i64.to_le_bytes(), 7i64.to_le_bytes()].concat()));
 /// assert_eq!(combined.get("t/1.0").unwrap(), kerchunk::Reference::Inline(&7f32.to_le_bytes()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -333,13 +338,9 @@ pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<R
 /// name that does not match, text that is not a number or not a date in the
 /// format, a missing attribute, two files with one value, numbers and dates
 /// mixed, or a file more than one long along the dimension.
-pub fn combine_with(
-    inputs: Vec<(String, ReferenceSet)>,
-    dimension: &str,
-    source: &CoordinateSource,
-) -> Result<ReferenceSet, ScanError> {
+pub fn combine_with(inputs: Vec<(String, ReferenceSet)>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
     let inputs = inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
-    combine::combine(inputs, dimension, source)
+    combine::combine(inputs, options)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

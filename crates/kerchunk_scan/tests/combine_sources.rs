@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kerchunk::ReferenceSet;
-use kerchunk_scan::{CoordinateSource, ScanOptions, combine_with, scan};
+use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, combine_with, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
@@ -44,6 +44,10 @@ fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
         .collect()
 }
 
+fn along(dimension: &str, source: CoordinateSource) -> CombineOptions {
+    CombineOptions::new(dimension).with_coordinate(source)
+}
+
 fn expected(case: &str) -> Value {
     serde_json::from_slice(&std::fs::read(folder().join(format!("{case}.expected.json"))).unwrap()).unwrap()
 }
@@ -74,7 +78,7 @@ fn check_t(store: &Arc<ReferenceStore>, expected: &Value, case: &str) {
 #[test]
 fn an_ensemble_member_from_the_file_name_is_a_new_dimension() {
     let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse().unwrap();
-    let combined = combine_with(scans("members"), "member", &source).unwrap();
+    let combined = combine_with(scans("members"), &along("member", source)).unwrap();
     let store = open(combined);
     let expected = expected("members");
     let member = Array::open(store.clone(), "/member").unwrap();
@@ -92,7 +96,7 @@ fn a_date_from_the_file_name_or_an_attribute_is_a_time_dimension() {
     let expected = expected("dated");
     let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     for source in [r"name:dated_(\d{8})\.nc:%Y%m%d", "attr:date"] {
-        let combined = combine_with(scans("dated"), "time", &source.parse().unwrap()).unwrap();
+        let combined = combine_with(scans("dated"), &along("time", source.parse().unwrap())).unwrap();
         let store = open(combined);
         let time = Variable::open(store.clone(), "/time").unwrap();
         let all = time.select(&[]).unwrap();
@@ -101,20 +105,30 @@ fn a_date_from_the_file_name_or_an_attribute_is_a_time_dimension() {
         assert_eq!(dates, theirs, "{source}: the dates open_mfdataset gives");
         check_t(&store, &expected, source);
     }
+    // In units asked for: the same dates, and those units written.
+    let source: CoordinateSource = "attr:date".parse().unwrap();
+    let options = along("time", source).with_time_units("hours since 2019-12-31", None).unwrap();
+    let store = open(combine_with(scans("dated"), &options).unwrap());
+    let time = Variable::open(store.clone(), "/time").unwrap();
+    let all = time.select(&[]).unwrap();
+    let dates: Vec<String> = time.read_times(&all).unwrap().iter().map(|d| d.expect("a date").to_string()).collect();
+    assert_eq!(dates, theirs, "in hours since 2019-12-31");
+    let units = Array::open(store, "/time").unwrap().attributes()["units"].clone();
+    assert_eq!(units, "hours since 2019-12-31");
 }
 
 #[test]
 fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
     let source: CoordinateSource = r"name:_x(\d+)\.nc$".parse().unwrap();
-    let err = combine_with(scans("members"), "member", &source).unwrap_err().to_string();
+    let err = combine_with(scans("members"), &along("member", source)).unwrap_err().to_string();
     assert!(err.contains("members_m11.nc") && err.contains("does not match"), "{err}");
     let source: CoordinateSource = r"name:^(members)_".parse().unwrap();
-    let err = combine_with(scans("members"), "member", &source).unwrap_err().to_string();
+    let err = combine_with(scans("members"), &along("member", source)).unwrap_err().to_string();
     assert!(err.contains("is not a number"), "{err}");
     let source: CoordinateSource = r"name:_(\d{4})\d+\.nc$".parse().unwrap();
-    let err = combine_with(scans("dated"), "time", &source).unwrap_err().to_string();
+    let err = combine_with(scans("dated"), &along("time", source)).unwrap_err().to_string();
     assert!(err.contains("its value 2020 is also dated_"), "every file gives 2020: {err}");
-    let err = combine_with(scans("members"), "member", &"attr:member".parse().unwrap()).unwrap_err().to_string();
+    let err = combine_with(scans("members"), &along("member", "attr:member".parse().unwrap())).unwrap_err().to_string();
     assert!(err.contains("no global attribute member"), "{err}");
     for bad in ["name:no-group", "name:(", "attr:", "nonsense"] {
         assert!(bad.parse::<CoordinateSource>().is_err(), "{bad}");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kerchunk::{ParseOptions, Reference, ReferenceSet};
-use kerchunk_scan::{ScanOptions, combine, scan};
+use kerchunk_scan::{CombineOptions, ScanOptions, combine, combine_with, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
@@ -106,4 +106,27 @@ fn files_in_two_calendars_are_an_error() {
         "the error names both files: {err}"
     );
     assert!(err.contains("noleap") && err.contains("standard"), "the error names both calendars: {err}");
+}
+
+/// Times written in units asked for (`--units`): the dates `open_mfdataset`
+/// gives, in those units; a calendar other than the files' is an error.
+#[test]
+fn times_are_written_in_the_units_asked_for() {
+    let options = CombineOptions::new("time").with_time_units("minutes since 2019-12-31 12:00", None).unwrap();
+    let combined = combine_with(scans("units_by_day"), &options).unwrap();
+    let base = folder().join("refs.json");
+    let store = Arc::new(ReferenceStoreBuilder::new().build(combined, base.to_str().unwrap()).unwrap());
+    let time = Variable::open(store.clone(), "/time").unwrap();
+    let dates = time.read_times(&time.select(&[]).unwrap()).unwrap();
+    let dates: Vec<String> = dates.iter().map(|d| d.expect("a date").to_string()).collect();
+    let expected = expected("units_by_day");
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(dates, theirs);
+    let attributes = Array::open(store, "/time").unwrap().attributes().clone();
+    assert_eq!(attributes["units"], "minutes since 2019-12-31 12:00");
+    assert_eq!(attributes["calendar"], "standard");
+    let options = CombineOptions::new("time").with_time_units("days since 2004-01-01", Some("standard")).unwrap();
+    let err = combine_with(scans("noleap"), &options).unwrap_err().to_string();
+    assert!(err.contains("calendar noleap differs from standard"), "{err}");
+    assert!(CombineOptions::new("time").with_time_units("metres", None).is_err());
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use kerchunk::ReferenceSet;
-use kerchunk_scan::{CoordinateSource, ScanError, ScanOptions, Skipped, scan};
+use kerchunk_scan::{CombineOptions, CoordinateSource, ScanError, ScanOptions, Skipped, scan};
 use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore};
@@ -15,33 +15,6 @@ use crate::output::{OutputError, place};
 
 /// Files scanned at once.
 pub const CONCURRENT_SCANS: usize = 16;
-
-/// How several files' references are combined: along `dimension`, the
-/// combined coordinate's values from `coordinate` (see
-/// [`kerchunk_scan::combine_with`]).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Concat {
-    /// The dimension the files are combined along.
-    pub dimension: String,
-    /// Where its values come from (default: the files' own coordinate arrays).
-    pub coordinate: CoordinateSource,
-}
-
-impl Concat {
-    /// Along `dimension`, its values from the files' own coordinate arrays.
-    #[must_use]
-    pub fn new(dimension: impl Into<String>) -> Self {
-        Self { dimension: dimension.into(), coordinate: CoordinateSource::Auto }
-    }
-
-    /// The coordinate's values from `source`.
-    #[must_use]
-    pub fn with_coordinate(mut self, source: CoordinateSource) -> Self {
-        self.coordinate = source;
-        self
-    }
-}
 
 /// Why references could not be made from files.
 #[derive(Debug, thiserror::Error)]
@@ -108,7 +81,7 @@ pub struct Made {
 /// [`MakeError`] if a file cannot be reached or scanned, or the sets cannot be combined.
 pub fn make_references(
     files: &[String],
-    concat: Option<&Concat>,
+    concat: Option<&CombineOptions>,
     options: &ScanOptions,
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
@@ -155,7 +128,7 @@ pub fn make_references(
         sets.push((url, scan.references));
     }
     made.references = match concat {
-        Some(concat) => kerchunk_scan::combine_with(sets, &concat.dimension, &concat.coordinate)?,
+        Some(concat) => kerchunk_scan::combine_with(sets, concat)?,
         None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
     };
     Ok(made)

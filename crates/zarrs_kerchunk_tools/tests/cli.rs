@@ -421,6 +421,18 @@ fn scan_takes_a_coordinate_from_file_names() {
     let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
     assert_eq!(ours, theirs, "{stdout}");
+    // The same dates, written in the units asked for.
+    let units = ["--units", "hours since 2019-12-31"];
+    let (code, _, stderr) = run(&[
+        &["scan", pattern.to_str().unwrap(), "--coord", coord, "-o", out.to_str().unwrap()][..],
+        &units,
+    ]
+    .concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (_, again, _) = run(&["cat", out.to_str().unwrap(), "time"]);
+    assert_eq!(again.lines().nth(1), stdout.lines().nth(1), "{again}");
+    let (_, info, _) = run(&["info", out.to_str().unwrap()]);
+    assert!(info.contains("hours since 2019-12-31"), "{info}");
     let (code, _, stderr) =
         run(&["scan", pattern.to_str().unwrap(), "--coord", "time=name:dated", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");

@@ -100,6 +100,8 @@ def scan(
     *,
     concat: str | None = None,
     coords: dict[str, str] | None = None,
+    units: str | None = None,
+    calendar: str | None = None,
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
     subchunk: dict[str, int] | None = None,
@@ -120,7 +122,8 @@ def scan(
     command line's ``--coord``: ``{"member": r"name:_m(\d+)\.nc$"}`` (a number in each file's
     name), ``{"time": r"name:_(\d{8})\.nc$:%Y%m%d"}`` (a date), ``{"time": "attr:date"}`` (a global
     attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); it may name the dimension
-    alone, without ``concat``. Only one dimension is combined. ``subchunk`` splits uncompressed arrays' chunks
+    alone, without ``concat``. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
+units the combined times are written in. Only one dimension is combined. ``subchunk`` splits uncompressed arrays' chunks
     (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
@@ -135,6 +138,7 @@ def scan(
         raise ValueError(f"combining along several dimensions is not supported yet: concat={concat!r}, coords={coords!r}")
     if concat is None and coords:
         concat = next(iter(coords))
-    arguments = {"concat": concat, "coord": coords.get(concat) if concat else None, "inline_threshold": inline_threshold,
+    arguments = {"concat": concat, "coord": coords.get(concat) if concat else None, "units": units, "calendar": calendar,
+                 "inline_threshold": inline_threshold,
                  "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
     return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))

@@ -7,6 +7,7 @@ use kerchunk::Reference;
 use serde_json::{Value, json};
 use zarrs_cf::{DateTime, TimeUnits};
 
+use super::options::CombineOptions;
 use super::source::{CoordinateSource, FileValue, file_value};
 use super::{Input, attributes, chunk_key, combine_error, item_size, zarray};
 use crate::error::ScanError;
@@ -44,20 +45,18 @@ impl Coordinate {
 enum Coordinates {
     /// Every file's values as written: they share units, calendar and dtype.
     AsWritten(Vec<Coordinate>),
-    /// CF times from files in different units, in the units of the first file.
-    Times(Vec<f64>),
+    /// CF times decoded, in the units given (text and calendar name) or else
+    /// the first file's.
+    Times { values: Vec<f64>, units: Option<(String, String)> },
 }
 
 /// The inputs in the order of their coordinates, with the combined
-/// coordinate, from the files' own coordinate arrays as `source` (`Auto`,
-/// `Data` or `Cf`) says; an error if one has no coordinate inline, two start
-/// at the same value, or their dtypes or units differ in a way that cannot
-/// be reconciled.
-pub(super) fn ordered(
-    inputs: Vec<Input>,
-    dimension: &str,
-    source: &CoordinateSource,
-) -> Result<(Vec<Input>, Combined), ScanError> {
+/// coordinate, from the files' own coordinate arrays as `options` (`Auto`,
+/// `Data` or `Cf`, and the time units) say; an error if one has no
+/// coordinate inline, two start at the same value, or their dtypes or units
+/// differ in a way that cannot be reconciled.
+pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(Vec<Input>, Combined), ScanError> {
+    let dimension = options.dimension.as_str();
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut coordinates = Vec::with_capacity(inputs.len());
     for input in &inputs {
@@ -83,8 +82,10 @@ pub(super) fn ordered(
     let differing = coordinates
         .windows(2)
         .position(|pair| (&pair[0].units, &pair[0].calendar) != (&pair[1].units, &pair[1].calendar));
-    let (inputs, coordinates) = match (source, differing) {
-        (CoordinateSource::Cf, _) | (CoordinateSource::Auto, Some(_)) => times(inputs, coordinates, dimension)?,
+    let as_times = options.time_units.is_some() && !matches!(options.coordinate, CoordinateSource::Data);
+    let (inputs, coordinates) = match (&options.coordinate, differing) {
+        (CoordinateSource::Cf, _) | (CoordinateSource::Auto, Some(_)) => times(inputs, coordinates, options)?,
+        _ if as_times => times(inputs, coordinates, options)?,
         (CoordinateSource::Data, Some(i)) => {
             return Err(error(
                 &inputs[i + 1].name,
@@ -105,7 +106,7 @@ pub(super) fn ordered(
             let values: Vec<u8> = coordinates.iter().flat_map(|c| c.bytes.iter().copied()).collect();
             (values, coordinates.iter().map(|c| c.numbers.len() as u64).sum::<u64>())
         }
-        Coordinates::Times(times) => {
+        Coordinates::Times { values: times, .. } => {
             // Written again in one unit: float64, and no fill value, which
             // would mean another time in the new units.
             meta["dtype"] = Value::from("<f8");
@@ -117,7 +118,13 @@ pub(super) fn ordered(
     };
     meta["shape"] = Value::from(vec![total]);
     meta["chunks"] = Value::from(vec![total]);
-    let zattrs = attributes(&first.references, dimension);
+    let mut zattrs = attributes(&first.references, dimension);
+    if let (Coordinates::Times { units: Some((units, calendar)), .. }, Some(attrs)) = (&coordinates, zattrs.as_mut())
+        && attrs.is_object()
+    {
+        attrs["units"] = Value::from(units.as_str());
+        attrs["calendar"] = Value::from(calendar.as_str());
+    }
     Ok((inputs, Combined { zarray: meta, zattrs, values }))
 }
 
@@ -127,11 +134,8 @@ pub(super) fn ordered(
 /// coarsest of days, hours, minutes and seconds that counts every one whole,
 /// since the first date's midnight, standard calendar. An error names the
 /// file whose value is missing, repeats another's, or is of another kind.
-pub(super) fn from_files(
-    inputs: Vec<Input>,
-    dimension: &str,
-    source: &CoordinateSource,
-) -> Result<(Vec<Input>, Combined), ScanError> {
+pub(super) fn from_files(inputs: Vec<Input>, options: &CombineOptions) -> Result<(Vec<Input>, Combined), ScanError> {
+    let (dimension, source) = (options.dimension.as_str(), &options.coordinate);
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut with_values = Vec::with_capacity(inputs.len());
     for input in inputs {
@@ -162,10 +166,24 @@ pub(super) fn from_files(
     let (dtype, bytes) = if is_date {
         let dates: Vec<DateTime> =
             values.iter().filter_map(|v| if let FileValue::Date(d) = v { Some(*d) } else { None }).collect();
-        let (units, numbers) = date_values(&dates)
-            .ok_or_else(|| error(&inputs[0].name, "its dates cannot be counted in one unit".into()))?;
+        let (units, calendar, numbers) = if let Some((given, text, calendar)) = options.time_units_in("standard") {
+            let numbers = dates
+                .iter()
+                .zip(&inputs)
+                .map(|(&date, input)| {
+                    given.value(date).ok_or_else(|| {
+                        error(&input.name, format!("its date {date} is not a date in {text} ({calendar} calendar)"))
+                    })
+                })
+                .collect::<Result<Vec<f64>, _>>()?;
+            (text, calendar, numbers)
+        } else {
+            let (units, numbers) = date_values(&dates)
+                .ok_or_else(|| error(&inputs[0].name, "its dates cannot be counted in one unit".into()))?;
+            (units, "standard".to_owned(), numbers)
+        };
         zattrs["units"] = Value::from(units);
-        zattrs["calendar"] = Value::from("standard");
+        zattrs["calendar"] = Value::from(calendar);
         ("<f8", numbers.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<u8>>())
     } else {
         let numbers: Vec<(f64, bool)> = values
@@ -232,8 +250,9 @@ fn as_written(
 fn times(
     inputs: Vec<Input>,
     coordinates: Vec<Coordinate>,
-    dimension: &str,
+    options: &CombineOptions,
 ) -> Result<(Vec<Input>, Coordinates), ScanError> {
+    let dimension = options.dimension.as_str();
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     // Another file's units, for messages: the first file's, or the second's for the first.
     let other: Vec<String> = (0..coordinates.len())
@@ -297,20 +316,30 @@ fn times(
             ));
         }
     }
-    let target = decoded[0].2;
+    let files_calendar = decoded[0].2.calendar();
+    let (target, given) = match options.time_units_in(files_calendar.name()) {
+        Some((units, text, calendar)) if units.calendar() == files_calendar => (units, Some((text, calendar))),
+        Some((_, text, calendar)) => {
+            return Err(error(
+                &decoded[0].0.name,
+                format!("its calendar {files_calendar} differs from {calendar}, asked for with the units {text:?}"),
+            ));
+        }
+        None => (decoded[0].2, None),
+    };
     let mut values = Vec::new();
     for (input, _, _, dates) in &decoded {
         for &date in dates {
             values.push(target.value(date).ok_or_else(|| {
                 error(
                     &input.name,
-                    format!("its time {date} is not a date of the first file's {} calendar", target.calendar()),
+                    format!("its time {date} is not a date of the {} calendar written", target.calendar()),
                 )
             })?);
         }
     }
     let inputs = decoded.into_iter().map(|(input, ..)| input).collect();
-    Ok((inputs, Coordinates::Times(values)))
+    Ok((inputs, Coordinates::Times { values, units: given }))
 }
 
 /// The values of `bytes` as numbers, for ordering files and decoding times;

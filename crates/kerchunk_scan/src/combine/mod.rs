@@ -29,11 +29,13 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 mod coordinate;
+mod options;
 mod source;
 mod stack;
 
 use coordinate::{Combined, from_files, ordered};
-pub use source::{CoordinateSource, CoordinateSourceError};
+pub use options::CombineOptions;
+pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
 
 /// One input: the references of one file, and the name errors give it.
@@ -42,20 +44,16 @@ pub(crate) struct Input {
     pub(crate) references: ReferenceSet,
 }
 
-/// Combine `inputs` along `dimension`, the coordinate's values from
-/// `source`: the arrays that have the dimension are concatenated along it
+/// Combine `inputs` along `options.dimension`, the coordinate's values from
+/// `options.coordinate`: the arrays that have the dimension are concatenated along it
 /// (chunk keys renumbered), in the order of the files' coordinate values;
 /// where no array has it (one value per file), every array that is not a
 /// coordinate gets it as a new first axis. The others, and every group's
 /// metadata, come from the first file.
-pub(crate) fn combine(
-    inputs: Vec<Input>,
-    dimension: &str,
-    source: &CoordinateSource,
-) -> Result<ReferenceSet, ScanError> {
-    let one_per_file = matches!(source, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_));
-    let (inputs, combined) =
-        if one_per_file { from_files(inputs, dimension, source)? } else { ordered(inputs, dimension, source)? };
+pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
+    let dimension = options.dimension.as_str();
+    let one_per_file = matches!(options.coordinate, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_));
+    let (inputs, combined) = if one_per_file { from_files(inputs, options)? } else { ordered(inputs, options)? };
     let Some(first) = inputs.first() else { return Ok(ReferenceSetBuilder::new().build()) };
     let mut builder = ReferenceSetBuilder::new();
     let arrays = array_paths(&first.references);
@@ -323,7 +321,7 @@ mod tests {
 
     /// Combined with the coordinate from the data, as `combine` was before its sources.
     fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSet, ScanError> {
-        super::combine(inputs, dimension, &CoordinateSource::Auto)
+        super::combine(inputs, &CombineOptions::new(dimension))
     }
 
     /// A file with `time` = [start] and an array `v` whose metadata is `zarray` and `dims`.

@@ -41,22 +41,22 @@ pub enum CoordinateSource {
     Attribute(String),
 }
 
-/// Text that is not a coordinate source.
+/// A coordinate source, or time units, that cannot be used for combining.
 #[derive(Debug, thiserror::Error)]
-#[error("invalid coordinate source {text:?}: {reason}")]
+#[error("invalid combining option {text:?}: {reason}")]
 #[non_exhaustive]
-pub struct CoordinateSourceError {
+pub struct CombineOptionError {
     /// The text given.
     pub text: String,
-    /// Why it is not a source.
+    /// Why it cannot be used.
     pub reason: String,
 }
 
 impl FromStr for CoordinateSource {
-    type Err = CoordinateSourceError;
+    type Err = CombineOptionError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let error = |reason: &str| CoordinateSourceError { text: text.to_owned(), reason: reason.to_owned() };
+        let error = |reason: &str| CombineOptionError { text: text.to_owned(), reason: reason.to_owned() };
         match text {
             "data" => return Ok(Self::Data),
             "cf" => return Ok(Self::Cf),

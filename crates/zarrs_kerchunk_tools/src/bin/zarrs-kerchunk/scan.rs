@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use clap::Args;
-use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk_tools::make::{Concat, expand, make_references, url_in_references};
+use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, UnsupportedArrays};
+use zarrs_kerchunk_tools::make::{expand, make_references, url_in_references};
 
 use crate::convert::Output;
 use crate::options::{Access, progress_bar};
@@ -34,6 +34,13 @@ pub(crate) struct Scan {
     /// coordinate. Implies `--concat DIM`.
     #[arg(long, value_name = "DIM=SOURCE", value_parser = coordinate_source)]
     coord: Option<(String, CoordinateSource)>,
+    /// Write the combined times in these CF units (`hours since 2020-01-01`) rather than the
+    /// first file's (or, for dates from names or attributes, days since the first date).
+    #[arg(long, value_name = "UNITS")]
+    units: Option<String>,
+    /// The calendar of `--units` (default: the files'; `standard` for dates from names).
+    #[arg(long, value_name = "CALENDAR", requires = "units")]
+    calendar: Option<String>,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
     /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
     #[arg(long, value_name = "BYTES")]
@@ -75,9 +82,14 @@ impl Scan {
                 )
                 .into());
             }
-            (_, Some((dimension, source))) => Some(Concat::new(dimension).with_coordinate(source)),
-            (Some(dimension), None) => Some(Concat::new(dimension)),
+            (_, Some((dimension, source))) => Some(CombineOptions::new(dimension).with_coordinate(source)),
+            (Some(dimension), None) => Some(CombineOptions::new(dimension)),
             (None, None) => None,
+        };
+        let concat = match (concat, &self.units) {
+            (Some(concat), Some(units)) => Some(concat.with_time_units(units, self.calendar.as_deref())?),
+            (None, Some(_)) => return Err("--units needs --concat DIM or --coord DIM=SOURCE".into()),
+            (concat, None) => concat,
         };
         if files.len() > 1 && concat.is_none() {
             return Err("several files need --concat DIM: the dimension to combine them along".into());
@@ -116,7 +128,7 @@ impl Scan {
 /// `DIM=SOURCE`, as `--coord` takes it.
 fn coordinate_source(text: &str) -> std::result::Result<(String, CoordinateSource), String> {
     let (dimension, source) = text.split_once('=').ok_or_else(|| format!("{text:?} is not DIM=SOURCE"))?;
-    Ok((dimension.to_owned(), source.parse().map_err(|e: kerchunk_scan::CoordinateSourceError| e.to_string())?))
+    Ok((dimension.to_owned(), source.parse().map_err(|e: kerchunk_scan::CombineOptionError| e.to_string())?))
 }
 
 /// `ARRAY=FACTOR`, as `--subchunk` takes it.
