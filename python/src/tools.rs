@@ -3,7 +3,7 @@
 //! files. Reports cross as JSON text, which the Python side turns into
 //! dicts; every call runs with the GIL released.
 
-use kerchunk_scan::{CombineOptionError, CombineOptions, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
+use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use zarrs_kerchunk::StoreRegistry;
@@ -11,7 +11,7 @@ use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::make::{MakeError, expand, make_references, url_in_references};
+use zarrs_kerchunk_tools::make::{MakeError, combine_options, expand, make_references, url_in_references};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
 use crate::errors::{Error, Kind, object_store_kind, read_kind};
@@ -119,9 +119,10 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
 struct ScanArguments {
-    concat: Option<String>,
-    /// Where the combined dimension's values come from (`kerchunk_scan::CoordinateSource`'s text).
-    coord: Option<String>,
+    /// The dimensions to combine along, innermost first (the command line's `--concat`).
+    concat: Vec<String>,
+    /// Where each dimension's values come from (`kerchunk_scan::CoordinateSource`'s text; `--coord`).
+    coords: Vec<(String, String)>,
     /// The CF units, and their calendar, the combined times are written in.
     units: Option<String>,
     calendar: Option<String>,
@@ -152,19 +153,19 @@ fn scan(
     if arguments.fail_unsupported {
         scan_options = scan_options.with_unsupported_arrays(UnsupportedArrays::Fail);
     }
+    let coords = arguments
+        .coords
+        .iter()
+        .map(|(dimension, source)| Ok((dimension.clone(), source.parse::<CoordinateSource>()?)))
+        .collect::<Result<Vec<_>, CombineOptionError>>();
     let invalid = |e: CombineOptionError| Error::new(Kind::Invalid, e.to_string());
-    let mut concat = match (&arguments.concat, &arguments.coord) {
-        (Some(dimension), Some(source)) => {
-            let source: CoordinateSource = source.parse().map_err(invalid)?;
-            Some(CombineOptions::new(dimension.clone()).with_coordinate(source))
-        }
-        (Some(dimension), None) => Some(CombineOptions::new(dimension.clone())),
-        (None, _) => None,
-    };
-    if let Some(units) = &arguments.units {
-        let options = concat.take().ok_or_else(|| Error::new(Kind::Invalid, "units needs concat or coords"))?;
-        concat = Some(options.with_time_units(units, arguments.calendar.as_deref()).map_err(invalid)?);
-    }
+    let concat = combine_options(
+        &arguments.concat,
+        &coords.map_err(invalid)?,
+        arguments.units.as_deref(),
+        arguments.calendar.as_deref(),
+    )
+    .map_err(invalid)?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let mut expanded = Vec::new();
         for file in &files {

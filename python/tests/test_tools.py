@@ -155,8 +155,21 @@ def test_scan_takes_a_member_from_file_names(tmp_path: Path) -> None:
     group = zarr.open_group(ReferenceStore(tmp_path / "members.json"), mode="r", zarr_format=2)
     assert group["member"][...].tolist() == expected["member"]
     assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
-    with pytest.raises(ValueError, match="several dimensions"):
+    with pytest.raises(InvalidReferencesError, match="one value per file"):
         tools.scan(str(tmp_path / "members_m*.nc"), tmp_path / "x.json", concat="time", coords={"member": "data"})
+
+
+def test_scan_combines_members_by_name_and_times_by_data(tmp_path: Path) -> None:
+    """Two dimensions: members in the names (outer) × times in the data (inner), read as
+    open_mfdataset nested along ["member", "time"] gives them (ens.expected.json)."""
+    combine = SCANNED / "combine"
+    for file in combine.glob("ens_m*.nc"):
+        shutil.copy(file, tmp_path)
+    tools.scan(str(tmp_path / "ens_m*.nc"), tmp_path / "ens.json", concat=["time"], coords={"member": r"name:_m(\d+)_"})
+    expected = json.loads((combine / "ens.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(tmp_path / "ens.json"), mode="r", zarr_format=2)
+    assert group["member"][...].tolist() == expected["member"]
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
 
 
 def test_scan_splits_chunks_as_kerchunks_subchunk(tmp_path: Path) -> None:

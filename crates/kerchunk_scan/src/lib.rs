@@ -103,7 +103,8 @@
 //! | along one dimension, others identical | yes |
 //! | CF times in units of each file's own (`cf:`) | yes |
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
-//! | several dimensions, `var`, callables, `vattr:` | no |
+//! | several dimensions, the outer ones from names or attributes ([`CombineOptions::then_along`]) | yes |
+//! | `var`, callables, `vattr:`, outer dimensions from the data | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
 //! a NetCDF-3 variable: one range each) into smaller ranges along its first

@@ -27,7 +27,8 @@ fn folder() -> PathBuf {
 fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
     let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let options = ScanOptions::default().with_inline_threshold(0);
+    // `time`, where a file has it, held inline, as a coordinate from the data must be.
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time"]);
     let mut files: Vec<String> = std::fs::read_dir(folder())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
@@ -133,4 +134,29 @@ fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
     for bad in ["name:no-group", "name:(", "attr:", "nonsense"] {
         assert!(bad.parse::<CoordinateSource>().is_err(), "{bad}");
     }
+}
+
+/// Two dimensions at once: members 7 and 2 (in the names) × two files each
+/// along time (in the data), read as `open_mfdataset` nested along
+/// `["member", "time"]` gives them: t(member, time, x).
+#[test]
+fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
+    let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
+    let options = CombineOptions::new("time").then_along("member", source).unwrap();
+    let store = open(combine_with(scans("ens"), &options).unwrap());
+    let expected = expected("ens");
+    check_t(&store, &expected, "ens");
+    let member = Array::open(store.clone(), "/member").unwrap();
+    let members = member.retrieve_array_subset::<Vec<i64>>(&member.subset_all()).unwrap();
+    let theirs: Vec<i64> = expected["member"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(members, theirs);
+    let time = Variable::open(store, "/time").unwrap();
+    let dates: Vec<String> =
+        time.read_times(&time.select(&[]).unwrap()).unwrap().iter().map(|d| d.expect("a date").to_string()).collect();
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(dates, theirs);
+    // An outer dimension needs one value per file; the same dimension twice is refused.
+    assert!(CombineOptions::new("time").then_along("member", CoordinateSource::Data).is_err());
+    let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
+    assert!(CombineOptions::new("time").then_along("time", source).is_err());
 }

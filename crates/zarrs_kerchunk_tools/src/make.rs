@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use kerchunk::ReferenceSet;
-use kerchunk_scan::{CombineOptions, CoordinateSource, ScanError, ScanOptions, Skipped, scan};
+use kerchunk_scan::{CombineOptionError, CombineOptions, CoordinateSource, ScanError, ScanOptions, Skipped, scan};
 use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore};
@@ -15,6 +15,45 @@ use crate::output::{OutputError, place};
 
 /// Files scanned at once.
 pub const CONCURRENT_SCANS: usize = 16;
+
+/// The [`CombineOptions`] of the command line's `--concat` (repeatable, innermost first),
+/// `--coord DIM=SOURCE` (repeatable; a dimension only there is combined along too, outside
+/// those of `--concat`), `--units` and `--calendar`; `None` for no dimension. Python's
+/// `tools.scan` builds them here too.
+///
+/// # Errors
+/// [`CombineOptionError`]: an outer dimension without a source of one value per file, a
+/// dimension given twice, units that are not CF time units.
+pub fn combine_options(
+    concat: &[String],
+    coords: &[(String, CoordinateSource)],
+    units: Option<&str>,
+    calendar: Option<&str>,
+) -> Result<Option<CombineOptions>, CombineOptionError> {
+    let mut dimensions: Vec<&str> = concat.iter().map(String::as_str).collect();
+    dimensions.extend(coords.iter().map(|(d, _)| d.as_str()).filter(|d| !concat.iter().any(|c| c == d)));
+    let source = |dimension: &str| coords.iter().rev().find(|(d, _)| d == dimension).map(|(_, s)| s.clone());
+    let Some((innermost, outer)) = dimensions.split_first() else {
+        return match units {
+            Some(units) => Err(CombineOptionError::new(units, "units need a dimension to combine along")),
+            None => Ok(None),
+        };
+    };
+    let mut options = CombineOptions::new(*innermost).with_coordinate(source(innermost).unwrap_or_default());
+    for dimension in outer {
+        let source = source(dimension).ok_or_else(|| {
+            CombineOptionError::new(
+                *dimension,
+                "a dimension outside another takes one value per file: give --coord DIM=name:REGEX or DIM=attr:NAME",
+            )
+        })?;
+        options = options.then_along(*dimension, source)?;
+    }
+    match units {
+        Some(units) => options.with_time_units(units, calendar).map(Some),
+        None => Ok(Some(options)),
+    }
+}
 
 /// Why references could not be made from files.
 #[derive(Debug, thiserror::Error)]

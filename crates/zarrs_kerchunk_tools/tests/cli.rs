@@ -437,6 +437,23 @@ fn scan_takes_a_coordinate_from_file_names() {
         run(&["scan", pattern.to_str().unwrap(), "--coord", "time=name:dated", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("capture group"), "{stderr}");
+    // Two dimensions: members from the names outside times from the data; `info` shows t's shape.
+    let ens = folder.join("ens_m*.nc");
+    let out = dir.path().join("ens.json");
+    let two = ["--concat", "time", "--coord", r"member=name:_m(\d+)_", "-o", out.to_str().unwrap()];
+    let (code, _, stderr) = run(&[&["scan", ens.to_str().unwrap()][..], &two].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), "member"]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("ens.expected.json")).unwrap()).unwrap();
+    let theirs: Vec<String> = expected["member"].as_array().unwrap().iter().map(ToString::to_string).collect();
+    let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+    assert_eq!(ours, theirs, "{stdout}");
+    let outer_from_data = ["--concat", "time", "--concat", "member", "-o", out.to_str().unwrap()];
+    let (code, _, stderr) = run(&[&["scan", ens.to_str().unwrap()][..], &outer_from_data].concat());
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("one value per file"), "{stderr}");
 }
 
 #[test]

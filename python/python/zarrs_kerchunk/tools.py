@@ -98,7 +98,7 @@ def scan(
     files: str | os.PathLike[str] | list[str | os.PathLike[str]],
     output: str | os.PathLike[str],
     *,
-    concat: str | None = None,
+    concat: str | list[str] | None = None,
     coords: dict[str, str] | None = None,
     units: str | None = None,
     calendar: str | None = None,
@@ -118,12 +118,14 @@ def scan(
     only their metadata, written to ``output`` (as :func:`convert` writes).
 
     ``files`` are paths or URLs, or patterns of them (``"s3://bucket/run/*.nc"``); several files
-    are combined along the dimension ``concat``. ``coords`` says where its values come from, as the
-    command line's ``--coord``: ``{"member": r"name:_m(\d+)\.nc$"}`` (a number in each file's
-    name), ``{"time": r"name:_(\d{8})\.nc$:%Y%m%d"}`` (a date), ``{"time": "attr:date"}`` (a global
-    attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); it may name the dimension
-    alone, without ``concat``. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
-units the combined times are written in. Only one dimension is combined. ``subchunk`` splits uncompressed arrays' chunks
+    are combined along the dimension ``concat`` (a list for several, innermost first, as the
+    command line's repeated ``--concat``). ``coords`` says where a dimension's values come from,
+    as the command line's ``--coord``: ``{"member": r"name:_m(\d+)\.nc$"}`` (a number in each
+    file's name), ``{"time": r"name:_(\d{8})\.nc$:%Y%m%d"}`` (a date), ``{"time": "attr:date"}``
+    (a global attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); a dimension only
+    there is combined along too, outside those of ``concat``, and an outer dimension needs a name
+    or attribute source. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
+    units the combined times are written in. ``subchunk`` splits uncompressed arrays' chunks
     (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
@@ -133,12 +135,8 @@ units the combined times are written in. Only one dimension is combined. ``subch
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous},
     )
-    coords = dict(coords or {})
-    if len(coords) > 1 or (concat is not None and coords and concat not in coords):
-        raise ValueError(f"combining along several dimensions is not supported yet: concat={concat!r}, coords={coords!r}")
-    if concat is None and coords:
-        concat = next(iter(coords))
-    arguments = {"concat": concat, "coord": coords.get(concat) if concat else None, "units": units, "calendar": calendar,
+    concat = [concat] if isinstance(concat, str) else list(concat or [])
+    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar,
                  "inline_threshold": inline_threshold,
                  "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
     return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))

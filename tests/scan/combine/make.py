@@ -18,7 +18,9 @@ For each CASE it writes CASE_<n>.nc and:
 
 For each NAMED case (the coordinate only in file names or a global attribute)
 it writes the files and NAME.expected.json: open_mfdataset(combine="nested")
-along the new dimension, each file's value added in preprocess, sorted by it.
+along the new dimension, each file's value added in preprocess, sorted by it;
+and the GRID files (member in the name × time in the data) with
+ens.expected.json, open_mfdataset nested along ["member", "time"].
 """
 import json
 import pathlib
@@ -84,6 +86,37 @@ NAMED = {
     # One file a day, the date in the name and in the global attribute `date`.
     "dated": ["dated_20200103.nc", "dated_20200101.nc", "dated_20200102.nc"],
 }
+
+# Two dimensions at once: members 7 and 2 (in the name), each in two files along time.
+GRID = {"ens_m7_0.nc": (7, 0), "ens_m7_1.nc": (7, 1), "ens_m2_0.nc": (2, 0), "ens_m2_1.nc": (2, 1)}
+
+
+def write_grid(path, member, part):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("x", 2)
+        x = ds.createVariable("x", "f4", ("x",))
+        x[:] = [10.0, 20.0]
+        time = ds.createVariable("time", "i4", ("time",))
+        time.units = "hours since 2020-01-01"
+        time[:] = [12 * part, 12 * part + 6]
+        t = ds.createVariable("t", "f4", ("time", "x"), chunksizes=(1, 2))
+        t[:] = np.array([[1000 * member + 10 * part + i, 1000 * member + 10 * part + i + 0.5] for i in range(2)], dtype="f4")
+
+
+def grid_expected(paths):
+    """open_mfdataset(combine="nested", concat_dim=["member", "time"]) over the files nested by
+    member then time, each given its member (from its name) in preprocess."""
+    def member(ds):
+        return ds.expand_dims(member=[int(pathlib.Path(ds.encoding["source"]).stem.split("_m")[1].split("_")[0])])
+
+    by_member = {}
+    for path in sorted(paths):
+        by_member.setdefault(GRID[path.name][0], []).append(path)
+    nested = [by_member[m] for m in sorted(by_member)]
+    with xr.open_mfdataset(nested, combine="nested", concat_dim=["member", "time"], preprocess=member) as ds:
+        return {"member": ds.member.values.tolist(), "time": iso(ds.time.values), "t": ds.t.values.tolist(),
+                "t_dims": list(ds.t.dims)}
 
 
 def write_named(path, number):
@@ -153,6 +186,11 @@ def main():
             write_named(path, number)
         expected = named_expected(name, paths)
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+    paths = []
+    for file, (member, part) in GRID.items():
+        write_grid(HERE / file, member, part)
+        paths.append(HERE / file)
+    (HERE / "ens.expected.json").write_text(json.dumps(grid_expected(paths), indent=1) + "\n")
 
 
 def kerchunk_refs(name, paths):

@@ -51,6 +51,9 @@ pub(crate) struct Input {
 /// coordinate gets it as a new first axis. The others, and every group's
 /// metadata, come from the first file.
 pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
+    if let Some(((dimension, source), inner)) = options.outer.split_last() {
+        return combine_outer(inputs, options, inner, dimension, source);
+    }
     let dimension = options.dimension.as_str();
     let one_per_file = matches!(options.coordinate, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_));
     let (inputs, combined) = if one_per_file { from_files(inputs, options)? } else { ordered(inputs, options)? };
@@ -97,6 +100,37 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
         stack(&mut builder, &inputs, path, dimension)?;
     }
     Ok(builder.build())
+}
+
+/// `inputs` grouped by the value `source` gives each along the outermost
+/// `dimension`, each group combined along the `inner` ones (and the options'
+/// own dimension), then the groups along `dimension`; each group is named
+/// after its first file, which gives the group's value again.
+fn combine_outer(
+    inputs: Vec<Input>,
+    options: &CombineOptions,
+    inner: &[(String, CoordinateSource)],
+    dimension: &str,
+    source: &CoordinateSource,
+) -> Result<ReferenceSet, ScanError> {
+    let mut groups: Vec<(source::FileValue, Vec<Input>)> = Vec::new();
+    for input in inputs {
+        let value = source::file_value(source, &input.name, &input.references)
+            .map_err(|reason| combine_error(&input.name, dimension, format!("{reason} ({dimension} from {source})")))?;
+        match groups.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, group)) => group.push(input),
+            None => groups.push((value, vec![input])),
+        }
+    }
+    let inner_options = CombineOptions { outer: inner.to_vec(), ..options.clone() };
+    let mut combined = Vec::with_capacity(groups.len());
+    for (_, group) in groups {
+        let name = group[0].name.clone();
+        combined.push(Input { name, references: combine(group, &inner_options)? });
+    }
+    let mut outer = CombineOptions::new(dimension).with_coordinate(source.clone());
+    outer.time_units.clone_from(&options.time_units);
+    combine(combined, &outer)
 }
 
 /// The names of the dimensions the arrays of `set` are laid along, from

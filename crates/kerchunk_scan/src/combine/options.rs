@@ -18,6 +18,9 @@ pub struct CombineOptions {
     /// The units and calendar times are written in, as given
     /// ([`with_time_units`](Self::with_time_units)).
     pub(crate) time_units: Option<(String, Option<String>)>,
+    /// Dimensions outside `dimension`, innermost first, each with the
+    /// source of its one value per file ([`then_along`](Self::then_along)).
+    pub(crate) outer: Vec<(String, CoordinateSource)>,
 }
 
 impl CombineOptions {
@@ -25,7 +28,39 @@ impl CombineOptions {
     /// times (when the files' units differ) in the first file's units.
     #[must_use]
     pub fn new(dimension: impl Into<String>) -> Self {
-        Self { dimension: dimension.into(), coordinate: CoordinateSource::Auto, time_units: None }
+        Self { dimension: dimension.into(), coordinate: CoordinateSource::Auto, time_units: None, outer: Vec::new() }
+    }
+
+    /// Combine along a further dimension, outside the others (time × member:
+    /// `CombineOptions::new("time").then_along("member", source)`): the
+    /// files are grouped by the value `source` gives each, every group is
+    /// combined along the inner dimensions, and the groups along this one,
+    /// a new first axis where the arrays lack it.
+    ///
+    /// # Errors
+    /// [`CombineOptionError`] unless `source` gives one value per file
+    /// ([`CoordinateSource::Name`] or [`CoordinateSource::Attribute`]): the
+    /// files are grouped by it before anything is combined.
+    pub fn then_along(
+        mut self,
+        dimension: impl Into<String>,
+        source: CoordinateSource,
+    ) -> Result<Self, CombineOptionError> {
+        let dimension = dimension.into();
+        if !matches!(source, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_)) {
+            return Err(CombineOptionError {
+                text: format!("{dimension}={source}"),
+                reason: "a dimension outside another takes one value per file, from its name or an attribute".into(),
+            });
+        }
+        if dimension == self.dimension || self.outer.iter().any(|(d, _)| *d == dimension) {
+            return Err(CombineOptionError {
+                text: dimension,
+                reason: "the files are combined along it already".into(),
+            });
+        }
+        self.outer.push((dimension, source));
+        Ok(self)
     }
 
     /// The coordinate's values from `source`.

@@ -52,6 +52,14 @@ pub struct CombineOptionError {
     pub reason: String,
 }
 
+impl CombineOptionError {
+    /// `text` cannot be used, for `reason`.
+    #[must_use]
+    pub fn new(text: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { text: text.into(), reason: reason.into() }
+    }
+}
+
 impl FromStr for CoordinateSource {
     type Err = CombineOptionError;
 

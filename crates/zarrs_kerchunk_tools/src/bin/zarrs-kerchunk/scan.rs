@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use clap::Args;
-use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk_tools::make::{expand, make_references, url_in_references};
+use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
+use zarrs_kerchunk_tools::make::{combine_options, expand, make_references, url_in_references};
 
 use crate::convert::Output;
 use crate::options::{Access, progress_bar};
@@ -22,18 +22,20 @@ pub(crate) struct Scan {
     /// zstd JSON if in `.zst`, else JSON. A local path or a URL.
     #[arg(long, short, value_name = "OUTPUT")]
     output: String,
-    /// Combine the files along this dimension (required for more than one file), as kerchunk does
-    /// for one concatenated dimension; every other array is taken from the first file.
+    /// Combine the files along this dimension (required for more than one file), as kerchunk's
+    /// `concat_dims`; every other array is taken from the first file. Repeatable, innermost first
+    /// (`--concat time --concat member`): an outer dimension needs `--coord DIM=name:...` or
+    /// `DIM=attr:...`, by whose value the files are grouped.
     #[arg(long, value_name = "DIM")]
-    concat: Option<String>,
+    concat: Vec<String>,
     /// Where the combined dimension's values come from: `data` (each file's coordinate as
     /// written), `cf` (CF times decoded and written in one unit; the default for times),
     /// `name:REGEX` (the first capture group in each file's name, a number), `name:REGEX:FORMAT`
     /// (a date, `%Y%m%d`), `attr:NAME` (a global attribute, a number or an ISO date). From a name
     /// or an attribute, a dimension the files lack is added first to every array that is not a
-    /// coordinate. Implies `--concat DIM`.
+    /// coordinate. Repeatable; implies `--concat DIM` (outside those given).
     #[arg(long, value_name = "DIM=SOURCE", value_parser = coordinate_source)]
-    coord: Option<(String, CoordinateSource)>,
+    coord: Vec<(String, CoordinateSource)>,
     /// Write the combined times in these CF units (`hours since 2020-01-01`) rather than the
     /// first file's (or, for dates from names or attributes, days since the first date).
     #[arg(long, value_name = "UNITS")]
@@ -75,22 +77,7 @@ impl Scan {
         if self.fail_unsupported {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
-        let concat = match (self.concat, self.coord) {
-            (Some(dimension), Some((coordinate, _))) if dimension != coordinate => {
-                return Err(format!(
-                    "--concat {dimension} and --coord {coordinate}=...: combining along two dimensions is not supported yet"
-                )
-                .into());
-            }
-            (_, Some((dimension, source))) => Some(CombineOptions::new(dimension).with_coordinate(source)),
-            (Some(dimension), None) => Some(CombineOptions::new(dimension)),
-            (None, None) => None,
-        };
-        let concat = match (concat, &self.units) {
-            (Some(concat), Some(units)) => Some(concat.with_time_units(units, self.calendar.as_deref())?),
-            (None, Some(_)) => return Err("--units needs --concat DIM or --coord DIM=SOURCE".into()),
-            (concat, None) => concat,
-        };
+        let concat = combine_options(&self.concat, &self.coord, self.units.as_deref(), self.calendar.as_deref())?;
         if files.len() > 1 && concat.is_none() {
             return Err("several files need --concat DIM: the dimension to combine them along".into());
         }
