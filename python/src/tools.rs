@@ -126,6 +126,8 @@ struct ScanArguments {
     /// The CF units, and their calendar, the combined times are written in.
     units: Option<String>,
     calendar: Option<String>,
+    /// How many files to scan at once.
+    jobs: usize,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
@@ -175,6 +177,7 @@ fn scan(
             &expanded,
             concat.as_ref(),
             &scan_options,
+            arguments.jobs,
             &registry,
             |file| url_in_references(file, output),
             || {},

@@ -13,7 +13,7 @@ use zarrs_kerchunk::object_store::{self, ObjectStore};
 
 use crate::output::{OutputError, place};
 
-/// Files scanned at once.
+/// Files scanned at once unless told otherwise (the command line's `--jobs`).
 pub const CONCURRENT_SCANS: usize = 16;
 
 /// The [`CombineOptions`] of the command line's `--concat` (repeatable, innermost first),
@@ -113,7 +113,8 @@ pub struct Made {
 }
 
 /// Scan `files` (paths or URLs; see [`expand`] for patterns) into one reference set,
-/// combined as `concat` says when there are several. `url_of` gives the URL a file's
+/// combined as `concat` says when there are several, `jobs` files scanned at once (at least
+/// one; [`CONCURRENT_SCANS`] is the command line's default). `url_of` gives the URL a file's
 /// references name it by; `progress` is called after each file.
 ///
 /// # Errors
@@ -122,6 +123,7 @@ pub fn make_references(
     files: &[String],
     concat: Option<&CombineOptions>,
     options: &ScanOptions,
+    jobs: usize,
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
@@ -151,7 +153,7 @@ pub fn make_references(
                 scan.map(|scan| (url.clone(), scan))
             }
         }))
-        .buffered(CONCURRENT_SCANS)
+        .buffered(jobs.max(1))
         .collect::<Vec<_>>(),
     );
     let (mut made, mut sets) = (

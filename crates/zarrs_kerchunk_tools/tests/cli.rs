@@ -421,8 +421,8 @@ fn scan_takes_a_coordinate_from_file_names() {
     let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
     assert_eq!(ours, theirs, "{stdout}");
-    // The same dates, written in the units asked for.
-    let units = ["--units", "hours since 2019-12-31"];
+    // The same dates, written in the units asked for, one file scanned at a time.
+    let units = ["--units", "hours since 2019-12-31", "--jobs", "1"];
     let (code, _, stderr) = run(&[
         &["scan", pattern.to_str().unwrap(), "--coord", coord, "-o", out.to_str().unwrap()][..],
         &units,
@@ -437,6 +437,9 @@ fn scan_takes_a_coordinate_from_file_names() {
         run(&["scan", pattern.to_str().unwrap(), "--coord", "time=name:dated", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("capture group"), "{stderr}");
+    let (code, _, stderr) = run(&["scan", pattern.to_str().unwrap(), "--jobs", "0", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("from 1"), "{stderr}");
     // Two dimensions: members from the names outside times from the data; `info` shows t's shape.
     let ens = folder.join("ens_m*.nc");
     let out = dir.path().join("ens.json");

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use clap::Args;
 use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk_tools::make::{combine_options, expand, make_references, url_in_references};
+use zarrs_kerchunk_tools::make::{CONCURRENT_SCANS, combine_options, expand, make_references, url_in_references};
 
 use crate::convert::Output;
 use crate::options::{Access, progress_bar};
@@ -40,6 +40,9 @@ pub(crate) struct Scan {
     /// first file's (or, for dates from names or attributes, days since the first date).
     #[arg(long, value_name = "UNITS")]
     units: Option<String>,
+    /// How many files to scan at once (each a few requests in flight).
+    #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
+    jobs: usize,
     /// The calendar of `--units` (default: the files'; `standard` for dates from names).
     #[arg(long, value_name = "CALENDAR", requires = "units")]
     calendar: Option<String>,
@@ -87,6 +90,7 @@ impl Scan {
             &files,
             concat.as_ref(),
             &options,
+            self.jobs,
             &registry,
             |file| url_in_references(file, &self.output),
             || bar.inc(1),
@@ -110,6 +114,11 @@ impl Scan {
         );
         Ok(Outcome::Done)
     }
+}
+
+/// A whole number from 1, as `--jobs` takes it.
+fn at_least_one(text: &str) -> std::result::Result<usize, String> {
+    text.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is not a whole number from 1"))
 }
 
 /// `DIM=SOURCE`, as `--coord` takes it.
