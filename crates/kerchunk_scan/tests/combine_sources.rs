@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kerchunk::ReferenceSet;
+use kerchunk::{ParseOptions, Reference, ReferenceSet};
 use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, combine_with, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
@@ -49,6 +49,21 @@ fn along(dimension: &str, source: CoordinateSource) -> CombineOptions {
     CombineOptions::new(dimension).with_coordinate(source)
 }
 
+/// The data chunks of the array `path`: key, file and byte range.
+fn chunks(set: &ReferenceSet, path: &str) -> Vec<(String, String, u64, u64)> {
+    let prefix = format!("{path}/");
+    let mut chunks: Vec<_> = set
+        .iter()
+        .filter(|(key, _)| key.starts_with(&prefix) && !key.contains(".z"))
+        .map(|(key, reference)| match reference {
+            Reference::Range { url: Some(url), offset, length } => (key.to_string(), url.to_owned(), offset, length),
+            other => panic!("{key}: {other:?}"),
+        })
+        .collect();
+    chunks.sort();
+    chunks
+}
+
 fn expected(case: &str) -> Value {
     serde_json::from_slice(&std::fs::read(folder().join(format!("{case}.expected.json"))).unwrap()).unwrap()
 }
@@ -80,6 +95,10 @@ fn check_t(store: &Arc<ReferenceStore>, expected: &Value, case: &str) {
 fn an_ensemble_member_from_the_file_name_is_a_new_dimension() {
     let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse().unwrap();
     let combined = combine_with(scans("members"), &along("member", source)).unwrap();
+    // t's chunks are where kerchunk's MultiZarrToZarr (the regex in coo_map) puts them.
+    let text = std::fs::read(folder().join("members.kerchunk.json")).unwrap();
+    let kerchunk = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+    assert_eq!(chunks(&combined, "t"), chunks(&kerchunk, "t"), "MultiZarrToZarr's chunks");
     let store = open(combined);
     let expected = expected("members");
     let member = Array::open(store.clone(), "/member").unwrap();

@@ -186,6 +186,10 @@ def main():
             write_named(path, number)
         expected = named_expected(name, paths)
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+        if name == "members":
+            import re
+
+            kerchunk_named(name, paths, "member", re.compile(r"_m(\d+)\.nc$"), ["x", "time"])
     paths = []
     for file, (member, part) in GRID.items():
         write_grid(HERE / file, member, part)
@@ -212,6 +216,25 @@ def kerchunk_refs(name, paths):
     for p in paths:
         text = text.replace(str(p), p.name)
     out.write_text(text + "\n")
+
+
+def kerchunk_named(name, paths, dimension, selector, identical):
+    """MultiZarrToZarr with a regex selector for a new dimension (coo_dtypes int64, the
+    coordinates in identical_dims), over SingleHdf5ToZarr(inline_threshold=0): NAME.kerchunk.json."""
+    from kerchunk.combine import MultiZarrToZarr
+    from kerchunk.hdf import SingleHdf5ToZarr
+
+    singles = [SingleHdf5ToZarr(str(p), inline_threshold=0).translate() for p in paths]
+    # indicts pairs each file's references with its name, which the regex reads.
+    combined = MultiZarrToZarr(
+        [str(p) for p in paths], indicts=singles, remote_protocol="file", concat_dims=[dimension],
+        coo_map={dimension: selector},
+        coo_dtypes={dimension: "int64"}, identical_dims=identical, inline_threshold=0,
+    ).translate()
+    text = json.dumps(combined, indent=0, sort_keys=True)
+    for p in paths:
+        text = text.replace(str(p), p.name)
+    (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":
