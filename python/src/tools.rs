@@ -11,7 +11,7 @@ use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::make::{MakeError, combine_options, expand, make_references, url_in_references};
+use zarrs_kerchunk_tools::make::{Combining, MakeError, combine_options, expand, make_references, url_in_references};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
 use crate::errors::{Error, Kind, object_store_kind, read_kind};
@@ -128,6 +128,8 @@ struct ScanArguments {
     calendar: Option<String>,
     /// How many files to scan at once.
     jobs: usize,
+    /// Merge files of one variable each rather than concatenate.
+    merge: bool,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
@@ -168,6 +170,7 @@ fn scan(
         arguments.calendar.as_deref(),
     )
     .map_err(invalid)?;
+    let combining = if arguments.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let mut expanded = Vec::new();
         for file in &files {
@@ -175,7 +178,7 @@ fn scan(
         }
         let made = make_references(
             &expanded,
-            concat.as_ref(),
+            combining.as_ref(),
             &scan_options,
             arguments.jobs,
             &registry,

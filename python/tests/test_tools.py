@@ -172,6 +172,19 @@ def test_scan_combines_members_by_name_and_times_by_data(tmp_path: Path) -> None
     assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
 
 
+def test_scan_merges_files_of_one_variable_each(tmp_path: Path) -> None:
+    """merge=True: both variables of merged_t.nc and merged_rh.nc, as xarray's merge gives them."""
+    combine = SCANNED / "combine"
+    files = [combine / "merged_t.nc", combine / "merged_rh.nc"]
+    for file in files:
+        shutil.copy(file, tmp_path)
+    tools.scan([tmp_path / f.name for f in files], tmp_path / "merged.json", merge=True)
+    expected = json.loads((combine / "merged.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(tmp_path / "merged.json"), mode="r", zarr_format=2)
+    for name in ["t", "rh", "x"]:
+        assert np.array_equal(group[name][...], np.array(expected[name], dtype="f4")), name
+
+
 def test_scan_splits_chunks_as_kerchunks_subchunk(tmp_path: Path) -> None:
     source = SCANNED / "hdf5" / "earliest.h5"
     shutil.copy(source, tmp_path)

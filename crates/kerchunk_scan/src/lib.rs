@@ -104,6 +104,7 @@
 //! | CF times in units of each file's own (`cf:`) | yes |
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
 //! | several dimensions, the outer ones from names or attributes ([`CombineOptions::then_along`]) | yes |
+//! | files of one variable each, merged ([`merge`]) | yes |
 //! | `var`, callables, `vattr:`, outer dimensions from the data | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
@@ -342,6 +343,22 @@ pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<R
 pub fn combine_with(inputs: Vec<(String, ReferenceSet)>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
     let inputs = inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
     combine::combine(inputs, options)
+}
+
+/// Merge the references of files that each hold some of the arrays (one
+/// file per variable, say) into one set: the union of their arrays, as
+/// xarray's `merge` gives it. An array that several files hold (a shared
+/// coordinate such as `lat`) is taken from the first that has it, once every
+/// other is checked to hold the same metadata and inline values (values
+/// behind range references are not read); the groups' metadata, the root's
+/// attributes included, from the first file that has them.
+///
+/// # Errors
+/// [`ScanError::Combine`] naming the file and the array that differs.
+pub fn merge(inputs: Vec<(String, ReferenceSet)>) -> Result<ReferenceSet, ScanError> {
+    let inputs: Vec<combine::Input> =
+        inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
+    combine::merge(&inputs)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

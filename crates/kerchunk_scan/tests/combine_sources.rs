@@ -25,10 +25,6 @@ fn folder() -> PathBuf {
 
 /// The files of a case (`CASE_*.nc`), scanned, in the order of their names.
 fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
-    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    // `time`, where a file has it, held inline, as a coordinate from the data must be.
-    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time"]);
     let mut files: Vec<String> = std::fs::read_dir(folder())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
@@ -36,11 +32,21 @@ fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
         .collect();
     files.sort();
     assert!(files.len() >= 2, "{case}: {files:?}");
+    scan_files(&files)
+}
+
+/// `files` of the folder, scanned.
+fn scan_files(files: &[String]) -> Vec<(String, ReferenceSet)> {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The coordinates held inline: `time`, as a coordinate from the data must be, and `x`,
+    // whose values are compared only when inline (as the default threshold holds such arrays).
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time", "x"]);
     files
-        .into_iter()
+        .iter()
         .map(|file| {
-            let scan = runtime.block_on(scan(&store, &StorePath::from(file.as_str()), &file, &options)).unwrap();
-            (file, scan.references)
+            let scan = runtime.block_on(scan(&store, &StorePath::from(file.as_str()), file, &options)).unwrap();
+            (file.clone(), scan.references)
         })
         .collect()
 }
@@ -73,15 +79,17 @@ fn open(set: ReferenceSet) -> Arc<ReferenceStore> {
     Arc::new(ReferenceStoreBuilder::new().build(set, base.to_str().unwrap()).unwrap())
 }
 
+/// Nested JSON lists of numbers, flattened in C order as float32.
+fn flatten(value: &Value, out: &mut Vec<f32>) {
+    match value {
+        Value::Array(items) => items.iter().for_each(|item| flatten(item, out)),
+        #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
+        number => out.push(number.as_f64().unwrap() as f32),
+    }
+}
+
 /// `t`'s values and dimensions against `open_mfdataset`'s.
 fn check_t(store: &Arc<ReferenceStore>, expected: &Value, case: &str) {
-    fn flatten(value: &Value, out: &mut Vec<f32>) {
-        match value {
-            Value::Array(items) => items.iter().for_each(|item| flatten(item, out)),
-            #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
-            number => out.push(number.as_f64().unwrap() as f32),
-        }
-    }
     let t = Array::open(store.clone(), "/t").unwrap();
     let values = t.retrieve_array_subset::<Vec<f32>>(&t.subset_all()).unwrap();
     let mut theirs = Vec::new();
@@ -178,4 +186,25 @@ fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
     assert!(CombineOptions::new("time").then_along("member", CoordinateSource::Data).is_err());
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
     assert!(CombineOptions::new("time").then_along("time", source).is_err());
+}
+
+/// One file per variable (`merged_t.nc`, `merged_rh.nc`), merged: both
+/// variables, the shared coordinates once, as xarray's merge gives them; a
+/// file whose shared coordinate differs is an error naming it and the array.
+#[test]
+fn files_of_one_variable_each_merge() {
+    let merged = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()])).unwrap();
+    let store = open(merged);
+    let expected = expected("merged");
+    for name in ["t", "rh", "x"] {
+        let array = Array::open(store.clone(), &format!("/{name}")).unwrap();
+        let values = array.retrieve_array_subset::<Vec<f32>>(&array.subset_all()).unwrap();
+        let mut theirs = Vec::new();
+        flatten(&expected[name], &mut theirs);
+        assert_eq!(values, theirs, "{name}");
+    }
+    let err = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("merged_rh_other_x.nc") && err.contains("\"x\"") && err.contains("values differ"), "{err}");
 }

@@ -16,6 +16,16 @@ use crate::output::{OutputError, place};
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).
 pub const CONCURRENT_SCANS: usize = 16;
 
+/// How several files' references become one set.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Combining {
+    /// Concatenated along one or more dimensions ([`kerchunk_scan::combine_with`]).
+    Concat(CombineOptions),
+    /// The union of their arrays, one file per variable ([`kerchunk_scan::merge`]).
+    Merge,
+}
+
 /// The [`CombineOptions`] of the command line's `--concat` (repeatable, innermost first),
 /// `--coord DIM=SOURCE` (repeatable; a dimension only there is combined along too, outside
 /// those of `--concat`), `--units` and `--calendar`; `None` for no dimension. Python's
@@ -82,8 +92,8 @@ pub enum MakeError {
     /// A pattern that matches nothing.
     #[error("no file matches {0}")]
     NoMatch(String),
-    /// Several files, and no dimension to combine them along.
-    #[error("several files need a dimension to combine them along (concat)")]
+    /// Several files, and no dimension to combine them along (nor merging).
+    #[error("several files need a dimension to combine them along (concat), or merging")]
     NeedsConcat,
     /// A file's path or URL cannot be reached.
     #[error(transparent)]
@@ -113,7 +123,7 @@ pub struct Made {
 }
 
 /// Scan `files` (paths or URLs; see [`expand`] for patterns) into one reference set,
-/// combined as `concat` says when there are several, `jobs` files scanned at once (at least
+/// combined as `combining` says when there are several, `jobs` files scanned at once (at least
 /// one; [`CONCURRENT_SCANS`] is the command line's default). `url_of` gives the URL a file's
 /// references name it by; `progress` is called after each file.
 ///
@@ -121,16 +131,20 @@ pub struct Made {
 /// [`MakeError`] if a file cannot be reached or scanned, or the sets cannot be combined.
 pub fn make_references(
     files: &[String],
-    concat: Option<&CombineOptions>,
+    combining: Option<&Combining>,
     options: &ScanOptions,
     jobs: usize,
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
 ) -> Result<Made, MakeError> {
-    if files.len() > 1 && concat.is_none() {
+    if files.len() > 1 && combining.is_none() {
         return Err(MakeError::NeedsConcat);
     }
+    let concat = match combining {
+        Some(Combining::Concat(concat)) => Some(concat),
+        _ => None,
+    };
     let mut options = options.clone();
     // A coordinate from the data is read from the references: held inline.
     if let Some(concat) = concat
@@ -168,8 +182,9 @@ pub fn make_references(
         made.files.push(url.clone());
         sets.push((url, scan.references));
     }
-    made.references = match concat {
-        Some(concat) => kerchunk_scan::combine_with(sets, concat)?,
+    made.references = match combining {
+        Some(Combining::Concat(concat)) => kerchunk_scan::combine_with(sets, concat)?,
+        Some(Combining::Merge) => kerchunk_scan::merge(sets)?,
         None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
     };
     Ok(made)

@@ -103,6 +103,7 @@ def scan(
     units: str | None = None,
     calendar: str | None = None,
     jobs: int = 16,
+    merge: bool = False,
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
     subchunk: dict[str, int] | None = None,
@@ -126,7 +127,9 @@ def scan(
     (a global attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); a dimension only
     there is combined along too, outside those of ``concat``, and an outer dimension needs a name
     or attribute source. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
-    units the combined times are written in. ``jobs`` files are scanned at once. ``subchunk`` splits uncompressed arrays' chunks
+    units the combined times are written in. ``jobs`` files are scanned at once. ``merge=True``
+    takes the union of the arrays of files that each hold some (one file per variable), those
+    several hold checked to be the same. ``subchunk`` splits uncompressed arrays' chunks
     (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
@@ -137,7 +140,7 @@ def scan(
         {"storage_options": storage_options, "anonymous": anonymous},
     )
     concat = [concat] if isinstance(concat, str) else list(concat or [])
-    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs,
+    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "merge": merge,
                  "inline_threshold": inline_threshold,
                  "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
     return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))

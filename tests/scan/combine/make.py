@@ -20,7 +20,9 @@ For each NAMED case (the coordinate only in file names or a global attribute)
 it writes the files and NAME.expected.json: open_mfdataset(combine="nested")
 along the new dimension, each file's value added in preprocess, sorted by it;
 and the GRID files (member in the name × time in the data) with
-ens.expected.json, open_mfdataset nested along ["member", "time"].
+ens.expected.json, open_mfdataset nested along ["member", "time"]; and one file
+per variable (VARIABLES) with merged.expected.json, their merge
+(merged_rh_other_x.nc has another x, which merging must refuse).
 """
 import json
 import pathlib
@@ -89,6 +91,30 @@ NAMED = {
 
 # Two dimensions at once: members 7 and 2 (in the name), each in two files along time.
 GRID = {"ens_m7_0.nc": (7, 0), "ens_m7_1.nc": (7, 1), "ens_m2_0.nc": (2, 0), "ens_m2_1.nc": (2, 1)}
+
+
+# One file per variable, sharing time and x: merged, as xarray's merge gives them.
+VARIABLES = {"merged_t.nc": "t", "merged_rh.nc": "rh", "merged_rh_other_x.nc": "rh"}
+
+
+def write_variable(path, name):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", 2)
+        ds.createDimension("x", 2)
+        x = ds.createVariable("x", "f4", ("x",))
+        x[:] = [10.0, 25.0] if "other" in path.name else [10.0, 20.0]
+        time = ds.createVariable("time", "i4", ("time",))
+        time.units = "hours since 2020-01-01"
+        time[:] = [0, 6]
+        v = ds.createVariable(name, "f4", ("time", "x"), chunksizes=(1, 2))
+        v[:] = np.arange(4, dtype="f4").reshape(2, 2) + (100 if name == "rh" else 0)
+
+
+def merged_expected(paths):
+    """open_mfdataset(combine="by_coords") over one file per variable: their merge."""
+    with xr.open_mfdataset(paths, combine="by_coords") as ds:
+        values = {name: ds[name].values.tolist() for name in ["t", "rh", "x"]}
+        return values | {"time": iso(ds.time.values), "variables": sorted(ds.data_vars)}
 
 
 def write_grid(path, member, part):
@@ -195,6 +221,10 @@ def main():
         write_grid(HERE / file, member, part)
         paths.append(HERE / file)
     (HERE / "ens.expected.json").write_text(json.dumps(grid_expected(paths), indent=1) + "\n")
+    for file, name in VARIABLES.items():
+        write_variable(HERE / file, name)
+    merged = [HERE / "merged_t.nc", HERE / "merged_rh.nc"]
+    (HERE / "merged.expected.json").write_text(json.dumps(merged_expected(merged), indent=1) + "\n")
 
 
 def kerchunk_refs(name, paths):

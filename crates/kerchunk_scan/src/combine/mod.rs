@@ -29,11 +29,13 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 mod coordinate;
+mod merge;
 mod options;
 mod source;
 mod stack;
 
 use coordinate::{Combined, from_files, ordered};
+pub(crate) use merge::merge;
 pub use options::CombineOptions;
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
@@ -76,7 +78,8 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
         |path: &str| concatenated.iter().any(|(p, _)| p == path) || stacked.iter().any(|p| p == path);
     // The others are taken from the first file: they must be the same in every file.
     for path in arrays.iter().filter(|path| path.as_str() != dimension && !gains_the_dimension(path)) {
-        check_identical(&inputs, path, dimension)?;
+        let why = format!("and it has no dimension {dimension} to be concatenated along");
+        check_identical(&inputs.iter().collect::<Vec<_>>(), path, &why)?;
     }
     for (key, reference) in first.references.iter() {
         let under = |path: &str| key.strip_prefix(path).is_some_and(|r| r.starts_with('/'));
@@ -256,8 +259,9 @@ fn concatenate(
 /// first file: every other file must have the same metadata and the same
 /// inline values (values held by range references in each file's own bytes
 /// are not read here, and not compared).
-fn check_identical(inputs: &[Input], path: &str, dimension: &str) -> Result<(), ScanError> {
-    let first = &inputs[0];
+/// `why` ends each error's reason: why the array must be the same.
+pub(super) fn check_identical(inputs: &[&Input], path: &str, why: &str) -> Result<(), ScanError> {
+    let first = inputs[0];
     let theirs = zarray(&first.references, path);
     let prefix = format!("{path}/");
     let inline_chunks = |set: &ReferenceSet| -> Vec<(String, Vec<u8>)> {
@@ -273,13 +277,7 @@ fn check_identical(inputs: &[Input], path: &str, dimension: &str) -> Result<(), 
     };
     let first_chunks = inline_chunks(&first.references);
     for input in &inputs[1..] {
-        let error = |reason: String| {
-            combine_error(
-                &input.name,
-                path,
-                format!("{reason}, and it has no dimension {dimension} to be concatenated along"),
-            )
-        };
+        let error = |reason: String| combine_error(&input.name, path, format!("{reason}, {why}"));
         let Some(ours) = zarray(&input.references, path) else {
             return Err(error(format!("it is missing, where {} has it", first.name)));
         };

@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use clap::Args;
 use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk_tools::make::{CONCURRENT_SCANS, combine_options, expand, make_references, url_in_references};
+use zarrs_kerchunk_tools::make::{
+    CONCURRENT_SCANS, Combining, combine_options, expand, make_references, url_in_references,
+};
 
 use crate::convert::Output;
 use crate::options::{Access, progress_bar};
@@ -40,6 +42,10 @@ pub(crate) struct Scan {
     /// first file's (or, for dates from names or attributes, days since the first date).
     #[arg(long, value_name = "UNITS")]
     units: Option<String>,
+    /// Merge files that each hold some of the arrays (one file per variable): the union of
+    /// their arrays, those several hold (shared coordinates) checked to be the same.
+    #[arg(long, conflicts_with_all = ["concat", "coord"])]
+    merge: bool,
     /// How many files to scan at once (each a few requests in flight).
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
@@ -81,14 +87,15 @@ impl Scan {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
         let concat = combine_options(&self.concat, &self.coord, self.units.as_deref(), self.calendar.as_deref())?;
-        if files.len() > 1 && concat.is_none() {
-            return Err("several files need --concat DIM: the dimension to combine them along".into());
+        let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
+        if files.len() > 1 && combining.is_none() {
+            return Err("several files need --concat DIM (the dimension to combine them along) or --merge".into());
         }
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
         let made = make_references(
             &files,
-            concat.as_ref(),
+            combining.as_ref(),
             &options,
             self.jobs,
             &registry,
