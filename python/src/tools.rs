@@ -3,18 +3,23 @@
 //! files. Reports cross as JSON text, which the Python side turns into
 //! dicts; every call runs with the GIL released.
 
+use std::sync::Arc;
+
 use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
+use zarrs_kerchunk::{ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::make::{Combining, MakeError, combine_options, expand, make_references, url_in_references};
+use zarrs_kerchunk_tools::make::{
+    Combining, MakeError, append_references, combine_options, expand, load_references, make_references,
+    url_in_references,
+};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
-use crate::errors::{Error, Kind, object_store_kind, read_kind};
+use crate::errors::{self, Error, Kind, object_store_kind, read_kind};
 use crate::runtime;
 use crate::store::StoreHandle;
 
@@ -130,6 +135,10 @@ struct ScanArguments {
     jobs: usize,
     /// Merge files of one variable each rather than concatenate.
     merge: bool,
+    /// A combined set to add the files to (`make::append_references`), written again to `output`.
+    append_to: Option<String>,
+    /// Leave out files the set to append to has already.
+    skip_existing: bool,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
@@ -176,15 +185,34 @@ fn scan(
         for file in &files {
             expanded.extend(expand(file, &registry).map_err(|e| make_error(&e))?);
         }
-        let made = make_references(
-            &expanded,
-            combining.as_ref(),
-            &scan_options,
-            arguments.jobs,
-            &registry,
-            |file| url_in_references(file, output),
-            || {},
-        )
+        let made = if let Some(location) = &arguments.append_to {
+            let existing = ReferenceStoreBuilder::new()
+                .with_registry(Arc::new(options.registry()))
+                .open(location)
+                .map_err(|e| errors::open_error(location, &e))?;
+            let existing = load_references(existing.source().as_ref(), location).map_err(|e| make_error(&e))?;
+            append_references(
+                existing,
+                location,
+                &expanded,
+                arguments.skip_existing,
+                &scan_options,
+                arguments.jobs,
+                &registry,
+                |file| url_in_references(file, output),
+                || {},
+            )
+        } else {
+            make_references(
+                &expanded,
+                combining.as_ref(),
+                &scan_options,
+                arguments.jobs,
+                &registry,
+                |file| url_in_references(file, output),
+                || {},
+            )
+        }
         .map_err(|e| make_error(&e))?;
         let mut references = made.references;
         for (array, factor) in &arguments.subchunk {

@@ -216,3 +216,23 @@ def test_errors_say_what_went_wrong(tmp_path: Path) -> None:
     audit = tools.audit(SERIES, allowed_prefixes=["s3://elsewhere/"])
     assert audit["targets"] and {t["status"] for t in audit["targets"]} == {"refused"}
     assert all("outside the allowed prefixes (s3://elsewhere/)" in t["error"] for t in audit["targets"])
+
+
+def test_scan_appends_to_a_combined_set(tmp_path: Path) -> None:
+    """A set made from one file of mixed_units, then appended to with the others in the order
+    of their dates, reads the times open_mfdataset gives for all four (mixed_units.expected.json);
+    a file appended twice is an error, or left out with skip_existing."""
+    combine = SCANNED / "combine"
+    for n in range(4):
+        shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
+    refs = tmp_path / "series.json"
+    tools.scan(tmp_path / "mixed_units_0.nc", refs, concat="time")
+    for n in [2, 1, 3]:
+        tools.scan(tmp_path / f"mixed_units_{n}.nc", refs, append_to=refs)
+    expected = json.loads((combine / "mixed_units.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
+    with pytest.raises(InvalidReferencesError, match="already"):
+        tools.scan(tmp_path / "mixed_units_2.nc", refs, append_to=refs)
+    tools.scan(tmp_path / "mixed_units_2.nc", refs, append_to=refs, skip_existing=True)
+    assert zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)["t"].shape == group["t"].shape

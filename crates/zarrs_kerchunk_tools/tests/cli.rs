@@ -459,6 +459,69 @@ fn scan_takes_a_coordinate_from_file_names() {
     assert!(stderr.contains("one value per file"), "{stderr}");
 }
 
+/// A set made from one file of `mixed_units` and appended to three times, one
+/// file each (`--append-to`, repeating none of `--concat`), as JSON and as
+/// parquet: its times and values are what `open_mfdataset` gives for all four
+/// files; a file appended twice is an error, or left out with `--skip-existing`.
+#[test]
+fn scan_appends_files_to_a_combined_set() {
+    let folder = common::workspace_root().join("tests/scan/combine");
+    let dir = tempfile::tempdir().unwrap();
+    let file = |n: usize| folder.join(format!("mixed_units_{n}.nc")).to_str().unwrap().to_owned();
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("mixed_units.expected.json")).unwrap()).unwrap();
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    for name in ["appended.json", "appended.parq"] {
+        let refs = dir.path().join(name);
+        let refs = refs.to_str().unwrap();
+        let (code, _, stderr) = run(&["scan", &file(0), "--concat", "time", "-o", refs]);
+        assert_eq!(code, 0, "{stderr}");
+        // In the order of their dates, as a daily job appends: 2020-01-02, -03, -05.
+        for n in [2, 1, 3] {
+            let (code, _, stderr) = run(&["scan", &file(n), "--append-to", refs]);
+            assert_eq!(code, 0, "{name}: appending file {n}: {stderr}");
+        }
+        let (code, stdout, stderr) = run(&["cat", refs, "time"]);
+        assert_eq!(code, 0, "{stderr}");
+        let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+        assert_eq!(ours, theirs, "{name}: {stdout}");
+        let npy = dir.path().join("t.npy");
+        let (code, _, stderr) = run(&["cat", refs, "t", "--npy", npy.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        let (_, _, bytes) = native_values(&npy);
+        let ours: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
+        let values: Vec<f32> = expected["t"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32))
+            .collect();
+        assert_eq!(ours, values, "{name}");
+        let (code, _, stderr) = run(&["scan", &file(2), "--append-to", refs]);
+        assert_one_line_error(code, &stderr);
+        assert!(stderr.contains("mixed_units_2.nc") && stderr.contains("already"), "{stderr}");
+        let (code, _, stderr) = run(&["scan", &file(2), "--append-to", refs, "--skip-existing"]);
+        assert_eq!(code, 0, "{stderr}");
+        let (_, again, _) = run(&["cat", refs, "time"]);
+        assert_eq!(again, stdout, "{name}: a file left out changes nothing");
+    }
+    // A file whose times fall within the set's is an error naming it, never times out of order.
+    let gap = dir.path().join("gap.json");
+    let (code, _, stderr) = run(&["scan", &file(0), &file(1), "--concat", "time", "-o", gap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["scan", &file(2), "--append-to", gap.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("mixed_units_2.nc") && stderr.contains("fall within"), "{stderr}");
+    // A set that records no combining cannot be appended to.
+    let single = dir.path().join("single.json");
+    let (code, _, stderr) = run(&["scan", &file(0), "-o", single.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["scan", &file(1), "--append-to", single.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("no record of how it was combined"), "{stderr}");
+}
+
 /// One file per variable (`tests/scan/combine/merged_*.nc`): `--merge` gives
 /// both variables, as xarray's merge; a shared coordinate that differs is a
 /// one-line error naming the file.

@@ -104,6 +104,8 @@ def scan(
     calendar: str | None = None,
     jobs: int = 16,
     merge: bool = False,
+    append_to: str | os.PathLike[str] | None = None,
+    skip_existing: bool = False,
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
     subchunk: dict[str, int] | None = None,
@@ -129,7 +131,9 @@ def scan(
     or attribute source. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
     units the combined times are written in. ``jobs`` files are scanned at once. ``merge=True``
     takes the union of the arrays of files that each hold some (one file per variable), those
-    several hold checked to be the same. ``subchunk`` splits uncompressed arrays' chunks
+    several hold checked to be the same. ``append_to`` adds the files to a set made by combining
+    (JSON or parquet), combined as it records, and writes it to ``output`` (which may be the same
+    set); ``skip_existing`` leaves out files it has already, which are otherwise an error. ``subchunk`` splits uncompressed arrays' chunks
     (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
@@ -141,6 +145,7 @@ def scan(
     )
     concat = [concat] if isinstance(concat, str) else list(concat or [])
     arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "merge": merge,
+                 "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
                  "inline_threshold": inline_threshold,
                  "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
     return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))

@@ -230,11 +230,22 @@ fn as_written(
     let mut pairs: Vec<(Input, Coordinate)> = inputs.into_iter().zip(coordinates).collect();
     pairs.sort_by(|a, b| a.1.numbers[0].total_cmp(&b.1.numbers[0]));
     let (inputs, coordinates): (Vec<Input>, Vec<Coordinate>) = pairs.into_iter().unzip();
-    for (pair, input) in coordinates.windows(2).zip(inputs.iter().skip(1)) {
+    for ((pair, input), previous) in coordinates.windows(2).zip(inputs.iter().skip(1)).zip(&inputs) {
         if pair[0].numbers[0].total_cmp(&pair[1].numbers[0]).is_eq() {
             return Err(error(
                 &input.name,
                 format!("starts at the same value as another file ({})", pair[0].numbers[0]),
+            ));
+        }
+        // Files concatenate in order only if each starts after the one before ends.
+        let last = pair[0].numbers[pair[0].numbers.len() - 1];
+        if pair[1].numbers[0].total_cmp(&last).is_le() {
+            return Err(error(
+                &input.name,
+                format!(
+                    "its values from {} fall within {}'s, which run to {last}: files whose ranges overlap cannot be concatenated",
+                    pair[1].numbers[0], previous.name
+                ),
             ));
         }
         if pair[1].dtype != pair[0].dtype {
@@ -313,6 +324,17 @@ fn times(
             return Err(error(
                 &later.0.name,
                 format!("starts at the same time as {} ({})", pair[0].0.name, pair[0].3[0]),
+            ));
+        }
+        // Files concatenate in order only if each starts after the one before ends.
+        let last = pair[0].3[pair[0].3.len() - 1];
+        if pair[1].3[0] <= last {
+            return Err(error(
+                &later.0.name,
+                format!(
+                    "its times from {} fall within {}'s, which run to {last}: files whose ranges overlap cannot be concatenated",
+                    pair[1].3[0], pair[0].0.name
+                ),
             ));
         }
     }

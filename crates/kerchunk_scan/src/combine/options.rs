@@ -88,6 +88,17 @@ impl CombineOptions {
         Ok(self)
     }
 
+    /// The units and calendar given with [`with_time_units`](Self::with_time_units).
+    #[must_use]
+    pub fn time_units(&self) -> Option<(&str, Option<&str>)> {
+        self.time_units.as_ref().map(|(units, calendar)| (units.as_str(), calendar.as_deref()))
+    }
+
+    /// The dimensions outside [`dimension`](Self::dimension), innermost first, each with its source.
+    pub fn outer(&self) -> impl Iterator<Item = (&str, &CoordinateSource)> {
+        self.outer.iter().map(|(dimension, source)| (dimension.as_str(), source))
+    }
+
     /// The units given, in `calendar` unless one was given: parsed, and as
     /// text with the calendar's name.
     pub(crate) fn time_units_in(&self, calendar: &str) -> Option<(TimeUnits, String, String)> {

@@ -12,8 +12,8 @@ use serde_json::Value;
 use zarrs_cf::{Calendar, DateTime, period};
 
 /// Where the combined coordinate's values come from. Written on the command
-/// line as `data`, `cf`, `name:REGEX`, `name:REGEX:FORMAT` or `attr:NAME`
-/// ([`FromStr`]).
+/// line as `auto`, `data`, `cf`, `name:REGEX`, `name:REGEX:FORMAT` or
+/// `attr:NAME` ([`FromStr`]; [`Display`](fmt::Display) writes the same text).
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub enum CoordinateSource {
@@ -66,6 +66,7 @@ impl FromStr for CoordinateSource {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let error = |reason: &str| CombineOptionError { text: text.to_owned(), reason: reason.to_owned() };
         match text {
+            "auto" => return Ok(Self::Auto),
             "data" => return Ok(Self::Data),
             "cf" => return Ok(Self::Cf),
             _ => {}

@@ -1,12 +1,15 @@
 //! `scan`: NetCDF-3, NetCDF-4 and HDF5 files into references, combined along
 //! a dimension when there are several, written as `convert` writes them.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
 use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
+use zarrs_kerchunk::ReferenceStoreBuilder;
 use zarrs_kerchunk_tools::make::{
-    CONCURRENT_SCANS, Combining, combine_options, expand, make_references, url_in_references,
+    CONCURRENT_SCANS, Combining, append_references, combine_options, expand, load_references, make_references,
+    url_in_references,
 };
 
 use crate::convert::Output;
@@ -21,9 +24,18 @@ pub(crate) struct Scan {
     #[arg(required = true)]
     files: Vec<String>,
     /// Where to write (as for `convert`): a parquet root if it ends in `.parq`, `.parquet` or `/`,
-    /// zstd JSON if in `.zst`, else JSON. A local path or a URL.
-    #[arg(long, short, value_name = "OUTPUT")]
-    output: String,
+    /// zstd JSON if in `.zst`, else JSON. A local path or a URL. With `--append-to`, that set
+    /// unless given.
+    #[arg(long, short, value_name = "OUTPUT", required_unless_present = "append_to")]
+    output: Option<String>,
+    /// Add the files to this reference set (JSON or parquet), made by `scan --concat`, combined
+    /// as it records (root attribute `zarrs_kerchunk_combined_with`): the old files are not
+    /// scanned again, and the set is written again in place (or to `--output`).
+    #[arg(long, value_name = "REFS", conflicts_with_all = ["concat", "coord", "merge", "units"])]
+    append_to: Option<String>,
+    /// With `--append-to`, leave out files the set references already (else an error).
+    #[arg(long, requires = "append_to")]
+    skip_existing: bool,
     /// Combine the files along this dimension (required for more than one file), as kerchunk's
     /// `concat_dims`; every other array is taken from the first file. Repeatable, innermost first
     /// (`--concat time --concat member`): an outer dimension needs `--coord DIM=name:...` or
@@ -46,12 +58,12 @@ pub(crate) struct Scan {
     /// their arrays, those several hold (shared coordinates) checked to be the same.
     #[arg(long, conflicts_with_all = ["concat", "coord"])]
     merge: bool,
-    /// How many files to scan at once (each a few requests in flight).
-    #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
-    jobs: usize,
     /// The calendar of `--units` (default: the files'; `standard` for dates from names).
     #[arg(long, value_name = "CALENDAR", requires = "units")]
     calendar: Option<String>,
+    /// How many files to scan at once (each a few requests in flight).
+    #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
+    jobs: usize,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
     /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
     #[arg(long, value_name = "BYTES")]
@@ -86,22 +98,40 @@ impl Scan {
         if self.fail_unsupported {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
-        let concat = combine_options(&self.concat, &self.coord, self.units.as_deref(), self.calendar.as_deref())?;
-        let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
-        if files.len() > 1 && combining.is_none() {
-            return Err("several files need --concat DIM (the dimension to combine them along) or --merge".into());
-        }
+        let output = self.output.clone().or_else(|| self.append_to.clone()).expect("clap requires one");
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
-        let made = make_references(
-            &files,
-            combining.as_ref(),
-            &options,
-            self.jobs,
-            &registry,
-            |file| url_in_references(file, &self.output),
-            || bar.inc(1),
-        )?;
+        let made = if let Some(location) = &self.append_to {
+            let existing =
+                ReferenceStoreBuilder::new().with_registry(Arc::new(self.access.registry())).open(location)?;
+            let existing = load_references(existing.source().as_ref(), location)?;
+            append_references(
+                existing,
+                location,
+                &files,
+                self.skip_existing,
+                &options,
+                self.jobs,
+                &registry,
+                |file| url_in_references(file, &output),
+                || bar.inc(1),
+            )?
+        } else {
+            let concat = combine_options(&self.concat, &self.coord, self.units.as_deref(), self.calendar.as_deref())?;
+            let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
+            if files.len() > 1 && combining.is_none() {
+                return Err("several files need --concat DIM (the dimension to combine them along) or --merge".into());
+            }
+            make_references(
+                &files,
+                combining.as_ref(),
+                &options,
+                self.jobs,
+                &registry,
+                |file| url_in_references(file, &output),
+                || bar.inc(1),
+            )?
+        };
         bar.finish_and_clear();
         for (url, skipped) in &made.skipped {
             eprintln!("warning: {url}: {}: left out: {}", skipped.path, skipped.reason);
@@ -110,11 +140,11 @@ impl Scan {
         for (array, factor) in &self.subchunk {
             references = kerchunk_scan::subchunk(&references, array, *factor)?;
         }
-        let written = self.format.write(&references, &self.output, &registry)?;
+        let written = self.format.write(&references, &output, &registry)?;
         eprintln!(
             "{written} references to {} file(s) written to {} in {:.2?} ({} requests, {} bytes read)",
             made.files.len(),
-            self.output,
+            output,
             start.elapsed(),
             made.requests,
             made.bytes,
