@@ -6,10 +6,12 @@
 //! `preprocess`: the new dimension first, the files in the order of their
 //! values, the coordinates that are the same in every file kept once.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kerchunk::{ParseOptions, Reference, ReferenceSet};
+mod combine_support;
+
+use combine_support::{chunks, expected, folder};
+use kerchunk::{ParseOptions, ReferenceSet};
 use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, combine_with, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
@@ -18,10 +20,6 @@ use serde_json::Value;
 use zarrs::array::Array;
 use zarrs_cf::Variable;
 use zarrs_kerchunk::{ReferenceStore, ReferenceStoreBuilder};
-
-fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/combine")
-}
 
 /// The files of a case (`CASE_*.nc`), scanned, in the order of their names.
 fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
@@ -53,25 +51,6 @@ fn scan_files(files: &[String]) -> Vec<(String, ReferenceSet)> {
 
 fn along(dimension: &str, source: CoordinateSource) -> CombineOptions {
     CombineOptions::new(dimension).with_coordinate(source)
-}
-
-/// The data chunks of the array `path`: key, file and byte range.
-fn chunks(set: &ReferenceSet, path: &str) -> Vec<(String, String, u64, u64)> {
-    let prefix = format!("{path}/");
-    let mut chunks: Vec<_> = set
-        .iter()
-        .filter(|(key, _)| key.starts_with(&prefix) && !key.contains(".z"))
-        .map(|(key, reference)| match reference {
-            Reference::Range { url: Some(url), offset, length } => (key.to_string(), url.to_owned(), offset, length),
-            other => panic!("{key}: {other:?}"),
-        })
-        .collect();
-    chunks.sort();
-    chunks
-}
-
-fn expected(case: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(folder().join(format!("{case}.expected.json"))).unwrap()).unwrap()
 }
 
 fn open(set: ReferenceSet) -> Arc<ReferenceStore> {
