@@ -4,14 +4,26 @@
 # that every written file reads exactly. Needs the Rust toolchain and python3.
 #
 #   tests/peer/run.sh [VENV]    (VENV default: target/peer-venv, created with the pinned requirements)
+#
+# Given a VENV (CI passes the Python package's test virtualenv, whose pins include these), the
+# pins are installed into it if missing, and nothing else in it is touched: one virtualenv, made once.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-venv="${1:-$root/target/peer-venv}"
-if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
-    python3 -m venv --clear "$venv"
+if [ -n "${1:-}" ]; then
+    venv="$1"
+    # The test virtualenv's pins must be the peer's, or installing these would change its versions.
+    grep -v '^#' "$here/requirements.txt" | while read -r pin; do
+        grep -Fxq "$pin" "$root/python/requirements.txt" || { echo "peer: $pin is not pinned in python/requirements.txt" >&2; exit 1; }
+    done
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-    cp "$here/requirements.txt" "$venv/requirements.txt"
+else
+    venv="$root/target/peer-venv"
+    if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+        python3 -m venv --clear "$venv"
+        "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+        cp "$here/requirements.txt" "$venv/requirements.txt"
+    fi
 fi
 
 out="$(mktemp -d)"
