@@ -13,6 +13,11 @@ use zarrs_kerchunk::object_store::{self, ObjectStore};
 
 use crate::output::{OutputError, place};
 
+mod append;
+
+pub use append::{COMBINED_WITH, append_references, load_references};
+use append::{record_of, with_record};
+
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).
 pub const CONCURRENT_SCANS: usize = 16;
 
@@ -63,68 +68,6 @@ pub fn combine_options(
         Some(units) => options.with_time_units(units, calendar).map(Some),
         None => Ok(Some(options)),
     }
-}
-
-/// How `combining` is recorded under [`COMBINED_WITH`], with the `files` combined (as the
-/// references name them: inline chunks name no file, so the references alone cannot tell).
-fn record_of(combining: &Combining, files: &[String]) -> serde_json::Value {
-    match combining {
-        Combining::Merge => serde_json::json!({ "merge": true, "files": files }),
-        Combining::Concat(options) => {
-            let (units, calendar) = options.time_units().map_or((None, None), |(u, c)| (Some(u), c));
-            let mut dimensions = vec![options.dimension.clone()];
-            let mut coords = serde_json::Map::new();
-            coords.insert(options.dimension.clone(), options.coordinate.to_string().into());
-            for (dimension, source) in options.outer() {
-                dimensions.push(dimension.to_owned());
-                coords.insert(dimension.to_owned(), source.to_string().into());
-            }
-            serde_json::json!({
-                "concat": dimensions, "coords": coords, "units": units, "calendar": calendar, "files": files,
-            })
-        }
-    }
-}
-
-/// `set` with `record` under [`COMBINED_WITH`] in its root attributes.
-fn with_record(set: &ReferenceSet, record: &serde_json::Value) -> ReferenceSet {
-    let mut attributes = match set.get(".zattrs") {
-        Some(kerchunk::Reference::Inline(text)) => serde_json::from_slice(text).ok(),
-        _ => None,
-    }
-    .filter(serde_json::Value::is_object)
-    .unwrap_or_else(|| serde_json::json!({}));
-    attributes[COMBINED_WITH] = record.to_string().into();
-    let mut builder = kerchunk::ReferenceSetBuilder::new();
-    for (key, reference) in set.iter().filter(|(key, _)| key != ".zattrs") {
-        builder.insert_reference(&key, reference);
-    }
-    builder.insert_inline(".zattrs", attributes.to_string().as_bytes());
-    builder.build()
-}
-
-/// How `set` was combined, from its [`COMBINED_WITH`] record, if it can be combined that way
-/// again, and the files it records.
-fn recorded_combining(set: &ReferenceSet, location: &str) -> Result<(CombineOptions, Vec<String>), MakeError> {
-    let not_combined = || MakeError::NotCombined(location.to_owned());
-    let Some(kerchunk::Reference::Inline(text)) = set.get(".zattrs") else { return Err(not_combined()) };
-    let attributes: serde_json::Value = serde_json::from_slice(text).map_err(|_| not_combined())?;
-    let record: serde_json::Value = serde_json::from_str(attributes[COMBINED_WITH].as_str().ok_or_else(not_combined)?)
-        .map_err(|_| not_combined())?;
-    let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: record.to_string() };
-    let dimensions = record["concat"].as_array().filter(|d| d.len() == 1).ok_or_else(cannot)?;
-    let dimension = dimensions[0].as_str().ok_or_else(cannot)?;
-    let source: CoordinateSource = record["coords"][dimension].as_str().unwrap_or("auto").parse().unwrap_or_default();
-    if !matches!(source, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf) {
-        return Err(cannot());
-    }
-    let mut options = CombineOptions::new(dimension).with_coordinate(source);
-    if let Some(units) = record["units"].as_str() {
-        options = options.with_time_units(units, record["calendar"].as_str()).map_err(|_| cannot())?;
-    }
-    let files =
-        record["files"].as_array().into_iter().flatten().filter_map(|f| f.as_str().map(str::to_owned)).collect();
-    Ok((options, files))
 }
 
 /// Why references could not be made from files.
@@ -195,12 +138,6 @@ pub enum MakeError {
     },
 }
 
-/// The root attribute in which a set made by combining keeps, as JSON text, how it was
-/// combined (`{"concat": ["time"], "units": null, "calendar": null}`), so that appending to it
-/// ([`append_references`]) repeats none of it. Text, not an object: xarray shows root
-/// attributes as the dataset's, and netCDF writers refuse objects.
-pub const COMBINED_WITH: &str = "zarrs_kerchunk_combined_with";
-
 /// The references made from files, and what making them cost.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -254,87 +191,9 @@ pub fn make_references(
     Ok(made)
 }
 
-/// Scan `files` and add their references to `existing` (read from `location`), combined the
-/// way `existing` records under [`COMBINED_WITH`]: a daily job's new files appended along
-/// time, without scanning the old ones again. A file whose URL (`url_of`) the set already
-/// references is an error, or left out with `skip_existing`. The other arguments are
-/// [`make_references`]'.
-///
-/// # Errors
-/// [`MakeError::NotCombined`] or [`MakeError::CannotAppend`] if `existing` holds no record, or
-/// one of a way appending cannot repeat yet (several dimensions, names, attributes, merging);
-/// [`MakeError::AlreadyIn`]; and what [`make_references`] gives.
-#[expect(clippy::too_many_arguments, reason = "make_references' arguments, and the set and its location")]
-pub fn append_references(
-    existing: ReferenceSet,
-    location: &str,
-    files: &[String],
-    skip_existing: bool,
-    options: &ScanOptions,
-    jobs: usize,
-    registry: &StoreRegistry,
-    url_of: impl Fn(&str) -> String,
-    progress: impl Fn() + Sync,
-) -> Result<Made, MakeError> {
-    let (combining, mut recorded) = recorded_combining(&existing, location)?;
-    // The files the record names, and those the references name (a set made before files were recorded).
-    let mut known: std::collections::HashSet<&str> = existing
-        .iter()
-        .filter_map(|(_, reference)| match reference {
-            kerchunk::Reference::Range { url, .. } | kerchunk::Reference::Whole { url } => url,
-            _ => None,
-        })
-        .collect();
-    known.extend(recorded.iter().map(String::as_str));
-    let mut new: Vec<String> = Vec::with_capacity(files.len());
-    for file in files {
-        let url = url_of(file);
-        match (known.contains(url.as_str()), skip_existing) {
-            (false, _) => new.push(file.clone()),
-            (true, true) => {}
-            (true, false) => return Err(MakeError::AlreadyIn { file: url, location: location.to_owned() }),
-        }
-    }
-    drop(known);
-    let (mut made, sets) = scan_all(&new, Some(&combining), options, jobs, registry, url_of, progress)?;
-    recorded.extend(made.files.iter().cloned());
-    let mut inputs = Vec::with_capacity(sets.len() + 1);
-    inputs.push((location.to_owned(), existing));
-    inputs.extend(sets);
-    let combined = kerchunk_scan::combine_with(inputs, &combining)?;
-    made.references = with_record(&combined, &record_of(&Combining::Concat(combining), &recorded));
-    Ok(made)
-}
-
-/// The references of `source` (a JSON set or a parquet root), all of them, in memory: what
-/// [`append_references`] adds to.
-///
-/// # Errors
-/// [`MakeError::Existing`] if a record cannot be read.
-pub fn load_references(source: &dyn kerchunk::ReferenceSource, location: &str) -> Result<ReferenceSet, MakeError> {
-    if let Some(set) = source.in_memory() {
-        let mut builder = kerchunk::ReferenceSetBuilder::new();
-        for (key, reference) in set.iter() {
-            builder.insert_reference(&key, reference);
-        }
-        return Ok(builder.build());
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
-    runtime.block_on(async {
-        let mut builder = kerchunk::ReferenceSetBuilder::new();
-        let mut walk = source.walk(kerchunk::Walk::All);
-        while let Some(entry) = walk.next().await {
-            let (key, reference) =
-                entry.map_err(|e| MakeError::Existing { location: location.to_owned(), reason: e.to_string() })?;
-            builder.insert_reference(&key, reference.as_reference());
-        }
-        Ok(builder.build())
-    })
-}
-
 /// Every file of `files` scanned, `jobs` at once (the coordinate along `concat` held inline
 /// when it comes from the data): what making them cost, and each file's references.
-fn scan_all(
+pub(super) fn scan_all(
     files: &[String],
     concat: Option<&CombineOptions>,
     options: &ScanOptions,
