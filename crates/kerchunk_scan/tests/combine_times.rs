@@ -40,7 +40,7 @@ fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
 
 #[test]
 fn files_in_units_of_their_own_combine_by_date() {
-    for case in ["units_by_day", "mixed_units", "noleap"] {
+    for case in ["units_by_day", "mixed_units", "noleap", "shorter_last"] {
         let combined = combine(scans(case), "time").unwrap_or_else(|e| panic!("{case}: {e}"));
         let text = std::fs::read(folder().join(format!("{case}.kerchunk.json"))).unwrap();
         let kerchunk = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();

@@ -49,6 +49,12 @@ CASES = {
         ("days since 2020-01-01", "standard", [1.0, 1.25, 1.5, 1.75]),
         ("minutes since 2020-01-01T12:00:00", "standard", [5040, 5400]),
     ],
+    # Chunks of two times, and a last file one time long: its one chunk is partial.
+    "shorter_last": [
+        ("hours since 2020-01-01", "standard", [0, 6, 12, 18]),
+        ("hours since 2020-01-02", "standard", [0, 6, 12, 18]),
+        ("hours since 2020-01-03", "standard", [0]),
+    ],
     # noleap across the end of February of a leap year: 02-28 is followed by 03-01.
     "noleap": [
         ("days since 2004-02-27", "noleap", [0, 1]),
@@ -73,7 +79,8 @@ def write(path, units, calendar, times, number):
         time.standard_name = "time"
         x = ds.createVariable("x", "f4", ("x",))
         x[:] = [10.0, 20.0]
-        t = ds.createVariable("t", "f4", ("time", "x"), chunksizes=(1, 2))
+        along_time = 2 if path.name.startswith("shorter_last") else 1
+        t = ds.createVariable("t", "f4", ("time", "x"), chunksizes=(along_time, 2))
         t.units = "K"
         time[:] = times
         t[:] = np.array([[100 * number + i, 100 * number + i + 0.5] for i in range(len(times))], dtype="f4")
