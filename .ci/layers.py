@@ -55,7 +55,7 @@ MODULE_LAYERS = {
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
-    "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "codecs"), ("lib",)],
+    "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "scan", "codecs"), ("lib",)],
 }
 
 PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_]+))")

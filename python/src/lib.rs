@@ -8,6 +8,7 @@ mod codecs;
 mod errors;
 mod options;
 mod runtime;
+mod scan;
 mod store;
 mod tools;
 
@@ -21,6 +22,7 @@ fn _rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     // Chunks come back as this class: name it where users will find it.
     module.py().get_type::<pyo3_bytes::PyBytes>().setattr("__module__", "zarrs_kerchunk._rs")?;
     tools::register(module)?;
+    scan::register(module)?;
     codecs::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,8 +1,13 @@
 """Distributed: a 2-process dask LocalCluster computes reductions over arrays of a JSON set and
 of a parquet root, with zarr and with the xarray engine, equal to a local read; each worker
-process opens each reference set once, however many tasks read it."""
+process opens each reference set once, however many tasks read it; and a scan spread over the
+cluster (tools.scan(executor=client)) writes what the same scan on one machine writes."""
 
 from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,3 +68,18 @@ def test_reductions_on_the_cluster_equal_a_local_read(client, location, name) ->
     # One opened set per worker process (the store and the engine share it), not one per task.
     assert set(client.run(_opened_sets).values()) <= {1, 2}
 
+
+
+def test_a_scan_spread_over_the_cluster_equals_one_on_this_machine(client, tmp_path) -> None:
+    """tools.scan(executor=client): every worker scans a share of the files (one each here) and
+    the caller combines them; the references written equal those of the same scan made here."""
+    from zarrs_kerchunk import tools
+
+    folder = Path(__file__).resolve().parents[2] / "tests" / "scan" / "combine"
+    for n in range(4):
+        shutil.copy(folder / f"mixed_units_{n}.nc", tmp_path)
+    pattern = str(tmp_path / "mixed_units_*.nc")
+    here = tools.scan(pattern, tmp_path / "here.json", concat="time")
+    spread = tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=client)
+    assert json.loads((tmp_path / "spread.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
+    assert spread["files"] == here["files"] and spread["references"] == here["references"]

@@ -236,3 +236,19 @@ def test_scan_appends_to_a_combined_set(tmp_path: Path) -> None:
         tools.scan(tmp_path / "mixed_units_2.nc", refs, append_to=refs)
     tools.scan(tmp_path / "mixed_units_2.nc", refs, append_to=refs, skip_existing=True)
     assert zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)["t"].shape == group["t"].shape
+
+
+def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
+    """tools.scan(executor=ProcessPoolExecutor(2)) writes what the scan on one machine writes."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    combine = SCANNED / "combine"
+    for n in range(4):
+        shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
+    pattern = str(tmp_path / "mixed_units_*.nc")
+    tools.scan(pattern, tmp_path / "here.json", concat="time")
+    with ProcessPoolExecutor(2) as pool:
+        tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=pool)
+    assert json.loads((tmp_path / "spread.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
+    with pytest.raises(ValueError, match="append_to"):
+        tools.scan(pattern, tmp_path / "x.json", append_to=tmp_path / "here.json", executor=object())

@@ -117,6 +117,7 @@ def scan(
     compression: bool = True,
     storage_options: dict[str, str] | None = None,
     anonymous: bool = False,
+    executor: Any = None,
 ) -> dict[str, Any]:
     """References made from NetCDF-3, NetCDF-4 and HDF5 files, as kerchunk makes them, reading
     only their metadata, written to ``output`` (as :func:`convert` writes).
@@ -133,8 +134,15 @@ def scan(
     takes the union of the arrays of files that each hold some (one file per variable), those
     several hold checked to be the same. ``append_to`` adds the files to a set made by combining
     (JSON or parquet), combined as it records, and writes it to ``output`` (which may be the same
-    set); ``skip_existing`` leaves out files it has already, which are otherwise an error. ``subchunk`` splits uncompressed arrays' chunks
-    (``{"temp": 4}``: each into 4 along its first dimension), as kerchunk's ``utils.subchunk``.
+    set); ``skip_existing`` leaves out files it has already, which are otherwise an error.
+    ``subchunk`` splits uncompressed arrays' chunks (``{"temp": 4}``: each into 4 along its first
+    dimension), as kerchunk's ``utils.subchunk``.
+
+    ``executor`` spreads the scanning: a Dask ``distributed.Client`` or any
+    ``concurrent.futures.Executor`` (anything with ``submit(fn, *args)`` whose futures have
+    ``result()``). Each task scans ``jobs`` files and returns their references as compact JSON
+    bytes; they are combined here, in the order of the files, and written. Not with ``append_to``.
+
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
     if isinstance(files, (str, os.PathLike)):
@@ -148,4 +156,27 @@ def scan(
                  "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
                  "inline_threshold": inline_threshold,
                  "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
-    return json.loads(_rs.scan([os.fspath(f) for f in files], os.fspath(output), arguments, write))
+    files = [os.fspath(f) for f in files]
+    if executor is None:
+        return json.loads(_rs.scan(files, os.fspath(output), arguments, write))
+    if append_to is not None:
+        raise ValueError("append_to with an executor is not supported yet: append on one machine")
+    expanded = _rs.expand_files(files, write)
+    step = max(1, jobs)
+    tasks = [executor.submit(_scan_share, expanded[i:i + step], os.fspath(output), arguments, write)
+             for i in range(0, len(expanded), step)]
+    parts, report = [], {"requests": 0, "bytes": 0, "skipped": []}
+    for task in tasks:  # in the order of the files, whatever order they finish in
+        share, share_report = task.result()
+        parts.extend(share)
+        share_report = json.loads(share_report)
+        for key in ("requests", "bytes"):
+            report[key] += share_report[key]
+        report["skipped"].extend(share_report["skipped"])
+    return report | json.loads(_rs.combine_shares(parts, os.fspath(output), arguments, write))
+
+
+def _scan_share(files: list[str], output: str, arguments: dict[str, Any], write: dict[str, Any]):
+    """One task of a spread scan, on a worker: its files' references as JSON bytes, and a report.
+    A module-level function, so that executors pickle it by name."""
+    return _rs.scan_share(files, output, arguments, write)

@@ -6,7 +6,7 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions};
 use zarrs_kerchunk::StoreRegistry;
 
-use super::{Combining, Made, MakeError, scan_all};
+use super::{Combining, Made, MakeError, combine_scans, scan_files};
 
 /// The root attribute in which a set made by combining keeps, as JSON text, how it was
 /// combined (`{"concat": ["time"], "units": null, "calendar": null}`), so that appending to it
@@ -118,13 +118,13 @@ pub fn append_references(
         }
     }
     drop(known);
-    let (mut made, sets) = scan_all(&new, Some(&combining), options, jobs, registry, url_of, progress)?;
+    let combining = Combining::Concat(combining);
+    let (mut made, sets) = scan_files(&new, Some(&combining), options, jobs, registry, url_of, progress)?;
     recorded.extend(made.files.iter().cloned());
     let mut inputs = Vec::with_capacity(sets.len() + 1);
     inputs.push((location.to_owned(), existing));
     inputs.extend(sets);
-    let combined = kerchunk_scan::combine_with(inputs, &combining)?;
-    made.references = with_record(&combined, &record_of(&Combining::Concat(combining), &recorded));
+    made.references = combine_scans(inputs, Some(&combining), &recorded)?;
     Ok(made)
 }
 

@@ -174,34 +174,53 @@ pub fn make_references(
     if files.len() > 1 && combining.is_none() {
         return Err(MakeError::NeedsConcat);
     }
-    let concat = match combining {
-        Some(Combining::Concat(concat)) => Some(concat),
-        _ => None,
-    };
-    let (mut made, mut sets) = scan_all(files, concat, options, jobs, registry, url_of, progress)?;
-    made.references = match combining {
-        Some(combining @ Combining::Concat(concat)) => {
-            with_record(&kerchunk_scan::combine_with(sets, concat)?, &record_of(combining, &made.files))
-        }
-        Some(combining @ Combining::Merge) => {
-            with_record(&kerchunk_scan::merge(sets)?, &record_of(combining, &made.files))
-        }
-        None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
-    };
+    let (mut made, sets) = scan_files(files, combining, options, jobs, registry, url_of, progress)?;
+    made.references = combine_scans(sets, combining, &made.files)?;
     Ok(made)
 }
 
-/// Every file of `files` scanned, `jobs` at once (the coordinate along `concat` held inline
-/// when it comes from the data): what making them cost, and each file's references.
-pub(super) fn scan_all(
+/// The references of many files, scanned by [`scan_files`] (here or, a share each, on other
+/// machines), made one set as `combining` says and its record kept (under [`COMBINED_WITH`],
+/// naming `files`); the one set when there is no combining.
+///
+/// # Errors
+/// [`MakeError::Scan`] if the sets cannot be combined; [`MakeError::NeedsConcat`] for several
+/// sets and no combining.
+pub fn combine_scans(
+    mut sets: Vec<(String, ReferenceSet)>,
+    combining: Option<&Combining>,
     files: &[String],
-    concat: Option<&CombineOptions>,
+) -> Result<ReferenceSet, MakeError> {
+    Ok(match combining {
+        Some(combining @ Combining::Concat(concat)) => {
+            with_record(&kerchunk_scan::combine_with(sets, concat)?, &record_of(combining, files))
+        }
+        Some(combining @ Combining::Merge) => with_record(&kerchunk_scan::merge(sets)?, &record_of(combining, files)),
+        None if sets.len() > 1 => return Err(MakeError::NeedsConcat),
+        None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
+    })
+}
+
+/// Every file of `files` scanned, `jobs` at once (at least one), as [`make_references`] scans
+/// them for `combining` (the coordinate along its dimension held inline when it comes from the
+/// data): what scanning cost (with `references` left empty), and each file's references, named
+/// by `url_of`, for [`combine_scans`].
+///
+/// # Errors
+/// [`MakeError`] if a file cannot be reached or scanned.
+pub fn scan_files(
+    files: &[String],
+    combining: Option<&Combining>,
     options: &ScanOptions,
     jobs: usize,
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
 ) -> Result<(Made, Vec<(String, ReferenceSet)>), MakeError> {
+    let concat = match combining {
+        Some(Combining::Concat(concat)) => Some(concat),
+        _ => None,
+    };
     let mut options = options.clone();
     // A coordinate from the data is read from the references: held inline.
     if let Some(concat) = concat

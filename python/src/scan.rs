@@ -1,0 +1,257 @@
+//! References made from files, as Python functions: `scan` (everything here), and the two
+//! halves of a scan spread over an executor: `scan_share` (some of the files, on a worker; the
+//! references come back as compact JSON bytes, which pickle) and `combine_shares` (on the
+//! caller). Reports cross as JSON text; every call runs with the GIL released.
+
+use std::sync::Arc;
+
+use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use zarrs_kerchunk::ReferenceStoreBuilder;
+use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParseOptions, ReferenceSet, error_chain};
+use zarrs_kerchunk_tools::make::{
+    Combining, Made, MakeError, append_references, combine_options, combine_scans, expand, load_references,
+    make_references, scan_files, url_in_references,
+};
+use zarrs_kerchunk_tools::output::write_references;
+
+use crate::errors::{self, Error, Kind, object_store_kind};
+use crate::runtime;
+use crate::tools::{WriteOptions, output_error};
+
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(scan, module)?)?;
+    module.add_function(wrap_pyfunction!(expand_files, module)?)?;
+    module.add_function(wrap_pyfunction!(scan_share, module)?)?;
+    module.add_function(wrap_pyfunction!(combine_shares, module)?)?;
+    Ok(())
+}
+
+/// What `scan` takes besides the files.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct ScanArguments {
+    /// The dimensions to combine along, innermost first (the command line's `--concat`).
+    concat: Vec<String>,
+    /// Where each dimension's values come from (`kerchunk_scan::CoordinateSource`'s text; `--coord`).
+    coords: Vec<(String, String)>,
+    /// The CF units, and their calendar, the combined times are written in.
+    units: Option<String>,
+    calendar: Option<String>,
+    /// How many files to scan at once.
+    jobs: usize,
+    /// Merge files of one variable each rather than concatenate.
+    merge: bool,
+    /// A combined set to add the files to (`make::append_references`), written again to `output`.
+    append_to: Option<String>,
+    /// Leave out files the set to append to has already.
+    skip_existing: bool,
+    inline_threshold: Option<u64>,
+    fail_unsupported: bool,
+    /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
+    subchunk: Vec<(String, u64)>,
+}
+
+/// Make references from `files` (paths, URLs or patterns) and write them to
+/// `output`; a JSON report of what was made.
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn scan(
+    py: Python<'_>,
+    files: Vec<String>,
+    output: &str,
+    arguments: ScanArguments,
+    options: WriteOptions,
+) -> PyResult<String> {
+    runtime::check_process()?;
+    let (json, parquet) = options.formats(output)?;
+    let registry = options.registry();
+    let (scan_options, combining) = arguments.prepared()?;
+    let report = py.detach(|| -> Result<serde_json::Value, Error> {
+        let mut expanded = Vec::new();
+        for file in &files {
+            expanded.extend(expand(file, &registry).map_err(|e| make_error(&e))?);
+        }
+        let mut made = if let Some(location) = &arguments.append_to {
+            let existing = ReferenceStoreBuilder::new()
+                .with_registry(Arc::new(options.registry()))
+                .open(location)
+                .map_err(|e| errors::open_error(location, &e))?;
+            let existing = load_references(existing.source().as_ref(), location).map_err(|e| make_error(&e))?;
+            append_references(
+                existing,
+                location,
+                &expanded,
+                arguments.skip_existing,
+                &scan_options,
+                arguments.jobs,
+                &registry,
+                |file| url_in_references(file, output),
+                || {},
+            )
+        } else {
+            make_references(
+                &expanded,
+                combining.as_ref(),
+                &scan_options,
+                arguments.jobs,
+                &registry,
+                |file| url_in_references(file, output),
+                || {},
+            )
+        }
+        .map_err(|e| make_error(&e))?;
+        let mut references = std::mem::take(&mut made.references);
+        for (array, factor) in &arguments.subchunk {
+            references = kerchunk_scan::subchunk(&references, array, *factor)
+                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
+        }
+        let written =
+            write_references(&references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
+        Ok(report_of(&made, written))
+    })?;
+    Ok(report.to_string())
+}
+
+impl ScanArguments {
+    /// The scan's options and the combining these arguments ask for.
+    fn prepared(&self) -> Result<(ScanOptions, Option<Combining>), Error> {
+        let mut scan_options = ScanOptions::default();
+        if let Some(bytes) = self.inline_threshold {
+            scan_options = scan_options.with_inline_threshold(bytes);
+        }
+        if self.fail_unsupported {
+            scan_options = scan_options.with_unsupported_arrays(UnsupportedArrays::Fail);
+        }
+        let invalid = |e: CombineOptionError| Error::new(Kind::Invalid, e.to_string());
+        let coords = self
+            .coords
+            .iter()
+            .map(|(dimension, source)| Ok((dimension.clone(), source.parse::<CoordinateSource>()?)))
+            .collect::<Result<Vec<_>, CombineOptionError>>()
+            .map_err(invalid)?;
+        let concat =
+            combine_options(&self.concat, &coords, self.units.as_deref(), self.calendar.as_deref()).map_err(invalid)?;
+        Ok((scan_options, if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) }))
+    }
+}
+
+/// What was made, as `tools.scan` reports it.
+fn report_of(made: &Made, written: u64) -> serde_json::Value {
+    let skipped: Vec<_> = made
+        .skipped
+        .iter()
+        .map(|(file, skipped)| serde_json::json!({"file": file, "path": skipped.path, "reason": skipped.reason}))
+        .collect();
+    serde_json::json!({
+        "references": written, "files": made.files, "requests": made.requests,
+        "bytes": made.bytes, "skipped": skipped,
+    })
+}
+
+/// The files `files` name (patterns expanded by listing their stores), in order.
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn expand_files(py: Python<'_>, files: Vec<String>, options: WriteOptions) -> PyResult<Vec<String>> {
+    runtime::check_process()?;
+    let registry = options.registry();
+    py.detach(|| {
+        let mut expanded = Vec::new();
+        for file in &files {
+            expanded.extend(expand(file, &registry).map_err(|e| make_error(&e))?);
+        }
+        Ok::<_, Error>(expanded)
+    })
+    .map_err(Into::into)
+}
+
+/// One file's URL and its references as JSON bytes, as `scan_share` hands them back.
+type SharedReferences = (String, Py<PyBytes>);
+
+/// Scan `files` (no patterns), on a worker: each file's URL as the references at `output` will
+/// name it, with its references as compact JSON bytes (version 1), and a JSON report of the
+/// scan (`references` 0: nothing is written here).
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn scan_share(
+    py: Python<'_>,
+    files: Vec<String>,
+    output: &str,
+    arguments: ScanArguments,
+    options: WriteOptions,
+) -> PyResult<(Vec<SharedReferences>, String)> {
+    runtime::check_process()?;
+    let registry = options.registry();
+    let (scan_options, combining) = arguments.prepared()?;
+    let (made, parts) = py.detach(|| -> Result<_, Error> {
+        let (made, sets) = scan_files(
+            &files,
+            combining.as_ref(),
+            &scan_options,
+            arguments.jobs,
+            &registry,
+            |file| url_in_references(file, output),
+            || {},
+        )
+        .map_err(|e| make_error(&e))?;
+        let mut parts = Vec::with_capacity(sets.len());
+        for (url, set) in sets {
+            let mut bytes = Vec::new();
+            set.write_json(&mut bytes, &JsonWriteOptions::default())
+                .map_err(|e| Error::new(Kind::Invalid, format!("cannot write {url}'s references: {e}")))?;
+            parts.push((url, bytes));
+        }
+        Ok((made, parts))
+    })?;
+    let parts = parts.into_iter().map(|(url, bytes)| (url, PyBytes::new(py, &bytes).unbind())).collect();
+    Ok((parts, report_of(&made, 0).to_string()))
+}
+
+/// The shares `scan_share` made (each file's URL and references, in the order of the files),
+/// combined as `arguments` say and written to `output`; the JSON report of the combining (the
+/// references written and the files).
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn combine_shares(
+    py: Python<'_>,
+    parts: Vec<(String, Vec<u8>)>,
+    output: &str,
+    arguments: ScanArguments,
+    options: WriteOptions,
+) -> PyResult<String> {
+    runtime::check_process()?;
+    let (json, parquet) = options.formats(output)?;
+    let registry = options.registry();
+    let (_, combining) = arguments.prepared()?;
+    let report = py.detach(|| -> Result<serde_json::Value, Error> {
+        let files: Vec<String> = parts.iter().map(|(url, _)| url.clone()).collect();
+        let mut sets = Vec::with_capacity(parts.len());
+        for (url, bytes) in parts {
+            let set = ReferenceSet::from_json(&bytes, &ParseOptions::default())
+                .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
+            sets.push((url, set));
+        }
+        let mut references = combine_scans(sets, combining.as_ref(), &files).map_err(|e| make_error(&e))?;
+        for (array, factor) in &arguments.subchunk {
+            references = kerchunk_scan::subchunk(&references, array, *factor)
+                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
+        }
+        let written =
+            write_references(&references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
+        Ok(serde_json::json!({"references": written, "files": files}))
+    })?;
+    Ok(report.to_string())
+}
+
+fn make_error(error: &MakeError) -> Error {
+    let kind = match error {
+        MakeError::NoMatch(_) => Kind::NotFound,
+        MakeError::List { source, .. } => object_store_kind(source),
+        MakeError::Place(error) => return output_error(error),
+        MakeError::Scan(ScanError::Read { source, .. }) => object_store_kind(source),
+        MakeError::Scan(ScanError::ShortRead { .. }) => Kind::Unreachable,
+        _ => Kind::Invalid,
+    };
+    Error::new(kind, error_chain(error))
+}
