@@ -239,7 +239,9 @@ def test_scan_appends_to_a_combined_set(tmp_path: Path) -> None:
 
 
 def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
-    """tools.scan(executor=ProcessPoolExecutor(2)) writes what the scan on one machine writes."""
+    """tools.scan(executor=ProcessPoolExecutor(2)) writes what the scan on one machine writes.
+    Spawned workers: a child forked after this process started its I/O runtime refuses to use it."""
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     combine = SCANNED / "combine"
@@ -247,7 +249,7 @@ def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
         shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
     pattern = str(tmp_path / "mixed_units_*.nc")
     tools.scan(pattern, tmp_path / "here.json", concat="time")
-    with ProcessPoolExecutor(2) as pool:
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=pool)
     assert json.loads((tmp_path / "spread.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
     with pytest.raises(ValueError, match="append_to"):
