@@ -142,6 +142,8 @@ def scan(
     ``concurrent.futures.Executor`` (anything with ``submit(fn, *args)`` whose futures have
     ``result()``). Each task scans ``jobs`` files and returns their references as compact JSON
     bytes; they are combined here, in the order of the files, and written. Not with ``append_to``.
+    A process pool must spawn its workers (``mp_context=multiprocessing.get_context("spawn")``):
+    a child forked after this process started its I/O runtime refuses it, as Dask never forks.
 
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
