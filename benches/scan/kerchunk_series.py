@@ -15,7 +15,6 @@ import fsspec
 
 from kerchunk.combine import MultiZarrToZarr
 from kerchunk.hdf import SingleHdf5ToZarr
-from kerchunk.netCDF3 import NetCDF3ToZarr
 
 folder, out = sys.argv[1], sys.argv[2]
 if folder.startswith("http"):
@@ -29,6 +28,8 @@ def single(path):
         hdf5 = f.read(4) == b"\x89HDF"
     if hdf5:
         return SingleHdf5ToZarr(path, inline_threshold=500).translate()
+    from kerchunk.netCDF3 import NetCDF3ToZarr  # needs scipy, which NetCDF-4 files do not
+
     return NetCDF3ToZarr(path, inline_threshold=100).translate()
 
 
