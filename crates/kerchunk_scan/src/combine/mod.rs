@@ -224,16 +224,8 @@ fn concatenate(
         let shift = offset / chunk;
         let prefix = format!("{path}/");
         for (key, reference) in input.references.iter() {
-            let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z") && !n.contains('/')) else {
-                continue;
-            };
-            let mut indices: Vec<u64> = match name.split('.').map(str::parse).collect() {
-                Ok(indices) => indices,
-                Err(_) => continue,
-            };
-            if indices.len() != ndim.max(1) {
-                continue;
-            }
+            let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
+            let mut indices = chunk_indices(name, ndim).ok_or_else(|| not_a_chunk(&input.name, path, &key, ndim))?;
             indices[axis] = indices[axis]
                 .checked_add(shift)
                 .ok_or_else(|| error(&input.name, path, format!("chunk {name} lies past 2^64 chunks")))?;
@@ -295,6 +287,23 @@ pub(super) fn check_identical(inputs: &[&Input], path: &str, why: &str) -> Resul
         }
     }
     Ok(())
+}
+
+/// The indices of the chunk key `name` (below its array's path) of an array of `ndim`
+/// dimensions, written with `.` between them (`0` for a 0-d array); `None` for anything else.
+fn chunk_indices(name: &str, ndim: usize) -> Option<Vec<u64>> {
+    let indices: Vec<u64> = name.split('.').map(str::parse).collect::<Result<_, _>>().ok()?;
+    (indices.len() == ndim.max(1)).then_some(indices)
+}
+
+/// A key below an array that is neither its metadata nor one of its chunks (a `/` between
+/// indices, or indices that do not fit its dimensions): an error, never a chunk left out.
+fn not_a_chunk(file: &str, path: &str, key: &str, ndim: usize) -> ScanError {
+    combine_error(
+        file,
+        path,
+        format!("{key:?} is not a chunk key of an array of {ndim} dimensions (indices with '.' between them)"),
+    )
 }
 
 /// The fields of two `.zarray`s that must agree for their arrays to be
@@ -404,6 +413,22 @@ mod tests {
             "time",
         );
         assert!(err.unwrap_err().to_string().contains("starts at the same value"));
+    }
+
+    /// A key below an array that is no chunk of it (a `/` between indices) is
+    /// an error naming it, never a chunk left out of the combined set.
+    #[test]
+    fn keys_that_are_not_chunks_are_an_error() {
+        let good = r#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        let mut odd = input("b", 1.0, Some(good), r#"["time"]"#);
+        let mut builder = ReferenceSetBuilder::new();
+        for (key, reference) in odd.references.iter() {
+            builder.insert_reference(&key, reference);
+        }
+        builder.insert_range("v/0/0", Some("b"), 8, 8);
+        odd.references = builder.build();
+        let err = combine(vec![input("a", 0.0, Some(good), r#"["time"]"#), odd], "time").unwrap_err().to_string();
+        assert!(err.contains("cannot combine b: \"v\"") && err.contains("\"v/0/0\" is not a chunk key"), "{err}");
     }
 
     /// Units that differ and are not both CF times are an error naming the

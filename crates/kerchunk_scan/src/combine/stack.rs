@@ -4,7 +4,7 @@
 use kerchunk::ReferenceSetBuilder;
 use serde_json::Value;
 
-use super::{Input, attributes, combine_error, differing_field, zarray};
+use super::{Input, attributes, chunk_indices, combine_error, differing_field, not_a_chunk, zarray};
 use crate::error::ScanError;
 
 /// The array at `path`, which no file has along `dimension`, with the
@@ -34,10 +34,12 @@ pub(super) fn stack(
                 format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
             ));
         }
+        let ndim = meta["shape"].as_array().map_or(0, Vec::len);
         for (key, reference) in input.references.iter() {
-            let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z") && !n.contains('/')) else {
-                continue;
-            };
+            let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
+            if chunk_indices(name, ndim).is_none() {
+                return Err(not_a_chunk(&input.name, path, &key, ndim));
+            }
             // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
             let key = if meta["shape"].as_array().is_some_and(Vec::is_empty) {
                 format!("{prefix}{position}")
