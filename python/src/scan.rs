@@ -11,8 +11,8 @@ use pyo3::types::PyBytes;
 use zarrs_kerchunk::ReferenceStoreBuilder;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParseOptions, ReferenceSet, error_chain};
 use zarrs_kerchunk_tools::make::{
-    Combining, Made, MakeError, append_references, combine_options, combine_scans, expand, load_references,
-    make_references, scan_files, url_in_references,
+    Combining, Made, MakeError, append_references, combine_options, combine_scans, expand, file_reader,
+    load_references, make_references, scan_files, url_in_references,
 };
 use zarrs_kerchunk_tools::output::write_references;
 
@@ -208,14 +208,16 @@ fn scan_share(
     Ok((parts, report_of(&made, 0).to_string()))
 }
 
-/// The shares `scan_share` made (each file's URL and references, in the order of the files),
-/// combined as `arguments` say and written to `output`; the JSON report of the combining (the
-/// references written and the files).
+/// The shares `scan_share` made (each file's URL and references, in the order of the files,
+/// which are `files`), combined as `arguments` say (reading the files where arrays that must be
+/// the same are held by range references) and written to `output`; the JSON report of the
+/// combining (the references written and the files).
 #[pyfunction]
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn combine_shares(
     py: Python<'_>,
     parts: Vec<(String, Vec<u8>)>,
+    files: Vec<String>,
     output: &str,
     arguments: ScanArguments,
     options: WriteOptions,
@@ -225,21 +227,24 @@ fn combine_shares(
     let registry = options.registry();
     let (_, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
-        let files: Vec<String> = parts.iter().map(|(url, _)| url.clone()).collect();
+        let urls: Vec<String> = parts.iter().map(|(url, _)| url.clone()).collect();
+        let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
+        let reader = file_reader(&named, &registry).map_err(|e| make_error(&e))?;
         let mut sets = Vec::with_capacity(parts.len());
         for (url, bytes) in parts {
             let set = ReferenceSet::from_json(&bytes, &ParseOptions::default())
                 .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
             sets.push((url, set));
         }
-        let mut references = combine_scans(sets, combining.as_ref(), &files).map_err(|e| make_error(&e))?;
+        let mut references =
+            combine_scans(sets, combining.as_ref(), &urls, Some(reader)).map_err(|e| make_error(&e))?;
         for (array, factor) in &arguments.subchunk {
             references = kerchunk_scan::subchunk(&references, array, *factor)
                 .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
         }
         let written =
             write_references(&references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
-        Ok(serde_json::json!({"references": written, "files": files}))
+        Ok(serde_json::json!({"references": written, "files": urls}))
     })?;
     Ok(report.to_string())
 }

@@ -126,7 +126,7 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
-pub use combine::{CombineOptionError, CombineOptions, CoordinateSource};
+pub use combine::{CombineOptionError, CombineOptions, CoordinateSource, RangeReader};
 pub use error::ScanError;
 pub use kerchunk::ReferenceSet;
 pub use options::{ScanOptions, Skipped, UnsupportedArrays};
@@ -272,7 +272,9 @@ pub async fn scan(
 ///   renumbered, its references kept (URLs as each file's scan wrote them);
 /// - every other array, and the groups' metadata, come from the first file,
 ///   once each other file is checked to have the same metadata and inline
-///   values for it (values behind range references are not read).
+///   values for it (values behind range references are read and compared
+///   only with [`CombineOptions::with_range_reader`], as the command line
+///   does).
 ///
 /// Each input is `(name, references)`, the name used in errors; each must
 /// hold its coordinate inline (scan it with
@@ -349,16 +351,17 @@ pub fn combine_with(inputs: Vec<(String, ReferenceSet)>, options: &CombineOption
 /// file per variable, say) into one set: the union of their arrays, as
 /// xarray's `merge` gives it. An array that several files hold (a shared
 /// coordinate such as `lat`) is taken from the first that has it, once every
-/// other is checked to hold the same metadata and inline values (values
-/// behind range references are not read); the groups' metadata, the root's
-/// attributes included, from the first file that has them.
+/// other is checked to hold the same metadata and values: inline ones, and
+/// with a `reader` ([`RangeReader`]) the stored bytes of range references;
+/// the groups' metadata, the root's attributes included, from the first file
+/// that has them.
 ///
 /// # Errors
 /// [`ScanError::Combine`] naming the file and the array that differs.
-pub fn merge(inputs: Vec<(String, ReferenceSet)>) -> Result<ReferenceSet, ScanError> {
+pub fn merge(inputs: Vec<(String, ReferenceSet)>, reader: Option<&RangeReader>) -> Result<ReferenceSet, ScanError> {
     let inputs: Vec<combine::Input> =
         inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
-    combine::merge(&inputs)
+    combine::merge(&inputs, reader)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

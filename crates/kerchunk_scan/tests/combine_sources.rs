@@ -172,7 +172,7 @@ fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
 /// file whose shared coordinate differs is an error naming it and the array.
 #[test]
 fn files_of_one_variable_each_merge() {
-    let merged = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()])).unwrap();
+    let merged = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()]), None).unwrap();
     let store = open(merged);
     let expected = expected("merged");
     for name in ["t", "rh", "x"] {
@@ -182,7 +182,7 @@ fn files_of_one_variable_each_merge() {
         flatten(&expected[name], &mut theirs);
         assert_eq!(values, theirs, "{name}");
     }
-    let err = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]))
+    let err = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]), None)
         .unwrap_err()
         .to_string();
     assert!(err.contains("merged_rh_other_x.nc") && err.contains("\"x\"") && err.contains("values differ"), "{err}");

@@ -553,6 +553,13 @@ fn scan_merges_files_of_one_variable_each() {
     let (code, _, stderr) = run(&["scan", &t, &other, "--merge", "-o", out.to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("merged_rh_other_x.nc") && stderr.contains("\"x\""), "{stderr}");
+    // Held by range references (nothing inline), x is read from both files and still differs.
+    let ranges = ["--inline-threshold", "0", "-o", out.to_str().unwrap()];
+    let (code, _, stderr) = run(&[&["scan", &t, &other, "--merge"][..], &ranges].concat());
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("merged_rh_other_x.nc") && stderr.contains("values differ"), "{stderr}");
+    let (code, _, stderr) = run(&[&["scan", &t, &rh, "--merge"][..], &ranges].concat());
+    assert_eq!(code, 0, "the same x read from both files: {stderr}");
     let (code, _, stderr) = run(&["scan", &t, &rh, "--merge", "--concat", "time", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2, "--merge and --concat together are a usage error: {stderr}");
 }

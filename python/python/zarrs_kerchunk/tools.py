@@ -175,7 +175,7 @@ def scan(
         for key in ("requests", "bytes"):
             report[key] += share_report[key]
         report["skipped"].extend(share_report["skipped"])
-    return report | json.loads(_rs.combine_shares(parts, os.fspath(output), arguments, write))
+    return report | json.loads(_rs.combine_shares(parts, expanded, os.fspath(output), arguments, write))
 
 
 def _scan_share(files: list[str], output: str, arguments: dict[str, Any], write: dict[str, Any]):

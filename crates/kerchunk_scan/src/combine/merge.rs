@@ -6,19 +6,20 @@ use std::collections::BTreeSet;
 
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 
-use super::{Input, array_paths, check_identical};
+use super::{Input, RangeReader, array_paths, check_identical};
 use crate::error::ScanError;
 
 /// The union of the arrays of `inputs`: each array (every key under its
 /// path) from the first file that has it, once every other file that has it
-/// is checked to hold the same metadata and inline values; every other key
+/// is checked to hold the same metadata and values (inline, or read through `reader` where
+/// held by range references); every other key
 /// (the groups' `.zgroup` and `.zattrs`, the root's) from the first file
 /// that has it.
 ///
 /// # Errors
 /// [`ScanError::Combine`] naming the file and the array whose metadata or
 /// inline values differ from the first file's that has it.
-pub(crate) fn merge(inputs: &[Input]) -> Result<ReferenceSet, ScanError> {
+pub(crate) fn merge(inputs: &[Input], reader: Option<&RangeReader>) -> Result<ReferenceSet, ScanError> {
     let held: Vec<BTreeSet<String>> =
         inputs.iter().map(|input| array_paths(&input.references).into_iter().collect()).collect();
     let arrays: BTreeSet<&String> = held.iter().flatten().collect();
@@ -27,7 +28,8 @@ pub(crate) fn merge(inputs: &[Input]) -> Result<ReferenceSet, ScanError> {
         let holders: Vec<usize> = (0..inputs.len()).filter(|&i| held[i].contains(path)).collect();
         let subset: Vec<&Input> = holders.iter().map(|&i| &inputs[i]).collect();
         if subset.len() > 1 {
-            check_identical(&subset, path, "and arrays of one name must be the same in every file that has them")?;
+            let why = "and arrays of one name must be the same in every file that has them";
+            check_identical(&subset, path, why, reader)?;
         }
         owner.push((path.clone(), holders[0]));
     }

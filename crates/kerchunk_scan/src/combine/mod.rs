@@ -21,8 +21,8 @@
 //! both units: concatenating the numbers would give wrong values.
 //!
 //! Arrays without the dimension are taken from the first file, after a check
-//! that every file has the same metadata and the same values held inline;
-//! values held by range references into each file are not compared yet.
+//! that every file has the same metadata and the same values: those held
+//! inline, and, with a [`RangeReader`], the stored bytes of range references.
 
 use crate::error::ScanError;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
@@ -36,7 +36,7 @@ mod stack;
 
 use coordinate::{Combined, from_files, ordered};
 pub(crate) use merge::merge;
-pub use options::CombineOptions;
+pub use options::{CombineOptions, RangeReader};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
 
@@ -79,7 +79,7 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
     // The others are taken from the first file: they must be the same in every file.
     for path in arrays.iter().filter(|path| path.as_str() != dimension && !gains_the_dimension(path)) {
         let why = format!("and it has no dimension {dimension} to be concatenated along");
-        check_identical(&inputs.iter().collect::<Vec<_>>(), path, &why)?;
+        check_identical(&inputs.iter().collect::<Vec<_>>(), path, &why, options.range_reader.as_ref())?;
     }
     for (key, reference) in first.references.iter() {
         let under = |path: &str| key.strip_prefix(path).is_some_and(|r| r.starts_with('/'));
@@ -248,26 +248,27 @@ fn concatenate(
 }
 
 /// An array without the dimension, which the combined set takes from the
-/// first file: every other file must have the same metadata and the same
-/// inline values (values held by range references in each file's own bytes
-/// are not read here, and not compared).
+/// first file: every other file must have the same metadata, the same chunk
+/// keys and the same values: inline ones compared, and range references read
+/// through `reader` (without one, an inline chunk against a range is taken to
+/// differ, and two ranges are not compared).
 /// `why` ends each error's reason: why the array must be the same.
-pub(super) fn check_identical(inputs: &[&Input], path: &str, why: &str) -> Result<(), ScanError> {
+pub(super) fn check_identical(
+    inputs: &[&Input],
+    path: &str,
+    why: &str,
+    reader: Option<&RangeReader>,
+) -> Result<(), ScanError> {
     let first = inputs[0];
     let theirs = zarray(&first.references, path);
     let prefix = format!("{path}/");
-    let inline_chunks = |set: &ReferenceSet| -> Vec<(String, Vec<u8>)> {
+    let chunks = |set: &ReferenceSet| -> Vec<(String, Chunk)> {
         set.iter()
-            .filter(|(key, _)| {
-                key.strip_prefix(&prefix).is_some_and(|name| !name.starts_with(".z") && !name.contains('/'))
-            })
-            .filter_map(|(key, reference)| match reference {
-                Reference::Inline(bytes) => Some((key.to_string(), bytes.to_vec())),
-                _ => None,
-            })
+            .filter(|(key, _)| key.strip_prefix(&prefix).is_some_and(|name| !name.starts_with(".z")))
+            .map(|(key, reference)| (key.to_string(), Chunk::of(reference)))
             .collect()
     };
-    let first_chunks = inline_chunks(&first.references);
+    let first_chunks = chunks(&first.references);
     for input in &inputs[1..] {
         let error = |reason: String| combine_error(&input.name, path, format!("{reason}, {why}"));
         let Some(ours) = zarray(&input.references, path) else {
@@ -282,11 +283,69 @@ pub(super) fn check_identical(inputs: &[&Input], path: &str, why: &str) -> Resul
             let theirs = theirs.as_ref().map_or_else(|| "none".to_owned(), |m| m[field].to_string());
             return Err(error(format!("its {field} {} differs from {}'s {theirs}", ours[field], first.name)));
         }
-        if inline_chunks(&input.references) != first_chunks {
-            return Err(error(format!("its values differ from {}'s", first.name)));
+        let our_chunks = chunks(&input.references);
+        let keys = |chunks: &[(String, Chunk)]| chunks.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        if keys(&our_chunks) != keys(&first_chunks) {
+            return Err(error(format!("its chunks differ from {}'s", first.name)));
+        }
+        for ((key, ours), (_, theirs)) in our_chunks.iter().zip(&first_chunks) {
+            let same = match (ours, theirs) {
+                (Chunk::Inline(a), Chunk::Inline(b)) => Some(a == b),
+                _ => match reader {
+                    // Both read where they are: the same stored bytes are the same values.
+                    Some(reader) => {
+                        let read = |input: &Input, chunk: &Chunk| {
+                            chunk.stored_bytes(reader, input).map_err(|e| {
+                                combine_error(&input.name, path, format!("cannot read {key} to compare it: {e}"))
+                            })
+                        };
+                        match (read(input, ours)?, read(first, theirs)?) {
+                            (Some(a), Some(b)) => Some(a == b),
+                            _ => None,
+                        }
+                    }
+                    // Without a reader, only an inline chunk against a range is known to differ.
+                    None => matches!((ours, theirs), (Chunk::Inline(_), _) | (_, Chunk::Inline(_))).then_some(false),
+                },
+            };
+            if same == Some(false) {
+                return Err(error(format!("its values differ from {}'s (chunk {key})", first.name)));
+            }
         }
     }
     Ok(())
+}
+
+/// A chunk of an array that must be the same in every file, as its file references it.
+enum Chunk {
+    Inline(Vec<u8>),
+    Range {
+        url: Option<String>,
+        offset: u64,
+        length: u64,
+    },
+    /// A whole file, or a malformed reference: not read to be compared.
+    Other,
+}
+
+impl Chunk {
+    fn of(reference: Reference<'_>) -> Self {
+        match reference {
+            Reference::Inline(bytes) => Self::Inline(bytes.to_vec()),
+            Reference::Range { url, offset, length } => Self::Range { url: url.map(str::to_owned), offset, length },
+            _ => Self::Other,
+        }
+    }
+
+    /// Its stored bytes: inline, or read through `reader` from the file of `input` it names
+    /// (`None` where the reader cannot read it, and for `Other`).
+    fn stored_bytes(&self, reader: &RangeReader, input: &Input) -> Result<Option<Vec<u8>>, String> {
+        match self {
+            Self::Inline(bytes) => Ok(Some(bytes.clone())),
+            Self::Range { url, offset, length } => reader(&input.name, url.as_deref(), *offset, *length),
+            Self::Other => Ok(None),
+        }
+    }
 }
 
 /// The indices of the chunk key `name` (below its array's path) of an array of `ndim`

@@ -1,14 +1,22 @@
 //! How files are combined: the dimension, where its values come from, and
 //! the units its times are written in.
 
+use std::sync::Arc;
+
 use zarrs_cf::TimeUnits;
 
 use super::source::{CombineOptionError, CoordinateSource};
 
+/// Reads the bytes a range reference of a combined file points at:
+/// `(the file's name as given to combining, the reference's URL, offset, length)`, `Ok(None)`
+/// where it cannot tell. Combining uses it to compare arrays that must be the same in every
+/// file when they are held by range references (by their stored bytes).
+pub type RangeReader = Arc<dyn Fn(&str, Option<&str>, u64, u64) -> Result<Option<Vec<u8>>, String> + Send + Sync>;
+
 /// How [`combine_with`](crate::combine_with) combines files: along
 /// `dimension`, its values from a [`CoordinateSource`], times written in
 /// the units given or chosen.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct CombineOptions {
     /// The dimension the files are combined along.
@@ -21,6 +29,20 @@ pub struct CombineOptions {
     /// Dimensions outside `dimension`, innermost first, each with the
     /// source of its one value per file ([`then_along`](Self::then_along)).
     pub(crate) outer: Vec<(String, CoordinateSource)>,
+    /// How to read range references, to compare arrays that must be the same in every file.
+    pub(crate) range_reader: Option<RangeReader>,
+}
+
+impl std::fmt::Debug for CombineOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CombineOptions")
+            .field("dimension", &self.dimension)
+            .field("coordinate", &self.coordinate)
+            .field("time_units", &self.time_units)
+            .field("outer", &self.outer)
+            .field("range_reader", &self.range_reader.as_ref().map(|_| "a reader"))
+            .finish()
+    }
 }
 
 impl CombineOptions {
@@ -28,7 +50,23 @@ impl CombineOptions {
     /// times (when the files' units differ) in the first file's units.
     #[must_use]
     pub fn new(dimension: impl Into<String>) -> Self {
-        Self { dimension: dimension.into(), coordinate: CoordinateSource::Auto, time_units: None, outer: Vec::new() }
+        Self {
+            dimension: dimension.into(),
+            coordinate: CoordinateSource::Auto,
+            time_units: None,
+            outer: Vec::new(),
+            range_reader: None,
+        }
+    }
+
+    /// Compare the arrays that must be the same in every file by their stored bytes where they
+    /// are held by range references, read through `reader` (without one, only inline values are
+    /// compared). The same stored bytes are the same values; different ones are taken as
+    /// different values, though two codecs could store the same values differently.
+    #[must_use]
+    pub fn with_range_reader(mut self, reader: RangeReader) -> Self {
+        self.range_reader = Some(reader);
+        self
     }
 
     /// Combine along a further dimension, outside the others (time × member:

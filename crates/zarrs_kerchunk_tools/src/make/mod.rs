@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use kerchunk::ReferenceSet;
-use kerchunk_scan::{CombineOptionError, CombineOptions, CoordinateSource, ScanError, ScanOptions, Skipped, scan};
+use kerchunk_scan::{
+    CombineOptionError, CombineOptions, CoordinateSource, RangeReader, ScanError, ScanOptions, Skipped, scan,
+};
 use zarrs_kerchunk::StoreRegistry;
+use zarrs_kerchunk::object_store::ObjectStoreExt as _;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore};
 
@@ -174,14 +177,19 @@ pub fn make_references(
     if files.len() > 1 && combining.is_none() {
         return Err(MakeError::NeedsConcat);
     }
+    let named: Vec<(String, String)> = files.iter().map(|file| (url_of(file), file.clone())).collect();
     let (mut made, sets) = scan_files(files, combining, options, jobs, registry, url_of, progress)?;
-    made.references = combine_scans(sets, combining, &made.files)?;
+    let reader = file_reader(&named, registry)?;
+    made.references = combine_scans(sets, combining, &made.files, Some(reader))?;
     Ok(made)
 }
 
 /// The references of many files, scanned by [`scan_files`] (here or, a share each, on other
 /// machines), made one set as `combining` says and its record kept (under [`COMBINED_WITH`],
 /// naming `files`); the one set when there is no combining.
+///
+/// Arrays that must be the same in every file are compared by their values: inline, and with
+/// `reader` (see [`file_reader`]) the stored bytes of range references too.
 ///
 /// # Errors
 /// [`MakeError::Scan`] if the sets cannot be combined; [`MakeError::NeedsConcat`] for several
@@ -190,15 +198,44 @@ pub fn combine_scans(
     mut sets: Vec<(String, ReferenceSet)>,
     combining: Option<&Combining>,
     files: &[String],
+    reader: Option<RangeReader>,
 ) -> Result<ReferenceSet, MakeError> {
     Ok(match combining {
         Some(combining @ Combining::Concat(concat)) => {
-            with_record(&kerchunk_scan::combine_with(sets, concat)?, &record_of(combining, files))
+            let concat = match reader {
+                Some(reader) => concat.clone().with_range_reader(reader),
+                None => concat.clone(),
+            };
+            with_record(&kerchunk_scan::combine_with(sets, &concat)?, &record_of(combining, files))
         }
-        Some(combining @ Combining::Merge) => with_record(&kerchunk_scan::merge(sets)?, &record_of(combining, files)),
+        Some(combining @ Combining::Merge) => {
+            with_record(&kerchunk_scan::merge(sets, reader.as_ref())?, &record_of(combining, files))
+        }
         None if sets.len() > 1 => return Err(MakeError::NeedsConcat),
         None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
     })
+}
+
+/// A [`RangeReader`] that reads a scanned file's range references from the file itself:
+/// `files` pairs each file's name as its references give it (its URL) with its path or URL
+/// here. A name it does not know (a set being appended to) it leaves unread.
+///
+/// # Errors
+/// [`MakeError`] if a file cannot be reached, or the runtime for the reads cannot start.
+pub fn file_reader(files: &[(String, String)], registry: &StoreRegistry) -> Result<RangeReader, MakeError> {
+    let mut places = std::collections::HashMap::with_capacity(files.len());
+    for (name, file) in files {
+        places.insert(name.clone(), place(file, registry, false)?);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
+    Ok(Arc::new(move |name: &str, _url: Option<&str>, offset: u64, length: u64| {
+        let Some((store, path)) = places.get(name) else { return Ok(None) };
+        let end = offset.checked_add(length).ok_or_else(|| format!("bytes {offset}+{length} overflow"))?;
+        runtime
+            .block_on(store.get_range(path, offset..end))
+            .map(|bytes| Some(bytes.to_vec()))
+            .map_err(|e| e.to_string())
+    }))
 }
 
 /// Every file of `files` scanned, `jobs` at once (at least one), as [`make_references`] scans
