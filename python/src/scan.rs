@@ -8,8 +8,8 @@ use std::sync::Arc;
 use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use zarrs_kerchunk::ReferenceStoreBuilder;
-use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParseOptions, ReferenceSet, error_chain};
+use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet, error_chain};
+use zarrs_kerchunk::{ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
     Combining, Made, MakeError, append_references, combine_options, combine_scans, expand, file_reader,
     load_references, make_references, scan_files, url_in_references,
@@ -69,10 +69,7 @@ fn scan(
     let registry = options.registry();
     let (scan_options, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
-        let mut expanded = Vec::new();
-        for file in &files {
-            expanded.extend(expand(file, &registry).map_err(|e| make_error(&e))?);
-        }
+        let expanded = expand_all(&files, &registry)?;
         let mut made = if let Some(location) = &arguments.append_to {
             let existing = ReferenceStoreBuilder::new()
                 .with_registry(Arc::new(options.registry()))
@@ -102,13 +99,8 @@ fn scan(
             )
         }
         .map_err(|e| make_error(&e))?;
-        let mut references = std::mem::take(&mut made.references);
-        for (array, factor) in &arguments.subchunk {
-            references = kerchunk_scan::subchunk(&references, array, *factor)
-                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
-        }
-        let written =
-            write_references(&references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
+        let references = std::mem::take(&mut made.references);
+        let written = arguments.write(references, output, &registry, &json, &parquet)?;
         Ok(report_of(&made, written))
     })?;
     Ok(report.to_string())
@@ -137,6 +129,25 @@ impl ScanArguments {
     }
 }
 
+impl ScanArguments {
+    /// `references` with the chunks `subchunk` asks for split, written to `output`: the number
+    /// of references written.
+    fn write(
+        &self,
+        mut references: ReferenceSet,
+        output: &str,
+        registry: &StoreRegistry,
+        json: &JsonWriteOptions,
+        parquet: &ParquetWriteOptions,
+    ) -> Result<u64, Error> {
+        for (array, factor) in &self.subchunk {
+            references = kerchunk_scan::subchunk(&references, array, *factor)
+                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
+        }
+        write_references(&references, output, registry, json, parquet).map_err(|e| output_error(&e))
+    }
+}
+
 /// What was made, as `tools.scan` reports it.
 fn report_of(made: &Made, written: u64) -> serde_json::Value {
     let skipped: Vec<_> = made
@@ -156,14 +167,16 @@ fn report_of(made: &Made, written: u64) -> serde_json::Value {
 fn expand_files(py: Python<'_>, files: Vec<String>, options: WriteOptions) -> PyResult<Vec<String>> {
     runtime::check_process()?;
     let registry = options.registry();
-    py.detach(|| {
-        let mut expanded = Vec::new();
-        for file in &files {
-            expanded.extend(expand(file, &registry).map_err(|e| make_error(&e))?);
-        }
-        Ok::<_, Error>(expanded)
-    })
-    .map_err(Into::into)
+    py.detach(|| expand_all(&files, &registry)).map_err(Into::into)
+}
+
+/// Every file `files` names, patterns expanded.
+fn expand_all(files: &[String], registry: &StoreRegistry) -> Result<Vec<String>, Error> {
+    let mut expanded = Vec::new();
+    for file in files {
+        expanded.extend(expand(file, registry).map_err(|e| make_error(&e))?);
+    }
+    Ok(expanded)
 }
 
 /// One file's URL and its references as JSON bytes, as `scan_share` hands them back.
@@ -236,14 +249,8 @@ fn combine_shares(
                 .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
             sets.push((url, set));
         }
-        let mut references =
-            combine_scans(sets, combining.as_ref(), &urls, Some(reader)).map_err(|e| make_error(&e))?;
-        for (array, factor) in &arguments.subchunk {
-            references = kerchunk_scan::subchunk(&references, array, *factor)
-                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
-        }
-        let written =
-            write_references(&references, output, &registry, &json, &parquet).map_err(|e| output_error(&e))?;
+        let references = combine_scans(sets, combining.as_ref(), &urls, Some(reader)).map_err(|e| make_error(&e))?;
+        let written = arguments.write(references, output, &registry, &json, &parquet)?;
         Ok(serde_json::json!({"references": written, "files": urls}))
     })?;
     Ok(report.to_string())
