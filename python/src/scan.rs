@@ -41,6 +41,8 @@ struct ScanArguments {
     calendar: Option<String>,
     /// How many files to scan at once.
     jobs: usize,
+    /// Arrays taken once rather than given a new dimension (`--identical`).
+    identical: Vec<String>,
     /// Merge files of one variable each rather than concatenate.
     merge: bool,
     /// A combined set to add the files to (`make::append_references`), written again to `output`.
@@ -124,7 +126,8 @@ impl ScanArguments {
             .collect::<Result<Vec<_>, CombineOptionError>>()
             .map_err(invalid)?;
         let concat =
-            combine_options(&self.concat, &coords, self.units.as_deref(), self.calendar.as_deref()).map_err(invalid)?;
+            combine_options(&self.concat, &coords, &self.identical, self.units.as_deref(), self.calendar.as_deref())
+                .map_err(invalid)?;
         Ok((scan_options, if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) }))
     }
 }

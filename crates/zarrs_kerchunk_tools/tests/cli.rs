@@ -453,6 +453,12 @@ fn scan_takes_a_coordinate_from_file_names() {
     let theirs: Vec<String> = expected["member"].as_array().unwrap().iter().map(ToString::to_string).collect();
     let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
     assert_eq!(ours, theirs, "{stdout}");
+    // --identical: t taken once, checked in every file, where it differs member by member.
+    let members = folder.join("members_m*.nc");
+    let once = ["--coord", r"member=name:_m(\d+)\.nc$", "--identical", "t", "-o", out.to_str().unwrap()];
+    let (code, _, stderr) = run(&[&["scan", members.to_str().unwrap()][..], &once].concat());
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("\"t\"") && stderr.contains("values differ"), "{stderr}");
     let outer_from_data = ["--concat", "time", "--concat", "member", "-o", out.to_str().unwrap()];
     let (code, _, stderr) = run(&[&["scan", ens.to_str().unwrap()][..], &outer_from_data].concat());
     assert_one_line_error(code, &stderr);

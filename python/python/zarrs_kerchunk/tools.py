@@ -104,6 +104,7 @@ def scan(
     calendar: str | None = None,
     jobs: int = 16,
     merge: bool = False,
+    identical: list[str] | None = None,
     append_to: str | os.PathLike[str] | None = None,
     skip_existing: bool = False,
     inline_threshold: int | None = None,
@@ -130,7 +131,9 @@ def scan(
     (a global attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); a dimension only
     there is combined along too, outside those of ``concat``, and an outer dimension needs a name
     or attribute source. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
-    units the combined times are written in. ``jobs`` files are scanned at once. ``merge=True``
+    units the combined times are written in. ``jobs`` files are scanned at once. ``identical``
+    names arrays the same in every file (kerchunk's ``identical_dims``): where the files gain a new
+    dimension, they are taken once, checked in every file, rather than given it. ``merge=True``
     takes the union of the arrays of files that each hold some (one file per variable), those
     several hold checked to be the same. ``append_to`` adds the files to a set made by combining
     (JSON or parquet), combined as it records, and writes it to ``output`` (which may be the same
@@ -154,7 +157,7 @@ def scan(
         {"storage_options": storage_options, "anonymous": anonymous},
     )
     concat = [concat] if isinstance(concat, str) else list(concat or [])
-    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "merge": merge,
+    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "merge": merge, "identical": list(identical or []),
                  "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
                  "inline_threshold": inline_threshold,
                  "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}

@@ -70,7 +70,8 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
     // With no array along the dimension, the arrays that are not coordinates gain it.
     let stacked: Vec<String> = if concatenated.is_empty() {
         let coordinates = dimension_names(&first.references);
-        arrays.iter().filter(|path| path.as_str() != dimension && !coordinates.contains(*path)).cloned().collect()
+        let kept = |path: &String| coordinates.contains(path) || options.identical.contains(path);
+        arrays.iter().filter(|path| path.as_str() != dimension && !kept(path)).cloned().collect()
     } else {
         Vec::new()
     };
@@ -131,8 +132,13 @@ fn combine_outer(
         let name = group[0].name.clone();
         combined.push(Input { name, references: combine(group, &inner_options)? });
     }
-    let mut outer = CombineOptions::new(dimension).with_coordinate(source.clone());
-    outer.time_units.clone_from(&options.time_units);
+    // Along the outer dimension: its own source, and the rest of the options as given.
+    let outer = CombineOptions {
+        dimension: dimension.to_owned(),
+        coordinate: source.clone(),
+        outer: Vec::new(),
+        ..options.clone()
+    };
     combine(combined, &outer)
 }
 
@@ -488,6 +494,36 @@ mod tests {
         odd.references = builder.build();
         let err = combine(vec![input("a", 0.0, Some(good), r#"["time"]"#), odd], "time").unwrap_err().to_string();
         assert!(err.contains("cannot combine b: \"v\"") && err.contains("\"v/0/0\" is not a chunk key"), "{err}");
+    }
+
+    /// Arrays named identical are taken once where the files gain a new
+    /// dimension, after a check that every file has the same; the others gain it.
+    #[test]
+    fn identical_arrays_are_not_given_the_new_dimension() {
+        let zarray = r#"{"shape":[2],"chunks":[2],"dtype":"<f4","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        let file = |name: &str, mask: [f32; 2]| {
+            let mut builder = ReferenceSetBuilder::new();
+            for array in ["v", "mask"] {
+                builder.insert_inline(&format!("{array}/.zarray"), zarray.as_bytes());
+                builder.insert_inline(&format!("{array}/.zattrs"), br#"{"_ARRAY_DIMENSIONS":["x"]}"#);
+            }
+            builder.insert_range("v/0", Some(name), 0, 8);
+            builder.insert_inline("mask/0", &[mask[0].to_le_bytes(), mask[1].to_le_bytes()].concat());
+            Input { name: name.to_owned(), references: builder.build() }
+        };
+        let source: CoordinateSource = r"name:_m(\d+)".parse().unwrap();
+        let options = CombineOptions::new("member").with_coordinate(source).with_identical(["mask"]);
+        let combined = super::combine(vec![file("run_m2", [1.0, 0.0]), file("run_m1", [1.0, 0.0])], &options).unwrap();
+        assert_eq!(combined.get("v/1.0"), Some(Reference::Range { url: Some("run_m2"), offset: 0, length: 8 }));
+        assert!(combined.get("mask/0").is_some() && combined.get("mask/0.0").is_none(), "mask taken once");
+        let err = super::combine(vec![file("run_m2", [1.0, 0.0]), file("run_m1", [0.0, 0.0])], &options).unwrap_err();
+        assert!(err.to_string().contains(r#"cannot combine run_m2: "mask": its values differ"#), "{err}");
+        let stacked = super::combine(
+            vec![file("run_m2", [1.0, 0.0]), file("run_m1", [0.0, 0.0])],
+            &CombineOptions { identical: Vec::new(), ..options },
+        )
+        .unwrap();
+        assert!(stacked.get("mask/1.0").is_some(), "without it, mask gains the dimension");
     }
 
     /// Units that differ and are not both CF times are an error naming the

@@ -31,6 +31,8 @@ pub struct CombineOptions {
     pub(crate) outer: Vec<(String, CoordinateSource)>,
     /// How to read range references, to compare arrays that must be the same in every file.
     pub(crate) range_reader: Option<RangeReader>,
+    /// Arrays the same in every file, taken once rather than given a new dimension.
+    pub(crate) identical: Vec<String>,
 }
 
 impl std::fmt::Debug for CombineOptions {
@@ -41,6 +43,7 @@ impl std::fmt::Debug for CombineOptions {
             .field("time_units", &self.time_units)
             .field("outer", &self.outer)
             .field("range_reader", &self.range_reader.as_ref().map(|_| "a reader"))
+            .field("identical", &self.identical)
             .finish()
     }
 }
@@ -56,7 +59,19 @@ impl CombineOptions {
             time_units: None,
             outer: Vec::new(),
             range_reader: None,
+            identical: Vec::new(),
         }
+    }
+
+    /// Arrays (by path) that are the same in every file, as kerchunk's `identical_dims`: where
+    /// the files gain a new dimension, these are taken once from the first file, after a check
+    /// that every file holds the same, instead of gaining it (a static `mask(lat, lon)` beside
+    /// the data). Arrays that are coordinates, or that lack a dimension the files are
+    /// concatenated along, are taken once and checked already.
+    #[must_use]
+    pub fn with_identical<I: IntoIterator<Item = S>, S: Into<String>>(mut self, arrays: I) -> Self {
+        self.identical.extend(arrays.into_iter().map(Into::into));
+        self
     }
 
     /// Compare the arrays that must be the same in every file by their stored bytes where they

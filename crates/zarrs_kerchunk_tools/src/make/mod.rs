@@ -36,8 +36,9 @@ pub enum Combining {
 
 /// The [`CombineOptions`] of the command line's `--concat` (repeatable, innermost first),
 /// `--coord DIM=SOURCE` (repeatable; a dimension only there is combined along too, outside
-/// those of `--concat`), `--units` and `--calendar`; `None` for no dimension. Python's
-/// `tools.scan` builds them here too.
+/// those of `--concat`), `--identical` (arrays taken once rather than given a new dimension),
+/// `--units` and `--calendar`; `None` for no dimension. Python's `tools.scan` builds them here
+/// too.
 ///
 /// # Errors
 /// [`CombineOptionError`]: an outer dimension without a source of one value per file, a
@@ -45,6 +46,7 @@ pub enum Combining {
 pub fn combine_options(
     concat: &[String],
     coords: &[(String, CoordinateSource)],
+    identical: &[String],
     units: Option<&str>,
     calendar: Option<&str>,
 ) -> Result<Option<CombineOptions>, CombineOptionError> {
@@ -57,7 +59,9 @@ pub fn combine_options(
             None => Ok(None),
         };
     };
-    let mut options = CombineOptions::new(*innermost).with_coordinate(source(innermost).unwrap_or_default());
+    let mut options = CombineOptions::new(*innermost)
+        .with_coordinate(source(innermost).unwrap_or_default())
+        .with_identical(identical.iter().cloned());
     for dimension in outer {
         let source = source(dimension).ok_or_else(|| {
             CombineOptionError::new(
@@ -218,7 +222,8 @@ pub fn combine_scans(
 
 /// A [`RangeReader`] that reads a scanned file's range references from the file itself:
 /// `files` pairs each file's name as its references give it (its URL) with its path or URL
-/// here. A name it does not know (a set being appended to) it leaves unread.
+/// here. A name it does not know (a set being appended to), or a reference into another file
+/// than the one named, it leaves unread.
 ///
 /// # Errors
 /// [`MakeError`] if a file cannot be reached, or the runtime for the reads cannot start.
@@ -228,8 +233,8 @@ pub fn file_reader(files: &[(String, String)], registry: &StoreRegistry) -> Resu
         places.insert(name.clone(), place(file, registry, false)?);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
-    Ok(Arc::new(move |name: &str, _url: Option<&str>, offset: u64, length: u64| {
-        let Some((store, path)) = places.get(name) else { return Ok(None) };
+    Ok(Arc::new(move |name: &str, url: Option<&str>, offset: u64, length: u64| {
+        let Some((store, path)) = places.get(name).filter(|_| url == Some(name)) else { return Ok(None) };
         let end = offset.checked_add(length).ok_or_else(|| format!("bytes {offset}+{length} overflow"))?;
         runtime
             .block_on(store.get_range(path, offset..end))

@@ -54,6 +54,10 @@ pub(crate) struct Scan {
     /// first file's (or, for dates from names or attributes, days since the first date).
     #[arg(long, value_name = "UNITS")]
     units: Option<String>,
+    /// An array the same in every file (repeatable), as kerchunk's `identical_dims`: where the
+    /// files gain a new dimension, it is taken once, checked in every file, rather than given it.
+    #[arg(long, value_name = "ARRAY")]
+    identical: Vec<String>,
     /// Merge files that each hold some of the arrays (one file per variable): the union of
     /// their arrays, those several hold (shared coordinates) checked to be the same.
     #[arg(long, conflicts_with_all = ["concat", "coord"])]
@@ -117,7 +121,13 @@ impl Scan {
                 || bar.inc(1),
             )?
         } else {
-            let concat = combine_options(&self.concat, &self.coord, self.units.as_deref(), self.calendar.as_deref())?;
+            let concat = combine_options(
+                &self.concat,
+                &self.coord,
+                &self.identical,
+                self.units.as_deref(),
+                self.calendar.as_deref(),
+            )?;
             let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
             if files.len() > 1 && combining.is_none() {
                 return Err("several files need --concat DIM (the dimension to combine them along) or --merge".into());
