@@ -100,7 +100,8 @@ pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(V
         _ => as_written(inputs, coordinates, dimension)?,
     };
     let first = &inputs[0];
-    let mut meta = zarray(&first.references, dimension).expect("read above");
+    let mut meta = zarray(&first.references, dimension)
+        .ok_or_else(|| error(&first.name, "no coordinate array for the dimension".into()))?;
     let (values, total) = match &coordinates {
         Coordinates::AsWritten(coordinates) => {
             let values: Vec<u8> = coordinates.iter().flat_map(|c| c.bytes.iter().copied()).collect();
@@ -153,9 +154,9 @@ pub(super) fn from_files(inputs: Vec<Input>, options: &CombineOptions) -> Result
             format!("its value {value} is not of the kind of {}'s {first_value}", first_input.name),
         ));
     }
-    with_values.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal));
+    with_values.sort_by(|a, b| a.1.order(&b.1));
     for pair in with_values.windows(2) {
-        if pair[0].1 == pair[1].1 {
+        if pair[0].1.order(&pair[1].1).is_eq() {
             return Err(error(&pair[1].0.name, format!("its value {} is also {}'s", pair[1].1, pair[0].0.name)));
         }
     }
@@ -186,15 +187,11 @@ pub(super) fn from_files(inputs: Vec<Input>, options: &CombineOptions) -> Result
         zattrs["calendar"] = Value::from(calendar);
         ("<f8", numbers.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<u8>>())
     } else {
-        let numbers: Vec<(f64, bool)> = values
-            .iter()
-            .filter_map(|v| if let FileValue::Number { value, integer } = v { Some((*value, *integer)) } else { None })
-            .collect();
-        if numbers.iter().all(|(_, integer)| *integer) {
-            #[expect(clippy::cast_possible_truncation, reason = "parsed from i64 text")]
-            ("<i8", numbers.iter().flat_map(|(n, _)| (*n as i64).to_le_bytes()).collect())
-        } else {
-            ("<f8", numbers.iter().flat_map(|(n, _)| n.to_le_bytes()).collect())
+        let integers: Option<Vec<i64>> =
+            values.iter().map(|v| if let FileValue::Integer(n) = v { Some(*n) } else { None }).collect();
+        match integers {
+            Some(integers) => ("<i8", integers.iter().flat_map(|n| n.to_le_bytes()).collect()),
+            None => ("<f8", values.iter().flat_map(|v| v.as_f64().to_le_bytes()).collect()),
         }
     };
     let zarray = json!({

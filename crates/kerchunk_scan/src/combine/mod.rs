@@ -526,6 +526,24 @@ mod tests {
         assert!(stacked.get("mask/1.0").is_some(), "without it, mask gains the dimension");
     }
 
+    /// Whole numbers from names stay exact past 2^53 (as `f64` these two
+    /// would be one number), and order as integers.
+    #[test]
+    fn whole_numbers_from_names_stay_exact() {
+        let zarray = r#"{"shape":[1],"chunks":[1],"dtype":"<f4","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        let file = |name: &str| {
+            let mut builder = ReferenceSetBuilder::new();
+            builder.insert_inline("v/.zarray", zarray.as_bytes());
+            builder.insert_inline("v/.zattrs", br#"{"_ARRAY_DIMENSIONS":["x"]}"#);
+            builder.insert_range("v/0", Some(name), 0, 4);
+            Input { name: name.to_owned(), references: builder.build() }
+        };
+        let options = CombineOptions::new("member").with_coordinate(r"name:_m(\d+)".parse().unwrap());
+        let combined = super::combine(vec![file("run_m9007199254740993"), file("run_m9007199254740992")], &options);
+        let expected = [9_007_199_254_740_992_i64.to_le_bytes(), 9_007_199_254_740_993_i64.to_le_bytes()].concat();
+        assert_eq!(combined.unwrap().get("member/0"), Some(Reference::Inline(&expected)));
+    }
+
     /// Units that differ and are not both CF times are an error naming the
     /// file and both units, never numbers concatenated under the first's.
     #[test]

@@ -108,18 +108,45 @@ impl fmt::Display for CoordinateSource {
 }
 
 /// One file's value of the coordinate, from its name or an attribute.
-#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum FileValue {
-    /// A number; `integer` if it was written as one.
-    Number { value: f64, integer: bool },
+    /// A number written as a whole number: kept exact (as `f64` it would round past 2^53).
+    Integer(i64),
+    /// Any other number (finite).
+    Float(f64),
     /// A date and time, in the standard calendar.
     Date(DateTime),
+}
+
+impl FileValue {
+    /// The order of two values: exact between whole numbers and between dates; other numbers
+    /// as `f64`. A date and a number (which combining refuses to mix) order by kind.
+    pub(super) fn order(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (Self::Integer(a), Self::Integer(b)) => a.cmp(b),
+            (Self::Date(a), Self::Date(b)) => a.cmp(b),
+            (Self::Date(_), _) => std::cmp::Ordering::Greater,
+            (_, Self::Date(_)) => std::cmp::Ordering::Less,
+            (a, b) => a.as_f64().total_cmp(&b.as_f64()),
+        }
+    }
+
+    /// A number as `f64` (dates: NaN; only numbers are asked).
+    #[expect(clippy::cast_precision_loss, reason = "a whole number beside fractional ones is written as f64")]
+    pub(super) fn as_f64(&self) -> f64 {
+        match self {
+            Self::Integer(value) => *value as f64,
+            Self::Float(value) => *value,
+            Self::Date(_) => f64::NAN,
+        }
+    }
 }
 
 impl fmt::Display for FileValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Number { value, .. } => write!(f, "{value}"),
+            Self::Integer(value) => write!(f, "{value}"),
+            Self::Float(value) => write!(f, "{value}"),
             Self::Date(date) => write!(f, "{date}"),
         }
     }
@@ -153,10 +180,11 @@ pub(super) fn file_value(
                 _ => None,
             };
             match attributes.as_ref().and_then(|a| a.get(attribute)) {
-                Some(Value::Number(number)) => Ok(FileValue::Number {
-                    value: number.as_f64().unwrap_or(f64::NAN),
-                    integer: number.is_i64() || number.is_u64(),
-                }),
+                Some(Value::Number(number)) => number
+                    .as_i64()
+                    .map(FileValue::Integer)
+                    .or_else(|| number.as_f64().map(FileValue::Float))
+                    .ok_or_else(|| format!("its attribute {attribute} = {number} is not a number this can write")),
                 Some(Value::String(text)) => period(text, Calendar::Standard)
                     .map(|(start, _)| FileValue::Date(start))
                     .or_else(|| number_from(text))
@@ -172,11 +200,10 @@ pub(super) fn file_value(
 }
 
 fn number_from(text: &str) -> Option<FileValue> {
-    #[expect(clippy::cast_precision_loss, reason = "integers beyond 2^53 are not coordinates")]
     if let Ok(integer) = text.parse::<i64>() {
-        return Some(FileValue::Number { value: integer as f64, integer: true });
+        return Some(FileValue::Integer(integer));
     }
-    text.parse::<f64>().ok().filter(|v| v.is_finite()).map(|value| FileValue::Number { value, integer: false })
+    text.parse::<f64>().ok().filter(|v| v.is_finite()).map(FileValue::Float)
 }
 
 /// `text` read as a date with the strftime-style `format`: a date and time,
