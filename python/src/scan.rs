@@ -11,7 +11,7 @@ use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet, error_chain};
 use zarrs_kerchunk::{ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
-    Combining, Made, MakeError, append_references, combine_options, combine_scans, expand, file_reader,
+    Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans, expand,
     load_references, make_references, scan_files, url_in_references,
 };
 use zarrs_kerchunk_tools::output::write_references;
@@ -201,7 +201,7 @@ fn scan_share(
     let registry = options.registry();
     let (scan_options, combining) = arguments.prepared()?;
     let (made, parts) = py.detach(|| -> Result<_, Error> {
-        let (made, sets) = scan_files(
+        let Scanned { made, sets, .. } = scan_files(
             &files,
             combining.as_ref(),
             &scan_options,
@@ -245,7 +245,7 @@ fn combine_shares(
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let urls: Vec<String> = parts.iter().map(|(url, _)| url.clone()).collect();
         let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
-        let reader = file_reader(&named, &registry).map_err(|e| make_error(&e))?;
+        let reader = FilePlaces::locate(&named, &registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))?;
         let mut sets = Vec::with_capacity(parts.len());
         for (url, bytes) in parts {
             let set = ReferenceSet::from_json(&bytes, &ParseOptions::default())

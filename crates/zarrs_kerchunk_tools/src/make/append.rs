@@ -6,7 +6,7 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions};
 use zarrs_kerchunk::StoreRegistry;
 
-use super::{Combining, Made, MakeError, combine_scans, file_reader, scan_files};
+use super::{Combining, Made, MakeError, Scanned, combine_scans, scan_files};
 
 /// The root attribute in which a set made by combining keeps, as JSON text, how it was
 /// combined (`{"concat": ["time"], "units": null, "calendar": null}`), so that appending to it
@@ -119,14 +119,13 @@ pub fn append_references(
     }
     drop(known);
     let combining = Combining::Concat(combining);
-    let named: Vec<(String, String)> = new.iter().map(|file| (url_of(file), file.clone())).collect();
-    let (mut made, sets) = scan_files(&new, Some(&combining), options, jobs, registry, url_of, progress)?;
+    let Scanned { mut made, sets, places } =
+        scan_files(&new, Some(&combining), options, jobs, registry, url_of, progress)?;
     recorded.extend(made.files.iter().cloned());
     let mut inputs = Vec::with_capacity(sets.len() + 1);
     inputs.push((location.to_owned(), existing));
     inputs.extend(sets);
-    let reader = file_reader(&named, registry)?;
-    made.references = combine_scans(inputs, Some(&combining), &recorded, Some(reader))?;
+    made.references = combine_scans(inputs, Some(&combining), &recorded, Some(places.reader()?))?;
     Ok(made)
 }
 

@@ -181,10 +181,8 @@ pub fn make_references(
     if files.len() > 1 && combining.is_none() {
         return Err(MakeError::NeedsConcat);
     }
-    let named: Vec<(String, String)> = files.iter().map(|file| (url_of(file), file.clone())).collect();
-    let (mut made, sets) = scan_files(files, combining, options, jobs, registry, url_of, progress)?;
-    let reader = file_reader(&named, registry)?;
-    made.references = combine_scans(sets, combining, &made.files, Some(reader))?;
+    let Scanned { mut made, sets, places } = scan_files(files, combining, options, jobs, registry, url_of, progress)?;
+    made.references = combine_scans(sets, combining, &made.files, Some(places.reader()?))?;
     Ok(made)
 }
 
@@ -193,7 +191,7 @@ pub fn make_references(
 /// naming `files`); the one set when there is no combining.
 ///
 /// Arrays that must be the same in every file are compared by their values: inline, and with
-/// `reader` (see [`file_reader`]) the stored bytes of range references too.
+/// `reader` (see [`FilePlaces::reader`]) the stored bytes of range references too.
 ///
 /// # Errors
 /// [`MakeError::Scan`] if the sets cannot be combined; [`MakeError::NeedsConcat`] for several
@@ -220,33 +218,48 @@ pub fn combine_scans(
     })
 }
 
-/// A [`RangeReader`] that reads a scanned file's range references from the file itself:
-/// `files` pairs each file's name as its references give it (its URL) with its path or URL
-/// here. A name it does not know (a set being appended to), or a reference into another file
-/// than the one named, it leaves unread.
-///
-/// # Errors
-/// [`MakeError`] if a file cannot be reached, or the runtime for the reads cannot start.
-pub fn file_reader(files: &[(String, String)], registry: &StoreRegistry) -> Result<RangeReader, MakeError> {
-    let mut places = std::collections::HashMap::with_capacity(files.len());
-    for (name, file) in files {
-        places.insert(name.clone(), place(file, registry, false)?);
+/// Where each file is read from, by its name in the references (its URL): what
+/// [`scan_files`] scanned, and what a [`RangeReader`] over the files reads.
+pub struct FilePlaces(std::collections::HashMap<String, (Arc<dyn ObjectStore>, object_store::path::Path)>);
+
+impl FilePlaces {
+    /// `files` located: pairs of a file's name in the references and its path or URL here
+    /// (for files scanned elsewhere, such as the shares of a spread scan).
+    ///
+    /// # Errors
+    /// [`MakeError`] if a file cannot be reached.
+    pub fn locate(files: &[(String, String)], registry: &StoreRegistry) -> Result<Self, MakeError> {
+        let mut places = std::collections::HashMap::with_capacity(files.len());
+        for (name, file) in files {
+            places.insert(name.clone(), place(file, registry, false)?);
+        }
+        Ok(Self(places))
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
-    Ok(Arc::new(move |name: &str, url: Option<&str>, offset: u64, length: u64| {
-        let Some((store, path)) = places.get(name).filter(|_| url == Some(name)) else { return Ok(None) };
-        let end = offset.checked_add(length).ok_or_else(|| format!("bytes {offset}+{length} overflow"))?;
-        runtime
-            .block_on(store.get_range(path, offset..end))
-            .map(|bytes| Some(bytes.to_vec()))
-            .map_err(|e| e.to_string())
-    }))
+
+    /// A [`RangeReader`] that reads a file's range references from the file itself. A name it
+    /// does not know (a set being appended to), or a reference into another file than the one
+    /// named (a group of files named after its first), it leaves unread.
+    ///
+    /// # Errors
+    /// [`MakeError::Runtime`] if the runtime for the reads cannot start.
+    pub fn reader(self) -> Result<RangeReader, MakeError> {
+        let places = self.0;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
+        Ok(Arc::new(move |name: &str, url: Option<&str>, offset: u64, length: u64| {
+            let Some((store, path)) = places.get(name).filter(|_| url == Some(name)) else { return Ok(None) };
+            let end = offset.checked_add(length).ok_or_else(|| format!("bytes {offset}+{length} overflow"))?;
+            runtime
+                .block_on(store.get_range(path, offset..end))
+                .map(|bytes| Some(bytes.to_vec()))
+                .map_err(|e| e.to_string())
+        }))
+    }
 }
 
 /// Every file of `files` scanned, `jobs` at once (at least one), as [`make_references`] scans
 /// them for `combining` (the coordinate along its dimension held inline when it comes from the
-/// data): what scanning cost (with `references` left empty), and each file's references, named
-/// by `url_of`, for [`combine_scans`].
+/// data): what scanning cost, each file's references, named by `url_of`, for
+/// [`combine_scans`], and where the files were read from.
 ///
 /// # Errors
 /// [`MakeError`] if a file cannot be reached or scanned.
@@ -258,7 +271,7 @@ pub fn scan_files(
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
-) -> Result<(Made, Vec<(String, ReferenceSet)>), MakeError> {
+) -> Result<Scanned, MakeError> {
     let concat = match combining {
         Some(Combining::Concat(concat)) => Some(concat),
         _ => None,
@@ -300,7 +313,19 @@ pub fn scan_files(
         made.files.push(url.clone());
         sets.push((url, scan.references));
     }
-    Ok((made, sets))
+    let places = FilePlaces(places.into_iter().map(|(store, path, url)| (url, (store, path))).collect());
+    Ok(Scanned { made, sets, places })
+}
+
+/// What [`scan_files`] gives.
+#[non_exhaustive]
+pub struct Scanned {
+    /// What scanning cost (with `references` left empty).
+    pub made: Made,
+    /// Each file's references, named as the references name the file.
+    pub sets: Vec<(String, ReferenceSet)>,
+    /// Where each file was read from.
+    pub places: FilePlaces,
 }
 
 /// The files `file` names: itself, or if it is a pattern (`*`, `?`, `[...]`),
