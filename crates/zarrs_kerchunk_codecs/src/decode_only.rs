@@ -32,8 +32,10 @@ pub(crate) trait Decode: fmt::Debug + Send + Sync + 'static {
     /// as a predictor), so that a codec before it knows the size to stop at.
     const SAME_SIZE: bool = false;
 
-    /// The configuration, as the metadata writes it (without `id`).
-    fn configuration(&self) -> Map<String, Value>;
+    /// The configuration, as the metadata writes it (without `id`): none unless a codec has one.
+    fn configuration(&self) -> Map<String, Value> {
+        Map::new()
+    }
 
     /// Decode `encoded` into at most `size` bytes: a stream that would give
     /// more is an error after at most `size` bytes of memory.

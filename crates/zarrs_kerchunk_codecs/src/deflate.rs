@@ -1,8 +1,6 @@
 //! `deflate`: kerchunk's codec for raw deflate streams (RFC 1951, no zlib
 //! header), such as the members of a zip archive.
 
-use serde_json::{Map, Value};
-
 use crate::bounded::read_bounded;
 use crate::decode_only::Decode;
 use crate::error::DecodeError;
@@ -16,10 +14,6 @@ const MAX_INFLATION: usize = 1032;
 
 impl Decode for Deflate {
     const ID: &'static str = "deflate";
-
-    fn configuration(&self) -> Map<String, Value> {
-        Map::new()
-    }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         let first = encoded.len().saturating_mul(MAX_INFLATION);

@@ -176,10 +176,6 @@ pub(crate) struct Png;
 impl Decode for Png {
     const ID: &'static str = "imagecodecs_png";
 
-    fn configuration(&self) -> Map<String, Value> {
-        Map::new()
-    }
-
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         let limits = png::Limits { bytes: size.saturating_add(1 << 16) };
         let mut decoder = png::Decoder::new_with_limits(std::io::Cursor::new(encoded), limits);

@@ -1,8 +1,6 @@
 //! `imagecodecs_lzw`: TIFF's LZW (compression 5), as tifffile's zarr store
 //! names it.
 
-use serde_json::{Map, Value};
-
 use crate::decode_only::Decode;
 use crate::error::DecodeError;
 
@@ -13,10 +11,6 @@ pub(crate) struct Lzw;
 
 impl Decode for Lzw {
     const ID: &'static str = "imagecodecs_lzw";
-
-    fn configuration(&self) -> Map<String, Value> {
-        Map::new()
-    }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         let mut lzw = weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);

@@ -1,8 +1,6 @@
 //! `imagecodecs_packbits`: TIFF's `PackBits` (compression 32773), Apple's
 //! run-length encoding. No crate decodes it alone; it is a dozen lines.
 
-use serde_json::{Map, Value};
-
 use crate::decode_only::Decode;
 use crate::error::DecodeError;
 
@@ -13,10 +11,6 @@ pub(crate) struct PackBits;
 
 impl Decode for PackBits {
     const ID: &'static str = "imagecodecs_packbits";
-
-    fn configuration(&self) -> Map<String, Value> {
-        Map::new()
-    }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         // At most 128 bytes out per 2 bytes in.

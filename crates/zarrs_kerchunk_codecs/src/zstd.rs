@@ -1,8 +1,6 @@
 //! `imagecodecs_zstd`: Zstandard (TIFF compression 50000), as tifffile's
 //! zarr store names it, decoded in pure Rust by ruzstd.
 
-use serde_json::{Map, Value};
-
 use crate::bounded::read_bounded;
 use crate::decode_only::Decode;
 use crate::error::DecodeError;
@@ -13,10 +11,6 @@ pub(crate) struct Zstd;
 
 impl Decode for Zstd {
     const ID: &'static str = "imagecodecs_zstd";
-
-    fn configuration(&self) -> Map<String, Value> {
-        Map::new()
-    }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         let mut source = encoded;
