@@ -63,7 +63,9 @@ fn recorded_combining(set: &ReferenceSet, location: &str) -> Result<(CombineOpti
     let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: record.to_string() };
     let dimensions = record["concat"].as_array().filter(|d| d.len() == 1).ok_or_else(cannot)?;
     let dimension = dimensions[0].as_str().ok_or_else(cannot)?;
-    let source: CoordinateSource = record["coords"][dimension].as_str().unwrap_or("auto").parse().unwrap_or_default();
+    // A record without the source predates it: the files' own coordinates, as then.
+    let source: CoordinateSource =
+        record["coords"][dimension].as_str().unwrap_or("auto").parse().map_err(|_| cannot())?;
     if !matches!(source, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf) {
         return Err(cannot());
     }
