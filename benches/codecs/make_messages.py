@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GRIB2 messages of HRRR's size (1799 x 1059 points) for the decoding benchmark, written by
 eccodes in the packings HRRR and GFS use (complex with spatial differencing of order 2) and
-in simple and PNG packing, one message per file: OUT/<packing>.grib2.
+in simple, PNG and JPEG 2000 packing, one message per file: OUT/<packing>.grib2.
 
     python benches/codecs/make_messages.py OUT
 """
@@ -24,6 +24,8 @@ PACKINGS = {
     "complex_sd2": {"packingType": "grid_complex_spatial_differencing", "orderOfSpatialDifferencing": 2},
     "simple": {"packingType": "grid_simple"},
     "png": {"packingType": "grid_png"},
+    # NCEP's other products (NAM, RAP, GEFS) and older GFS files: JPEG 2000, lossless.
+    "jpeg": {"packingType": "grid_jpeg"},
 }
 
 

@@ -12,7 +12,7 @@ out=target/bench-grib
 "$python" benches/codecs/make_messages.py "$out"
 cargo build --release -q -p zarrs_kerchunk_codecs --example grib_decode
 echo "# $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg); <file> <decoder> <median ms> <min ms>"
-files=("$out"/complex_sd2.grib2 "$out"/simple.grib2 "$out"/png.grib2)
+files=("$out"/complex_sd2.grib2 "$out"/simple.grib2 "$out"/png.grib2 "$out"/jpeg.grib2)
 # One core each, one after the other.
 taskset -c 0 target/release/examples/grib_decode "$runs" "${files[@]}"
 taskset -c 0 "$python" benches/codecs/eccodes_decode.py "$runs" "${files[@]}"

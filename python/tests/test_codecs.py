@@ -21,9 +21,6 @@ GRIB = ROOT / "tests" / "codecs" / "grib"
 TIFF = ROOT / "tests" / "codecs" / "tiff"
 GRIB_CASES = sorted(p.name.removesuffix(".kerchunk.json") for p in GRIB.glob("*.kerchunk.json"))
 TIFF_CASES = sorted(p.name.removesuffix(".kerchunk.json") for p in TIFF.glob("*.kerchunk.json"))
-# JPEG 2000 packing is not decoded yet.
-NOT_YET = {name for name, keys in json.loads((GRIB / "cases.json").read_text()).items()
-           if keys["dataRepresentationTemplateNumber"] == 40}
 
 
 @pytest.fixture
@@ -61,7 +58,7 @@ def test_a_tiff_opens_in_the_engine_as_one_variable(name: str) -> None:
         assert differs(ours, truth) is None
 
 
-@pytest.mark.parametrize("name", [n for n in GRIB_CASES if n not in NOT_YET])
+@pytest.mark.parametrize("name", GRIB_CASES)
 def test_a_grib_message_reads_eccodes_values_in_the_engine(name: str) -> None:
     ds = xr.open_dataset(GRIB / f"{name}.kerchunk.json", engine="zarrs_kerchunk")
     assert differs(ds["t"].values, np.load(GRIB / f"{name}.npy")) is None

@@ -42,11 +42,6 @@ fn every_packing_reads_what_eccodes_decodes() {
         let store = Arc::new(builder.open(folder().join(format!("{name}.kerchunk.json")).to_str().unwrap()).unwrap());
         let array = Array::open(store, "/t").unwrap_or_else(|e| panic!("{name}: {e}"));
         let read = array.retrieve_array_subset::<Vec<f64>>(&array.subset_all());
-        if template == 40 {
-            let error = read.expect_err("JPEG 2000 is not decoded yet").to_string();
-            assert!(error.contains(&format!("template 5.{template}")), "{name}: {error}");
-            continue;
-        }
         let values = read.unwrap_or_else(|e| panic!("{name}: {e}"));
         let (shape, truth) = npy(&folder().join(format!("{name}.npy")));
         assert_eq!(array.shape(), &shape[..], "{name}");
@@ -61,7 +56,7 @@ fn every_packing_reads_what_eccodes_decodes() {
         }
         decoded.push(template);
     }
-    for template in [0, 2, 3, 4, 41, 42] {
+    for template in [0, 2, 3, 4, 40, 41, 42] {
         assert!(decoded.contains(&template), "no case of template 5.{template}: {decoded:?}");
     }
 }
@@ -114,11 +109,12 @@ fn damaged_messages_are_errors_not_panics() {
 #[test]
 fn lambert_coordinates_read_what_eccodes_gives() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
-    let mut checked = 0;
+    let (mut checked, mut grids) = (0, 0);
     for (name, keys) in cases() {
         if keys.get("gridType").and_then(|g| g.as_str()) != Some("lambert") {
             continue;
         }
+        grids += 1;
         let store = Arc::new(
             ReferenceStoreBuilder::new()
                 .with_codec_check(zarrs_kerchunk_codecs::is_decodable)
@@ -137,5 +133,6 @@ fn lambert_coordinates_read_what_eccodes_gives() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 4);
+    assert!(grids >= 2, "{grids} Lambert grids");
+    assert_eq!(checked, 2 * grids);
 }

@@ -126,6 +126,25 @@ CASES = {
     "ccsds": ("regular_ll_sfc_grib2", {"packingType": "grid_ccsds", "bitsPerValue": 16}, 30, 250, False),
     "ccsds_bitmap": ("regular_ll_sfc_grib2", {"packingType": "grid_ccsds", "bitsPerValue": 16}, 30, 250, True),
     "jpeg": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 16}, 30, 250, False),
+    "jpeg_bitmap": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 16}, 30, 250, True),
+    "jpeg_bpv24": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 24}, 30, 250, False),
+    "jpeg_bpv8": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 8}, 30, 250, False),
+    "jpeg_d2": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_jpeg", "decimalScaleFactor": 2, "bitsPerValue": 0, "changeDecimalPrecision": 2},
+        30,
+        250,
+        False,
+    ),
+    "jpeg_constant": ("regular_ll_sfc_grib2", {"packingType": "grid_jpeg", "bitsPerValue": 16}, 0, 273.15, False),
+    # Lossy: the irreversible 9/7 wavelet, at eccodes' compression ratio 10.
+    "jpeg_lossy": (
+        "regular_ll_sfc_grib2",
+        {"packingType": "grid_jpeg", "bitsPerValue": 16, "typeOfCompressionUsed": 1, "targetCompressionRatio": 10},
+        30,
+        250,
+        False,
+    ),
 }
 
 # Projected grids: kerchunk references their 2-D latitude and longitude to the message, through
@@ -162,6 +181,23 @@ PROJECTED = {
         "DxInMetres": 20000,
         "DyInMetres": 20000,
         "jScansPositively": 0,
+    },
+    # A field large enough for several JPEG 2000 code blocks and wavelet levels (HRRR's grid, a corner).
+    "lambert_jpeg": {
+        "gridDefinitionTemplateNumber": 30,
+        "shapeOfTheEarth": 6,
+        "Nx": 160,
+        "Ny": 120,
+        "latitudeOfFirstGridPointInDegrees": 21.138123,
+        "longitudeOfFirstGridPointInDegrees": 237.280472,
+        "LaDInDegrees": 38.5,
+        "LoVInDegrees": 262.5,
+        "Latin1InDegrees": 38.5,
+        "Latin2InDegrees": 38.5,
+        "DxInMetres": 3000,
+        "DyInMetres": 3000,
+        "jScansPositively": 1,
+        "packingType": "grid_jpeg",
     },
 }
 
@@ -205,6 +241,8 @@ def make_projected(name, keys, seed):
         eccodes.codes_set(h, key, value)
     eccodes.codes_set(h, "bitsPerValue", 16)
     eccodes.codes_set_values(h, field(keys["Ny"], keys["Nx"], 30, 250, seed).ravel())
+    if "packingType" in keys:
+        assert eccodes.codes_get(h, "packingType") == keys["packingType"], name
     assert eccodes.codes_get(h, "gridType") == "lambert", name
     path = HERE / f"{name}.grib2"
     with open(path, "wb") as out:

@@ -16,7 +16,7 @@
 //! | 5.4 | IEEE floats, 32 and 64 bits | yes |
 //! | 5.41 | PNG | yes (the `png` crate) |
 //! | 5.42 | CCSDS (ECMWF's open data) | yes (the `rust-aec` crate) |
-//! | 5.40 | JPEG 2000 | not yet: an error naming the template |
+//! | 5.40 | JPEG 2000, lossless and lossy | yes (the `hayro-jpeg2000` crate) |
 //!
 //! `var` `latitude` and `longitude` are the coordinates of a projected
 //! grid's points, which kerchunk references to the message ([`grid`]):

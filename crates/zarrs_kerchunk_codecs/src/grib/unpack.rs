@@ -32,7 +32,7 @@ pub(crate) fn packed_values(field: &Field<'_>, limit: usize, emit: &mut impl FnM
         3 => complex(section, data, count, Some(octets(section, 48, 49)?), emit),
         4 => Ok(all(ieee(section, data, count)?)),
         41 => png(section, data, count, emit),
-        40 => Err(layout("data representation template 5.40 (JPEG 2000) is not decoded yet")),
+        40 => jpeg2000(section, data, count, emit),
         42 => Ok(all(ccsds(section, data, count)?)),
         other => Err(layout(format!("data representation template 5.{other} is not decoded"))),
     }
@@ -168,6 +168,56 @@ fn png(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64)) ->
         .take(count)
         .for_each(|pixel| emit(scaling.value(pixel.iter().fold(0u64, |x, &b| (x << 8) | u64::from(b)))));
     Ok(count)
+}
+
+/// Template 5.40: the integers are the samples of a JPEG 2000 codestream
+/// of one component (lossless as eccodes writes it by default, or lossy
+/// when octet 22 says so), decoded by `hayro-jpeg2000`.
+fn jpeg2000(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64)) -> Result<usize, DecodeError> {
+    let scaling = Scaling::read(section)?;
+    if scaling.bits == 0 {
+        (0..count).for_each(|_| emit(scaling.reference));
+        return Ok(count);
+    }
+    if scaling.bits > 32 {
+        return Err(layout(format!("JPEG 2000 of {} bits per value (at most 32 are decoded)", scaling.bits)));
+    }
+    let settings = hayro_jpeg2000::DecodeSettings { resolve_palette_indices: false, ..Default::default() };
+    let image = hayro_jpeg2000::Image::new(data, &settings).map_err(jpeg2000_error)?;
+    // The image's size is the header's word: one sample a value, or it is not this field's.
+    let (width, height) = (image.width(), image.height());
+    let samples = u64::from(width) * u64::from(height);
+    if samples < count as u64 || samples > (count as u64).saturating_mul(2).saturating_add(1 << 16) {
+        return Err(layout(format!("a JPEG 2000 image of {width} x {height} samples for {count} values")));
+    }
+    // One component: more would each cost the image's memory, and are not a GRIB field's.
+    let components = usize::from(image.color_space().num_channels()) + usize::from(image.has_alpha());
+    if components != 1 {
+        return Err(layout(format!("a JPEG 2000 image of {components} components (a GRIB field has one)")));
+    }
+    let mut context = hayro_jpeg2000::DecoderContext::default();
+    let decoded = image.decode(&mut context).map_err(jpeg2000_error)?;
+    let [component, ..] = decoded.components() else {
+        return Err(layout("a JPEG 2000 image without components"));
+    };
+    let samples = component.samples();
+    if samples.len() < count {
+        return Err(layout(format!(
+            "the JPEG 2000 image holds {} values, where section 5 says {count}",
+            samples.len()
+        )));
+    }
+    // Samples are whole numbers held in f32 (exact below 2^24); a lossy image's are rounded as OpenJPEG rounds them.
+    for &sample in &samples[..count] {
+        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "rounded and clamped to u32 first")]
+        let x = f64::from(sample).round().clamp(0.0, f64::from(u32::MAX)) as u64;
+        emit(scaling.value(x));
+    }
+    Ok(count)
+}
+
+fn jpeg2000_error(error: hayro_jpeg2000::error::DecodeError) -> DecodeError {
+    layout(format!("JPEG 2000: {error}"))
 }
 
 /// Template 5.42: the integers are CCSDS 121.0 adaptive entropy coding
