@@ -179,8 +179,9 @@ fn jpeg2000(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64
         (0..count).for_each(|_| emit(scaling.reference));
         return Ok(count);
     }
-    if scaling.bits > 32 {
-        return Err(layout(format!("JPEG 2000 of {} bits per value (at most 32 are decoded)", scaling.bits)));
+    // The decoder's samples are f32, whole numbers exactly only below 2^24.
+    if scaling.bits > 24 {
+        return Err(layout(format!("JPEG 2000 of {} bits per value (at most 24 are decoded exactly)", scaling.bits)));
     }
     let settings = hayro_jpeg2000::DecodeSettings { resolve_palette_indices: false, ..Default::default() };
     let image = hayro_jpeg2000::Image::new(data, &settings).map_err(jpeg2000_error)?;
