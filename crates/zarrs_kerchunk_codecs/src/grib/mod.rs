@@ -1,4 +1,4 @@
-//! `grib`: kerchunk's codec for GRIB2 messages (`kerchunk.codecs.GRIBCodec`),
+//! `grib`: kerchunk's codec for GRIB messages (`kerchunk.codecs.GRIBCodec`),
 //! which `scan_grib` writes as the only filter of every array it references
 //! in a GRIB file: a chunk is one whole message, decoded to the values of
 //! its first field.
@@ -16,6 +16,7 @@
 //! | 5.4 | IEEE floats, 32 and 64 bits | yes |
 //! | 5.41 | PNG | yes (the `png` crate) |
 //! | 5.42 | CCSDS (ECMWF's open data) | yes (the `rust-aec` crate) |
+//! | GRIB1 | simple packing of grid points, with or without a bitmap | yes ([`edition1`]) |
 //! | 5.40 | JPEG 2000, lossless and lossy | yes (the `hayro-jpeg2000` crate) |
 //!
 //! `var` `latitude` and `longitude` are the coordinates of a projected
@@ -24,6 +25,7 @@
 //! ellipsoids are an error naming them.
 
 mod bits;
+mod edition1;
 mod grid;
 mod message;
 mod unpack;
@@ -96,8 +98,13 @@ impl Decode for Grib {
     }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
-        let field = message::first_field(encoded)?;
-        let points = field.points()?;
+        let edition1 = encoded.get(..4) == Some(b"GRIB") && encoded.get(7) == Some(&1);
+        let field = if edition1 { None } else { Some(message::first_field(encoded)?) };
+        let points = match &field {
+            Some(field) => field.points()?,
+            // Known once the sections are read; bounded by the chunk meanwhile.
+            None => size / self.output.size(),
+        };
         if points.saturating_mul(self.output.size()) > size {
             return Err(DecodeError::TooLong { size });
         }
@@ -116,11 +123,24 @@ impl Decode for Grib {
                 }
             }
         };
-        let count = match self.written.var.as_str() {
-            "latitude" => emit_all(grid::coordinates(&field, grid::Coordinate::Latitude, points)?, &mut emit),
-            "longitude" => emit_all(grid::coordinates(&field, grid::Coordinate::Longitude, points)?, &mut emit),
-            _ => values(&field, points, &mut emit)?,
+        let count = match (self.written.var.as_str(), field) {
+            (var @ ("latitude" | "longitude"), None) => {
+                return Err(DecodeError::Layout(format!("the {var} of a GRIB1 grid is not decoded")));
+            }
+            (_, None) => edition1::values(encoded, points, &mut emit).map_err(|error| match error {
+                // The limit is in points there; the chunk's size is what the error names.
+                DecodeError::TooLong { .. } => DecodeError::TooLong { size },
+                other => other,
+            })?,
+            ("latitude", Some(field)) => {
+                emit_all(grid::coordinates(&field, grid::Coordinate::Latitude, points)?, &mut emit)
+            }
+            ("longitude", Some(field)) => {
+                emit_all(grid::coordinates(&field, grid::Coordinate::Longitude, points)?, &mut emit)
+            }
+            (_, Some(field)) => values(&field, points, &mut emit)?,
         };
+        let points = if edition1 { count } else { points };
         if count != points {
             return Err(DecodeError::Layout(format!("{count} values for {points} points")));
         }

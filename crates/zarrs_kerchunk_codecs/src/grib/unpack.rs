@@ -40,7 +40,7 @@ pub(crate) fn packed_values(field: &Field<'_>, limit: usize, emit: &mut impl FnM
 
 /// `n` raised to `exponent` by repeated multiplication or division from 1,
 /// as eccodes' `codes_power` computes it.
-fn codes_power(exponent: i64, n: f64) -> f64 {
+pub(crate) fn codes_power(exponent: i64, n: f64) -> f64 {
     let mut value = 1.0;
     for _ in 0..exponent.unsigned_abs().min(100_000) {
         if exponent < 0 {
