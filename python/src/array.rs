@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use pyo3::prelude::*;
 use pyo3_bytes::PyBytes;
 use zarrs::array::{Array, ArrayBytes};
+use zarrs::plugin::{ExtensionName, ZarrVersion};
 use zarrs_kerchunk::ReferenceStore;
 
 use crate::errors::{Error, Kind};
@@ -44,6 +45,14 @@ impl ArrayHandle {
     #[getter]
     fn shape(&self) -> Vec<u64> {
         self.array.shape().to_vec()
+    }
+
+    /// The data type of the decoded elements, by its Zarr V3 name (`"float64"`), which numpy
+    /// reads as a dtype: not always the one the metadata says, where the store serves it
+    /// rewritten (kerchunk's FITS images, stored `>i2`, decode to float64).
+    #[getter]
+    fn data_type(&self) -> Option<String> {
+        self.array.data_type().name(ZarrVersion::V3).map(String::from)
     }
 
     /// The elements of the block `ranges` (one `(start, stop)` per dimension), decoded, in C

@@ -19,6 +19,7 @@ from zarrs_kerchunk.xarray_backend import ROOT_ARRAY_NAME
 
 GRIB = ROOT / "tests" / "codecs" / "grib"
 TIFF = ROOT / "tests" / "codecs" / "tiff"
+FITS = ROOT / "tests" / "codecs" / "fits"
 GRIB_CASES = sorted(p.name.removesuffix(".kerchunk.json") for p in GRIB.glob("*.kerchunk.json"))
 TIFF_CASES = sorted(p.name.removesuffix(".kerchunk.json") for p in TIFF.glob("*.kerchunk.json"))
 
@@ -62,6 +63,17 @@ def test_a_tiff_opens_in_the_engine_as_one_variable(name: str) -> None:
 def test_a_grib_message_reads_eccodes_values_in_the_engine(name: str) -> None:
     ds = xr.open_dataset(GRIB / f"{name}.kerchunk.json", engine="zarrs_kerchunk")
     assert differs(ds["t"].values, np.load(GRIB / f"{name}.npy")) is None
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "scaled_i2"])
+def test_a_fits_image_reads_the_fits_values_in_the_engine(name: str) -> None:
+    """kerchunk's FITS references (BZERO, BSCALE), which zarr-python alone cannot read, give the
+    FITS standard's values (tests/codecs/fits/README.md): exactly, or within one rounding where
+    BSCALE divides as its inverse. kerchunk writes a fill value of 0, which xarray would mask."""
+    ds = xr.open_dataset(FITS / f"{name}.kerchunk.json", engine="zarrs_kerchunk", mask_and_scale=False)
+    ours, truth = ds["PRIMARY"].values, np.load(FITS / f"{name}.npy")
+    assert ours.dtype == np.float64
+    np.testing.assert_allclose(ours, truth, rtol=0 if name != "scaled_i2" else np.finfo("f8").eps, atol=0)
 
 
 @pytest.mark.parametrize("case", [("tiff", "lzw_f32_pred3"), ("tiff", "lzw_rgb_pred2_pixel"), ("grib", "complex_sd2_bitmap")])

@@ -1,7 +1,9 @@
 //! numcodecs' filters that zarrs lacks, decoded as numcodecs decodes them:
 //! `delta` (a cumulative sum), `astype` and `quantize` (a cast: quantizing
 //! is lossy when encoding, a cast when decoding) and `bitround` (nothing to
-//! undo). Casts are numpy's: floats to integers truncate toward zero,
+//! undo); and `fixedscaleoffset`, which zarrs has but computes in f32 (an
+//! offset of 273.15 is 273.149993896..., an int32 above 2^24 is rounded),
+//! where numcodecs computes in float64. Casts are numpy's: floats to integers truncate toward zero,
 //! integers to narrower integers wrap, to floats round to nearest.
 
 use serde::Deserialize;
@@ -192,6 +194,70 @@ impl<const QUANTIZE: bool> Decode for Cast<QUANTIZE> {
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         each(encoded, size, self.from, self.to, |value, _| value)
+    }
+}
+
+/// numcodecs' `fixedscaleoffset`: `{"scale": 10, "offset": 273.15,
+/// "dtype": "<f8", "astype": "<i2"}`; decoded, `stored / scale + offset`
+/// cast to `dtype`, computed as numpy computes it (NEP 50): in float32
+/// for float32 stored values, in float64 otherwise.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct FixedScaleOffsetConfiguration {
+    scale: f64,
+    offset: f64,
+    dtype: String,
+    #[serde(default)]
+    astype: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct FixedScaleOffset {
+    written: FixedScaleOffsetConfiguration,
+    dtype: Dtype,
+    astype: Dtype,
+}
+
+impl FixedScaleOffset {
+    pub(crate) fn new(written: FixedScaleOffsetConfiguration) -> Result<Self, String> {
+        let dtype = parse("dtype", &written.dtype)?;
+        let astype = parse("astype", written.astype.as_deref().unwrap_or(&written.dtype))?;
+        Ok(Self { written, dtype, astype })
+    }
+}
+
+impl Decode for FixedScaleOffset {
+    const ID: &'static str = "fixedscaleoffset";
+
+    fn configuration(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("scale".into(), self.written.scale.into());
+        map.insert("offset".into(), self.written.offset.into());
+        map.insert("dtype".into(), self.written.dtype.clone().into());
+        map.insert("astype".into(), self.written.astype.clone().unwrap_or_else(|| self.written.dtype.clone()).into());
+        map
+    }
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        let (from, to) = (self.astype, self.dtype);
+        let (scale, offset) = (self.written.scale, self.written.offset);
+        if !encoded.len().is_multiple_of(from.size) {
+            return Err(DecodeError::Layout(format!("{} bytes are not values of {} bytes", encoded.len(), from.size)));
+        }
+        let count = encoded.len() / from.size;
+        if count.saturating_mul(to.size) > size {
+            return Err(DecodeError::TooLong { size });
+        }
+        let mut decoded = vec![0u8; count * to.size];
+        for (input, output) in encoded.chunks_exact(from.size).zip(decoded.chunks_exact_mut(to.size)) {
+            #[expect(clippy::cast_precision_loss, clippy::cast_possible_truncation, reason = "numpy's arithmetic")]
+            let value = match from.value(input) {
+                Number::Float(f) if from.size == 4 => f64::from(f as f32 / scale as f32 + offset as f32),
+                Number::Float(f) => f / scale + offset,
+                Number::Integer(i) => i as f64 / scale + offset,
+            };
+            to.write(to.cast(Number::Float(value)), output);
+        }
+        Ok(decoded)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::grib::Grib;
 use crate::image::{Jpeg, Png, Webp};
 use crate::lzma::Lzma;
 use crate::lzw::Lzw;
-use crate::numeric::{BitRound, Cast, NumcodecsDelta};
+use crate::numeric::{BitRound, Cast, FixedScaleOffset, NumcodecsDelta};
 use crate::packbits::PackBits;
 use crate::predictor::{Delta, FloatPredictor};
 use crate::zstd::Zstd;
@@ -36,6 +36,7 @@ pub const IDS: &[&str] = &[
     Cast::<false>::ID,
     Cast::<true>::ID,
     BitRound::ID,
+    FixedScaleOffset::ID,
     Jpeg::ID,
     Webp::ID,
     Png::ID,
@@ -109,6 +110,7 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(Cast::astype);
     registration.add(Cast::quantize);
     registration.add(|bitround: BitRound| Ok(bitround));
+    registration.add(FixedScaleOffset::new);
     registration.add(Jpeg::new);
     registration.add(|webp: Webp| Ok(webp));
     registration.add(|_: IgnoredAny| Ok(Png));

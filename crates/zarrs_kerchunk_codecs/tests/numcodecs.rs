@@ -32,5 +32,5 @@ fn every_case_decodes_as_numcodecs_decodes_it() {
         }
         ids.insert(configuration["id"].as_str().unwrap().to_owned());
     }
-    assert_eq!(ids.into_iter().collect::<Vec<_>>(), ["astype", "bitround", "delta", "quantize"]);
+    assert_eq!(ids.into_iter().collect::<Vec<_>>(), ["astype", "bitround", "delta", "fixedscaleoffset", "quantize"]);
 }

@@ -66,6 +66,15 @@ class RustArray(BackendArray):
             self._handle = ArrayHandle(self.store._handle, self.path)
         return self._handle
 
+    def take_decoded_dtype(self) -> None:
+        """Opens the array in Rust and takes the dtype zarrs decodes to, where the store serves
+        metadata that zarr-python reads as written otherwise (kerchunk's FITS images: `>i2`
+        stored, float64 decoded)."""
+        name = self._array().data_type
+        decoded = np.dtype(name) if name is not None else None
+        if decoded is not None and decoded != self.dtype:
+            self.dtype = decoded
+
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
         if isinstance(key, indexing.VectorizedIndexer) and all(isinstance(k, np.ndarray) for k in key.tuple):
             # Points: each chunk that holds one is read once, not the block that bounds them all.
@@ -150,7 +159,7 @@ class _RustDecodedStore(ZarrStore):
             return variable
         array = RustArray(store, zarr_array.path, zarr_array.shape, dtype)
         try:
-            array._array()
+            array.take_decoded_dtype()
         except InvalidReferencesError:
             # A data type or codec zarrs does not decode: zarr-python reads it, as the zarr engine does.
             return variable
@@ -241,6 +250,7 @@ def _root_array_dataset(store: ReferenceStore, decoders: dict[str, Any]):
         # As xarray's zarr engine maps a Zarr V2 fill value.
         attrs["_FillValue"] = array.metadata.fill_value
     data = RustArray(store, "", array.shape, np.dtype(array.dtype))
+    data.take_decoded_dtype()
     variable = Variable(dims, indexing.LazilyIndexedArray(data), attrs)
     dataset = xr.Dataset({ROOT_ARRAY_NAME: variable})
     drop = decoders.pop("drop_variables")

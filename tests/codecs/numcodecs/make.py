@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""numcodecs' filters that zarrs lacks (delta, astype, quantize, bitround), each on values that
+"""numcodecs' filters that zarrs lacks (delta, astype, quantize, bitround) or computes otherwise
+(fixedscaleoffset), each on values that
 wrap, truncate and round, with what numcodecs decodes: cases.json.
 
 Run from the repository root in python/tests/run.sh's virtualenv (numcodecs 0.16.6, numpy):
@@ -34,6 +35,13 @@ CASES = [
     (numcodecs.Quantize(digits=2, dtype="<f8", astype="<f4"), rng.normal(size=30)),
     (numcodecs.Quantize(digits=3, dtype="<f4"), rng.normal(size=30).astype("<f4")),
     (numcodecs.BitRound(keepbits=6), rng.normal(size=20).astype("<f4")),
+    # fixedscaleoffset, which zarrs computes in f32: an offset f32 cannot hold, int32 above 2^24,
+    # float32 stored values (numpy computes those in float32), big-endian, and a cast to integers.
+    (numcodecs.FixedScaleOffset(offset=273.15, scale=10, dtype="<f8", astype="<i2"), 273.15 + rng.normal(size=30)),
+    (numcodecs.FixedScaleOffset(offset=0.1, scale=1e6, dtype="<f8", astype="<i4"), rng.normal(size=30) * 100),
+    (numcodecs.FixedScaleOffset(offset=1000.5, scale=3, dtype="<f8", astype="<f4"), rng.normal(size=30) * 1e4),
+    (numcodecs.FixedScaleOffset(offset=-5.25, scale=0.5, dtype=">f8", astype=">i4"), (rng.normal(size=30) * 1e9).astype(">f8")),
+    (numcodecs.FixedScaleOffset(offset=2.5, scale=4, dtype="<f4", astype="|u1"), rng.uniform(2.5, 60, 30).astype("<f4")),
 ]
 
 

@@ -2,6 +2,7 @@
 //! and chunk keys, JSON as Python writes it, and the rewrites that let zarrs
 //! open kerchunk's metadata. The lowest layer: it imports nothing of the crate.
 
+mod fixed_scale_offset;
 pub mod grid;
 pub mod lenient;
 pub mod metadata;
