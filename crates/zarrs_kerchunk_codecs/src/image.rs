@@ -197,3 +197,55 @@ impl Decode for Png {
         Ok(pixels)
     }
 }
+
+/// `imagecodecs_jpeg2k`: TIFF tiles compressed as JPEG 2000 codestreams or
+/// JP2 files (compression 34712, which tifffile writes and GDAL's `GTiff`
+/// does not), decoded by `hayro-jpeg2000` into the tile's samples,
+/// interleaved by pixel, in the smallest type of the components' precision
+/// (8 bits one byte, 16 two), little-endian, as imagecodecs returns them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Jpeg2k;
+
+impl Decode for Jpeg2k {
+    const ID: &'static str = "imagecodecs_jpeg2k";
+
+    fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        let settings = hayro_jpeg2000::DecodeSettings { resolve_palette_indices: false, ..Default::default() };
+        let image = hayro_jpeg2000::Image::new(encoded, &settings).map_err(jpeg2000_error)?;
+        let components = usize::from(image.color_space().num_channels()) + usize::from(image.has_alpha());
+        let depth = image.original_bit_depth();
+        let item = match depth {
+            1..=8 => 1,
+            9..=16 => 2,
+            // Samples come as f32: whole numbers exactly only below 2^24.
+            _ => return Err(DecodeError::Layout(format!("JPEG 2000 of {depth} bits (at most 16 are decoded)"))),
+        };
+        let pixels = u64::from(image.width()) * u64::from(image.height());
+        // Checked before decoding: the header's size, at the components' precision.
+        if pixels.saturating_mul(components as u64 * item as u64) > size as u64 {
+            return Err(DecodeError::TooLong { size });
+        }
+        let mut context = hayro_jpeg2000::DecoderContext::default();
+        let decoded = image.decode(&mut context).map_err(jpeg2000_error)?;
+        let planes: Vec<&[f32]> = decoded.components().iter().map(hayro_jpeg2000::ComponentData::samples).collect();
+        #[expect(clippy::cast_possible_truncation, reason = "checked above: the image fits the chunk")]
+        let pixels = pixels as usize;
+        if planes.len() != components || planes.iter().any(|plane| plane.len() < pixels) {
+            return Err(DecodeError::Layout(format!("a JPEG 2000 image of {} components", planes.len())));
+        }
+        let mut out = Vec::with_capacity(pixels * components * item);
+        for pixel in 0..pixels {
+            for plane in &planes {
+                // Whole numbers in f32 (exact at these precisions); two's complement for signed components.
+                #[expect(clippy::cast_possible_truncation, reason = "rounded, at most 16 bits")]
+                let sample = plane[pixel].round() as i32;
+                out.extend_from_slice(&sample.to_le_bytes()[..item]);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn jpeg2000_error(error: hayro_jpeg2000::error::DecodeError) -> DecodeError {
+    DecodeError::Layout(format!("JPEG 2000: {error}"))
+}

@@ -17,13 +17,16 @@
 //! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
 //! | `imagecodecs_jpeg`, `imagecodecs_webp` | tifffile | JPEG (with the file's tables, RGB or YCbCr) and WebP tiles, lossy |
 //! | `imagecodecs_png` | tifffile | PNG tiles (8 and 16 bits) |
+//! | `imagecodecs_lerc` | tifffile | LERC tiles, plain or in zlib or zstd (GDAL's `LERC`, `LERC_DEFLATE`, `LERC_ZSTD`) |
+//! | `imagecodecs_jpeg2k`, `imagecodecs_jpegxl` | tifffile | JPEG 2000 and JPEG XL tiles (8 and 16 bits) |
+//! | `fixedscaleoffset` | numcodecs, kerchunk (FITS) | `stored / scale + offset` in float64, as numcodecs computes |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
 //! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a Lambert grid's coordinates |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
 //! that would decode to more is an error after at most one chunk's memory.
 //! Decoding is pure Rust (weezl, ruzstd, lzma-rust2, zlib-rs, png, rust-aec,
-//! hayro-jpeg2000, jpeg-decoder, image-webp). JPEG 2000 makes this crate's
+//! hayro-jpeg2000, jpeg-decoder, image-webp, lerc-rs, jxl-oxide). JPEG 2000 makes this crate's
 //! minimum Rust 1.92.
 //!
 //! ```
@@ -52,7 +55,9 @@ mod deflate;
 mod error;
 mod grib;
 mod image;
+mod jpegxl;
 mod layout;
+mod lerc;
 mod lzma;
 mod lzw;
 mod numeric;

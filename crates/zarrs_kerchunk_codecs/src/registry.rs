@@ -13,7 +13,9 @@ use zarrs::plugin::PluginCreateError;
 use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
 use crate::grib::Grib;
-use crate::image::{Jpeg, Png, Webp};
+use crate::image::{Jpeg, Jpeg2k, Png, Webp};
+use crate::jpegxl::JpegXl;
+use crate::lerc::Lerc;
 use crate::lzma::Lzma;
 use crate::lzw::Lzw;
 use crate::numeric::{BitRound, Cast, FixedScaleOffset, NumcodecsDelta};
@@ -40,6 +42,9 @@ pub const IDS: &[&str] = &[
     Jpeg::ID,
     Webp::ID,
     Png::ID,
+    Lerc::ID,
+    Jpeg2k::ID,
+    JpegXl::ID,
 ];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
@@ -114,6 +119,9 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(Jpeg::new);
     registration.add(|webp: Webp| Ok(webp));
     registration.add(|_: IgnoredAny| Ok(Png));
+    registration.add(|_: IgnoredAny| Ok(Lerc));
+    registration.add(|_: IgnoredAny| Ok(Jpeg2k));
+    registration.add(|_: IgnoredAny| Ok(JpegXl));
     registration
 }
 

@@ -65,6 +65,19 @@ CASES = {
     "deflate_u8_bigtiff": ("uint8", 1, {"compress": "deflate", "bigtiff": "yes"}),
 }
 
+# LERC, its own seeds so that the cases above keep theirs: name -> (dtype, bands, creation options)
+LERC = {
+    # LERC, all under kerchunk's one id imagecodecs_lerc: plain, and wrapped in deflate or zstd.
+    "lerc_f32": ("float32", 1, {"compress": "lerc"}),
+    "lerc_deflate_u16": ("uint16", 1, {"compress": "lerc_deflate"}),
+    "lerc_zstd_rgb_pixel": ("uint8", 3, {"compress": "lerc_zstd", "interleave": "pixel"}),
+    "lerc_f64_band": ("float64", 2, {"compress": "lerc", "interleave": "band"}),
+    # Lossy LERC (every value within 0.5): LERC's dequantisation is arithmetic, so every decoder agrees.
+    "lerc_lossy_f32": ("float32", 1, {"compress": "lerc", "max_z_error": 0.5}),
+    # A nodata value: every 11th pixel is nodata, which LERC keeps as its mask.
+    "lerc_f32_nodata": ("float32", 1, {"compress": "lerc", "nodata": -9999.0}),
+}
+
 # Lossy codecs: the values are compared within a tolerance (README.md): two JPEG decoders differ
 # in their inverse DCT and, for YCbCr, in their chroma upsampling.
 TOLERANCE = 4
@@ -77,23 +90,30 @@ LOSSY = {
 }
 
 
-# Codecs GDAL cannot write into a TIFF, written by tifffile: name -> (dtype, bands). The truth
-# is the values written.
+# Codecs GDAL cannot write into a TIFF (or that this GDAL was built without), written by
+# tifffile: name -> (dtype, bands, compression, its arguments). The truth is the values written.
 TIFFFILE = {
-    "png_u8": ("uint8", 1),
-    "png_u16": ("uint16", 1),
-    "png_rgb": ("uint8", 3),
+    "png_u8": ("uint8", 1, "png", {}),
+    "png_u16": ("uint16", 1, "png", {}),
+    "png_rgb": ("uint8", 3, "png", {}),
+    "jpeg2k_u8": ("uint8", 1, "jpeg2000", {}),
+    "jpeg2k_u16": ("uint16", 1, "jpeg2000", {}),
+    "jpeg2k_rgb": ("uint8", 3, "jpeg2000", {}),
+    "jpegxl_u8": ("uint8", 1, "jpegxl", {"lossless": True}),
+    "jpegxl_u16": ("uint16", 1, "jpegxl", {"lossless": True}),
+    "jpegxl_rgb": ("uint8", 3, "jpegxl", {"lossless": True}),
 }
 
 
-def write_with_tifffile(path, dtype, bands, seed):
+def write_with_tifffile(path, dtype, bands, compression, arguments, seed):
     import tifffile
 
     data = values(np.dtype(dtype), bands, seed)
     interleaved = data[0] if bands == 1 else np.moveaxis(data, 0, -1)
     photometric = "minisblack" if bands == 1 else "rgb"
     # metadata=None: kerchunk's tiff_to_zarr fails on tifffile's own shaped metadata.
-    tifffile.imwrite(path, interleaved, compression="png", tile=(32, 32), metadata=None, photometric=photometric)
+    tifffile.imwrite(path, interleaved, compression=compression, compressionargs=arguments, tile=(32, 32),
+                     metadata=None, photometric=photometric)
     return data
 
 
@@ -114,6 +134,8 @@ def write(path, dtype, bands, options, seed):
     if not profile["tiled"]:
         del profile["blockxsize"]
     data = values(np.dtype(dtype), bands, seed)
+    if "nodata" in profile:
+        data.reshape(bands, -1)[:, ::11] = profile["nodata"]
     with rasterio.open(path, "w", **profile) as dst:
         dst.write(data)
 
@@ -138,7 +160,9 @@ def main():
     import imagecodecs.numcodecs
 
     imagecodecs.numcodecs.register_codecs()
-    for seed, (name, (dtype, bands, options)) in enumerate({**CASES, **LOSSY}.items()):
+    lerc = {name: (seed, case) for seed, (name, case) in enumerate(LERC.items(), start=200)}
+    numbered = {name: (seed, case) for seed, (name, case) in enumerate({**CASES, **LOSSY}.items())}
+    for name, (seed, (dtype, bands, options)) in {**numbered, **lerc}.items():
         path = HERE / f"{name}.tif"
         write(path, dtype, bands, options, seed)
         with rasterio.open(path) as src:
@@ -154,9 +178,9 @@ def main():
             assert np.array_equal(theirs, truth), name
         text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
         (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
-    for seed, (name, (dtype, bands)) in enumerate(TIFFFILE.items(), start=100):
+    for seed, (name, (dtype, bands, compression, arguments)) in enumerate(TIFFFILE.items(), start=100):
         path = HERE / f"{name}.tif"
-        truth = write_with_tifffile(path, dtype, bands, seed)
+        truth = write_with_tifffile(path, dtype, bands, compression, arguments, seed)
         np.save(HERE / f"{name}.npy", truth)
         refs = tiff_to_zarr(str(path), inline_threshold=0)
         assert np.array_equal(kerchunk_reads(refs), truth), name
