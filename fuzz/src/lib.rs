@@ -236,8 +236,14 @@ pub fn tiff_codecs(data: &[u8]) -> usize {
         }
         7 => serde_json::json!({"id": "lzma", "format": 2}),
         8 | 10 => serde_json::json!({"id": "imagecodecs_jpeg", "colorspace_jpeg": if pick & 2 == 0 { 2 } else { 3 }}),
-        11 | 13 | 15 => serde_json::json!({"id": "imagecodecs_png"}),
-        _ => serde_json::json!({"id": "imagecodecs_webp"}),
+        9 => serde_json::json!({"id": "imagecodecs_webp"}),
+        11 => serde_json::json!({"id": "imagecodecs_png"}),
+        12 => serde_json::json!({"id": "imagecodecs_lerc"}),
+        13 => serde_json::json!({"id": "imagecodecs_jpeg2k"}),
+        14 => serde_json::json!({"id": "imagecodecs_jpegxl"}),
+        _ => {
+            serde_json::json!({"id": "fixedscaleoffset", "scale": 10, "offset": 273.15, "dtype": "<f8", "astype": dtype})
+        }
     };
     usize::from(decode_with(&configuration, stream, size).is_some())
 }
