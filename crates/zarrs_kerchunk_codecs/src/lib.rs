@@ -21,7 +21,7 @@
 //! | `imagecodecs_jpeg2k`, `imagecodecs_jpegxl` | tifffile | JPEG 2000 and JPEG XL tiles (8 and 16 bits) |
 //! | `fixedscaleoffset` | numcodecs, kerchunk (FITS) | `stored / scale + offset` in float64, as numcodecs computes |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
-//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a Lambert grid's coordinates |
+//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a projected grid's coordinates (Lambert, polar stereographic, equal area, rotated) |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
 //! that would decode to more is an error after at most one chunk's memory.

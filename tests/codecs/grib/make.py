@@ -210,7 +210,99 @@ PROJECTED = {
         "jScansPositively": 1,
         "packingType": "grid_jpeg",
     },
+    # Polar stereographic (template 3.20, NCEP's Alaska and NDFD grids): true at 60N, north pole on the plane.
+    "polar_stereographic_north": {
+        "gridDefinitionTemplateNumber": 20,
+        "shapeOfTheEarth": 6,
+        "Nx": 40,
+        "Ny": 30,
+        "latitudeOfFirstGridPointInDegrees": 40.5,
+        "longitudeOfFirstGridPointInDegrees": 185.0,
+        "LaDInDegrees": 60.0,
+        "orientationOfTheGridInDegrees": 210.0,
+        "DxInMetres": 50000,
+        "DyInMetres": 50000,
+        "projectionCentreFlag": 0,
+        "jScansPositively": 1,
+    },
+    # The south pole on the plane, true at 71S, on the sphere of radius 6367470 m.
+    "polar_stereographic_south": {
+        "gridDefinitionTemplateNumber": 20,
+        "shapeOfTheEarth": 0,
+        "Nx": 30,
+        "Ny": 30,
+        "latitudeOfFirstGridPointInDegrees": -55.0,
+        "longitudeOfFirstGridPointInDegrees": 225.0,
+        "LaDInDegrees": -71.0,
+        "orientationOfTheGridInDegrees": 0.0,
+        "DxInMetres": 100000,
+        "DyInMetres": 100000,
+        "projectionCentreFlag": 128,
+        "jScansPositively": 1,
+    },
+    # Lambert azimuthal equal area (template 3.140), on a sphere and on GRS80 (EFAS' ETRS89-LAEA).
+    "laea_sphere": {
+        "gridDefinitionTemplateNumber": 140,
+        "shapeOfTheEarth": 6,
+        "Nx": 30,
+        "Ny": 25,
+        "latitudeOfFirstGridPointInDegrees": 35.0,
+        "longitudeOfFirstGridPointInDegrees": 350.0,
+        "standardParallelInDegrees": 52.0,
+        "centralLongitudeInDegrees": 10.0,
+        "xDirectionGridLengthInMillimetres": 100000000,
+        "yDirectionGridLengthInMillimetres": 100000000,
+        "jScansPositively": 1,
+    },
+    "laea_grs80": {
+        "gridDefinitionTemplateNumber": 140,
+        "shapeOfTheEarth": 4,
+        "Nx": 30,
+        "Ny": 25,
+        "latitudeOfFirstGridPointInDegrees": 35.0,
+        "longitudeOfFirstGridPointInDegrees": 350.0,
+        "standardParallelInDegrees": 52.0,
+        "centralLongitudeInDegrees": 10.0,
+        "xDirectionGridLengthInMillimetres": 100000000,
+        "yDirectionGridLengthInMillimetres": 100000000,
+        "jScansPositively": 1,
+    },
+    # Lambert conformal on WGS84 (shape 5), two standard parallels.
+    "lambert_wgs84": {
+        "gridDefinitionTemplateNumber": 30,
+        "shapeOfTheEarth": 5,
+        "Nx": 30,
+        "Ny": 20,
+        "latitudeOfFirstGridPointInDegrees": 30.0,
+        "longitudeOfFirstGridPointInDegrees": 250.0,
+        "LaDInDegrees": 40.0,
+        "LoVInDegrees": 265.0,
+        "Latin1InDegrees": 33.0,
+        "Latin2InDegrees": 45.0,
+        "DxInMetres": 40000,
+        "DyInMetres": 40000,
+        "jScansPositively": 1,
+    },
+    # Rotated latitude/longitude (template 3.1, as COSMO and ICON-D2 write), the south pole at 40S 10E.
+    "rotated_ll": {
+        "gridDefinitionTemplateNumber": 1,
+        "shapeOfTheEarth": 6,
+        "Ni": 30,
+        "Nj": 20,
+        "latitudeOfFirstGridPointInDegrees": -5.0,
+        "longitudeOfFirstGridPointInDegrees": 350.0,
+        "latitudeOfLastGridPointInDegrees": 4.5,
+        "longitudeOfLastGridPointInDegrees": 4.5,
+        "iDirectionIncrementInDegrees": 0.5,
+        "jDirectionIncrementInDegrees": 0.5,
+        "jScansPositively": 1,
+        "latitudeOfSouthernPoleInDegrees": -40.0,
+        "longitudeOfSouthernPoleInDegrees": 10.0,
+    },
 }
+
+# The gridType eccodes reports for each grid template.
+GRID_TYPES = {1: "rotated_ll", 20: "polar_stereographic", 30: "lambert", 140: "lambert_azimuthal_equal_area"}
 
 READ_BACK = [
     "packingType",
@@ -251,16 +343,23 @@ def make_projected(name, keys, seed):
     for key, value in keys.items():
         eccodes.codes_set(h, key, value)
     eccodes.codes_set(h, "bitsPerValue", 16)
-    eccodes.codes_set_values(h, field(keys["Ny"], keys["Nx"], 30, 250, seed).ravel())
+    shape = (keys.get("Ny", keys.get("Nj")), keys.get("Nx", keys.get("Ni")))
+    eccodes.codes_set_values(h, field(*shape, 30, 250, seed).ravel())
     if "packingType" in keys:
         assert eccodes.codes_get(h, "packingType") == keys["packingType"], name
-    assert eccodes.codes_get(h, "gridType") == "lambert", name
+    grid_type = GRID_TYPES[keys["gridDefinitionTemplateNumber"]]
+    assert eccodes.codes_get(h, "gridType") == grid_type, (name, eccodes.codes_get(h, "gridType"))
     path = HERE / f"{name}.grib2"
     with open(path, "wb") as out:
         eccodes.codes_write(h, out)
     read_back = {key: eccodes.codes_get(h, key) for key in ["packingType", "bitsPerValue", "decimalScaleFactor",
-                 "binaryScaleFactor", "bitmapPresent", "dataRepresentationTemplateNumber", "Nx", "Ny", "gridType"]}
-    shape = (keys["Ny"], keys["Nx"])
+                 "binaryScaleFactor", "bitmapPresent", "dataRepresentationTemplateNumber", "gridType",
+                 "shapeOfTheEarth"]}
+    read_back["Nx"], read_back["Ny"] = shape[1], shape[0]
+    eccodes.codes_release(h)
+    # From the message as written: a handle that was edited keeps a spherical earth for its iterator.
+    with open(path, "rb") as f:
+        h = eccodes.codes_grib_new_from_file(f)
     for var in ("latitudes", "longitudes"):
         np.save(HERE / f"{name}.{var[:-1]}.npy", eccodes.codes_get_array(h, var).reshape(shape))
     eccodes.codes_release(h)

@@ -21,8 +21,9 @@
 //!
 //! `var` `latitude` and `longitude` are the coordinates of a projected
 //! grid's points, which kerchunk references to the message ([`grid`]):
-//! Lambert conformal on a sphere (HRRR's) is decoded; other projections and
-//! ellipsoids are an error naming them.
+//! Lambert conformal (HRRR's), polar stereographic, Lambert azimuthal equal
+//! area and rotated latitude/longitude, on a sphere or an ellipsoid where
+//! eccodes computes one; other projections are an error naming them.
 
 mod bits;
 mod edition1;
