@@ -16,3 +16,5 @@ files=("$out"/complex_sd2.grib2 "$out"/simple.grib2 "$out"/png.grib2 "$out"/jpeg
 # One core each, one after the other.
 taskset -c 0 target/release/examples/grib_decode "$runs" "${files[@]}"
 taskset -c 0 "$python" benches/codecs/eccodes_decode.py "$runs" "${files[@]}"
+# The same values as eccodes', through the Python package's build of the codec (python/tests/build.sh).
+"$python" benches/codecs/check_equal.py "${files[@]}"

@@ -26,6 +26,16 @@ impl<'a> Bits<'a> {
         if width > 32 {
             return None;
         }
+        if self.count < width {
+            // Four bytes at once where there are four: `count` is below 32,
+            // so the buffer then holds at most 63 bits.
+            if let Some(word) = self.bytes.get(self.next..self.next + 4) {
+                let word: [u8; 4] = word.try_into().unwrap_or_default();
+                self.buffer = (self.buffer << 32) | u64::from(u32::from_be_bytes(word));
+                self.next += 4;
+                self.count += 32;
+            }
+        }
         while self.count < width {
             let byte = *self.bytes.get(self.next)?;
             self.next += 1;

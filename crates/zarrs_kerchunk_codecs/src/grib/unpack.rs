@@ -261,6 +261,71 @@ fn ccsds(section: &[u8], data: &[u8], count: usize) -> Result<Vec<f64>, DecodeEr
         .collect())
 }
 
+/// Spatial differencing of order `ORDER` (0: none) undone one value at a
+/// time: the first `ORDER` values are given, each later one is its
+/// difference plus the overall minimum plus the extrapolation of the one or
+/// two before it.
+struct Undifferencing<'a, const ORDER: u8> {
+    firsts: &'a [i64],
+    minimum: i64,
+    seen: usize,
+    previous: i64,
+    before: i64,
+}
+
+impl<'a, const ORDER: u8> Undifferencing<'a, ORDER> {
+    fn new(firsts: &'a [i64], minimum: i64) -> Self {
+        Self { firsts, minimum, seen: 0, previous: 0, before: 0 }
+    }
+
+    #[inline]
+    fn next(&mut self, raw: i64) -> i64 {
+        let value = if self.seen < usize::from(ORDER) {
+            self.seen += 1;
+            self.firsts.get(self.seen - 1).copied().unwrap_or(raw)
+        } else {
+            match ORDER {
+                0 => raw,
+                1 => raw.wrapping_add(self.minimum).wrapping_add(self.previous),
+                _ => {
+                    raw.wrapping_add(self.minimum).wrapping_add(self.previous.wrapping_mul(2)).wrapping_sub(self.before)
+                }
+            }
+        };
+        self.before = self.previous;
+        self.previous = value;
+        value
+    }
+
+    /// Every group's values (`references`, `widths`, `lengths`), unpacked from
+    /// `bits`, undifferenced and scaled, each given to `emit`.
+    fn stream(
+        mut self,
+        (references, widths, lengths): (&[u64], &[u64], &[u64]),
+        bits: &mut Bits<'_>,
+        scaling: &Scaling,
+        emit: &mut impl FnMut(f64),
+    ) -> Result<(), DecodeError> {
+        for ((&reference, &width), &length) in references.iter().zip(widths).zip(lengths) {
+            let reference = i64::try_from(reference).unwrap_or(i64::MAX);
+            #[expect(clippy::cast_possible_truncation, reason = "checked by the caller: at most 32")]
+            let width = width as u32;
+            for _ in 0..length {
+                let raw = if width == 0 {
+                    reference
+                } else {
+                    let packed = bits
+                        .read(width)
+                        .ok_or_else(|| layout("section 7 ends before the groups of complex packing do"))?;
+                    i64::from(packed) + reference
+                };
+                emit(scaling.signed_value(self.next(raw)));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Templates 5.2 and 5.3 (with `differencing`, octets 48-49: its order and
 /// the octets of its extra descriptors): groups of integers, each a group
 /// reference plus values of the group's width, missing values marked by the
@@ -336,6 +401,17 @@ fn complex(
     }
     if widths.iter().any(|&w| w > 32) {
         return Err(layout("a group of more than 32 bits per value"));
+    }
+    if missing_management == 0 {
+        // The common case (GFS, HRRR): no point missing, so each value is
+        // unpacked, undifferenced and scaled in one pass, straight to `emit`.
+        let groups = (references.as_slice(), widths.as_slice(), lengths.as_slice());
+        match order {
+            0 => Undifferencing::<0>::new(&firsts, minimum).stream(groups, &mut bits, &scaling, emit)?,
+            1 => Undifferencing::<1>::new(&firsts, minimum).stream(groups, &mut bits, &scaling, emit)?,
+            _ => Undifferencing::<2>::new(&firsts, minimum).stream(groups, &mut bits, &scaling, emit)?,
+        }
+        return Ok(count);
     }
     // The integers of the points that are not missing, and where the missing ones are.
     let mut present: Vec<i64> = Vec::with_capacity(count);
