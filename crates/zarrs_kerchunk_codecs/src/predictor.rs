@@ -92,38 +92,78 @@ impl Decode for Delta {
         let Layout { dtype, split, dist, .. } = self.0;
         self.0.check(encoded, size)?;
         let mut decoded = encoded.to_vec();
-        let step = split.inner * dtype.size;
-        let row = split.length * step;
-        for values in decoded.chunks_exact_mut(row) {
-            // From `dist` steps on, each byte of a step adds the step `dist` before.
-            if dtype.size == 1 {
-                for at in dist * step..row {
-                    values[at] = values[at].wrapping_add(values[at - dist * step]);
-                }
-                continue;
-            }
-            for at in (dist * step..row).step_by(dtype.size) {
-                let (before, here) = values.split_at_mut(at);
-                let previous = dtype.read(&before[at - dist * step..]);
-                let sum = add(dtype, dtype.read(here), previous);
-                dtype.write(sum, here);
-            }
+        // A row is the values along the axis; each step of it, `inner` values.
+        let (step, row) = (split.inner * dist, split.length * split.inner);
+        let big = dtype.big_endian;
+        match (dtype.kind, dtype.size) {
+            (_, 1) => undo_delta::<u8>(&mut decoded, row, step, big),
+            (Kind::Float, 4) => undo_delta::<f32>(&mut decoded, row, step, big),
+            (Kind::Float, _) => undo_delta::<f64>(&mut decoded, row, step, big),
+            (_, 2) => undo_delta::<u16>(&mut decoded, row, step, big),
+            (_, 4) => undo_delta::<u32>(&mut decoded, row, step, big),
+            _ => undo_delta::<u64>(&mut decoded, row, step, big),
         }
         Ok(decoded)
     }
 }
 
-/// `a + b` in `dtype`, as bits: wrapping for integers, IEEE for floats.
-fn add(dtype: Dtype, a: u64, b: u64) -> u64 {
-    match (dtype.kind, dtype.size) {
-        (Kind::Float, 4) => {
-            #[expect(clippy::cast_possible_truncation, reason = "the low 32 bits hold the float")]
-            let sum = f32::from_bits(a as u32) + f32::from_bits(b as u32);
-            u64::from(sum.to_bits())
+/// A sample type of the predictors, loaded and stored in either byte order.
+trait Sample: Copy {
+    const SIZE: usize;
+    fn load(bytes: &[u8], big: bool) -> Self;
+    fn store(self, bytes: &mut [u8], big: bool);
+    /// The sum TIFF's predictor 2 undoes: wrapping for integers (signed
+    /// ones wrap alike), IEEE for floats.
+    fn sum(self, other: Self) -> Self;
+}
+
+macro_rules! sample {
+    ($type:ty, $sum:expr) => {
+        impl Sample for $type {
+            const SIZE: usize = std::mem::size_of::<$type>();
+
+            #[inline]
+            fn load(bytes: &[u8], big: bool) -> Self {
+                let word = bytes[..Self::SIZE].try_into().unwrap_or_default();
+                if big { <$type>::from_be_bytes(word) } else { <$type>::from_le_bytes(word) }
+            }
+
+            #[inline]
+            fn store(self, bytes: &mut [u8], big: bool) {
+                let word = if big { self.to_be_bytes() } else { self.to_le_bytes() };
+                bytes[..Self::SIZE].copy_from_slice(&word);
+            }
+
+            #[inline]
+            fn sum(self, other: Self) -> Self {
+                let add: fn(Self, Self) -> Self = $sum;
+                add(self, other)
+            }
         }
-        (Kind::Float, _) => (f64::from_bits(a) + f64::from_bits(b)).to_bits(),
-        // The low `size` bytes are written: the carry out of them is dropped.
-        _ => a.wrapping_add(b),
+    };
+}
+
+sample!(u8, u8::wrapping_add);
+sample!(u16, u16::wrapping_add);
+sample!(u32, u32::wrapping_add);
+sample!(u64, u64::wrapping_add);
+sample!(f32, |a, b| a + b);
+sample!(f64, |a, b| a + b);
+
+/// Each value of each row of `row` values, from `step` values on, plus the
+/// value `step` before it (already summed), in place.
+fn undo_delta<T: Sample>(bytes: &mut [u8], row: usize, step: usize, big: bool) {
+    for values in bytes.chunks_exact_mut(row * T::SIZE) {
+        // One running sum per lane, held in a register: reading back the
+        // value just stored would wait on the store at every value.
+        for lane in 0..step.min(row) {
+            let mut sum = T::load(&values[lane * T::SIZE..], big);
+            for at in (lane + step..row).step_by(step) {
+                let here = &mut values[at * T::SIZE..];
+                sum = T::load(here, big).sum(sum);
+                sum.store(here, big);
+            }
+        }
     }
 }
 
@@ -161,17 +201,44 @@ impl Decode for FloatPredictor {
         for (input, output) in encoded.chunks_exact(row).zip(decoded.chunks_exact_mut(row)) {
             // Undo the byte differencing over the whole row of planes.
             planes.copy_from_slice(input);
-            for at in stride..row {
-                planes[at] = planes[at].wrapping_add(planes[at - stride]);
+            // A running sum per lane, as for predictor 2.
+            for lane in 0..stride.min(row) {
+                let mut sum = planes[lane];
+                for at in (lane + stride..row).step_by(stride) {
+                    sum = sum.wrapping_add(planes[at]);
+                    planes[at] = sum;
+                }
             }
-            // Plane p holds byte p, most significant first, of every value.
-            for (value, out) in output.chunks_exact_mut(dtype.size).enumerate() {
-                for (p, byte) in out.iter_mut().enumerate() {
-                    let from_most = if dtype.big_endian { p } else { dtype.size - 1 - p };
-                    *byte = planes[from_most * count + value];
+            // Plane k holds byte k, most significant first, of every value.
+            match dtype.size {
+                4 => interleave::<4>(&planes, output, dtype.big_endian),
+                8 => interleave::<8>(&planes, output, dtype.big_endian),
+                _ => {
+                    for (k, plane) in planes.chunks_exact(count).enumerate() {
+                        let at = if dtype.big_endian { k } else { dtype.size - 1 - k };
+                        for (byte, &value) in output[at..].iter_mut().step_by(dtype.size).zip(plane) {
+                            *byte = value;
+                        }
+                    }
                 }
             }
         }
         Ok(decoded)
+    }
+}
+
+/// The values of `N` bytes whose byte planes (most significant first, one
+/// after another) are `planes`, written to `output` in the dtype's order.
+fn interleave<const N: usize>(planes: &[u8], output: &mut [u8], big_endian: bool) {
+    let count = planes.len() / N;
+    for (value, out) in output.chunks_exact_mut(N).enumerate() {
+        let mut word = [0u8; N];
+        for (k, byte) in word.iter_mut().enumerate() {
+            *byte = planes[k * count + value];
+        }
+        if !big_endian {
+            word.reverse();
+        }
+        out.copy_from_slice(&word);
     }
 }

@@ -1,5 +1,6 @@
 //! `imagecodecs_zstd`: Zstandard (TIFF compression 50000), as tifffile's
-//! zarr store names it, decoded in pure Rust by ruzstd.
+//! zarr store names it, decoded in pure Rust by ruzstd, or by the C library
+//! with the feature `zstd-c`.
 
 use crate::bounded::read_bounded;
 use crate::decode_only::Decode;
@@ -17,14 +18,24 @@ impl Decode for Zstd {
         let mut decoded = Vec::new();
         // A chunk may hold several frames (zstd's own tool concatenates them).
         while !source.is_empty() {
-            let frame = ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(DecodeError::corrupt)?;
             let room = size - decoded.len();
-            decoded.extend(read_bounded(frame, room, encoded.len().saturating_mul(8)).map_err(
-                |error| match error {
-                    DecodeError::TooLong { .. } => DecodeError::TooLong { size },
-                    other => other,
-                },
-            )?);
+            let capacity = encoded.len().saturating_mul(8);
+            #[cfg(feature = "zstd-c")]
+            let frame = read_bounded(
+                zstd::stream::read::Decoder::with_buffer(&mut source).map_err(DecodeError::corrupt)?.single_frame(),
+                room,
+                capacity,
+            );
+            #[cfg(not(feature = "zstd-c"))]
+            let frame = read_bounded(
+                ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(DecodeError::corrupt)?,
+                room,
+                capacity,
+            );
+            decoded.extend(frame.map_err(|error| match error {
+                DecodeError::TooLong { .. } => DecodeError::TooLong { size },
+                other => other,
+            })?);
         }
         Ok(decoded)
     }
