@@ -65,6 +65,16 @@ def test_a_grib_message_reads_eccodes_values_in_the_engine(name: str) -> None:
     assert differs(ds["t"].values, np.load(GRIB / f"{name}.npy")) is None
 
 
+def test_zip_members_read_in_the_engine() -> None:
+    """kerchunk's references into a zip archive's DEFLATE members (tests/codecs/zip), whose
+    `deflate` codec reads each member's local file header first."""
+    folder = ROOT / "tests" / "codecs" / "zip"
+    ds = xr.open_dataset(folder / "refs.kerchunk.json", engine="zarrs_kerchunk", mask_and_scale=False)
+    values = np.load(folder / "values.npy")
+    assert differs(ds["a"].values, values) is None
+    assert differs(ds["b"].values, values[0]) is None
+
+
 @pytest.mark.parametrize("name", ["uint16", "uint32", "scaled_i2"])
 def test_a_fits_image_reads_the_fits_values_in_the_engine(name: str) -> None:
     """kerchunk's FITS references (BZERO, BSCALE), which zarr-python alone cannot read, give the

@@ -14,7 +14,7 @@
 //! | `lzma` | tifffile, numcodecs | XZ or LZMA-alone containers (TIFF compression 34925) |
 //! | `imagecodecs_delta` | tifffile | TIFF predictor 2 (horizontal differencing), a filter |
 //! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
-//! | `deflate` | kerchunk (zip members) | raw deflate, no zlib header |
+//! | `deflate` | kerchunk (zip members) | a zip member: its local file header, then raw deflate |
 //! | `imagecodecs_jpeg`, `imagecodecs_webp` | tifffile | JPEG (with the file's tables, RGB or YCbCr) and WebP tiles, lossy |
 //! | `imagecodecs_png` | tifffile | PNG tiles (8 and 16 bits) |
 //! | `imagecodecs_lerc` | tifffile | LERC tiles, plain or in zlib or zstd (GDAL's `LERC`, `LERC_DEFLATE`, `LERC_ZSTD`) |

@@ -20,10 +20,22 @@ fn lzw(data: &[u8]) -> Vec<u8> {
     weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8).encode(data).unwrap()
 }
 
-fn deflate(data: &[u8]) -> Vec<u8> {
+/// A zip archive's DEFLATE member from its local file header on, as kerchunk references it.
+fn zip_member(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
     encoder.write_all(data).unwrap();
-    encoder.finish().unwrap()
+    let stream = encoder.finish().unwrap();
+    let (name, extra) = (b"a/0.0", b"\xca\xfe\x00\x00");
+    let mut member = b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec();
+    member.extend([0u8; 8]); // time, date, CRC-32: not read
+    member.extend(u32::try_from(stream.len()).unwrap().to_le_bytes());
+    member.extend(u32::try_from(data.len()).unwrap().to_le_bytes());
+    member.extend(u16::try_from(name.len()).unwrap().to_le_bytes());
+    member.extend(u16::try_from(extra.len()).unwrap().to_le_bytes());
+    member.extend(name);
+    member.extend(extra);
+    member.extend(stream);
+    member
 }
 
 fn xz(data: &[u8]) -> Vec<u8> {
@@ -55,9 +67,19 @@ fn check<D: Decode>(codec: &D, data: &[u8], encoded: &[u8]) {
 fn decoders_stop_at_the_chunk_size() {
     let data = field(1 << 20);
     check(&Lzw, &data, &lzw(&data));
-    check(&Deflate, &data, &deflate(&data));
+    check(&Deflate, &data, &zip_member(&data));
     check(&Zstd, &data, &zstd::encode_all(&data[..], 19).unwrap());
     check(&lzma_codec(), &data, &xz(&data));
+}
+
+/// A zip member that is stored, or whose header is cut, is refused naming why.
+#[test]
+fn deflate_reads_a_zip_members_header() {
+    let mut stored = zip_member(b"values");
+    stored[8] = 0;
+    assert!(Deflate.decode(&stored, 6).unwrap_err().to_string().contains("compression method 0"));
+    assert!(Deflate.decode(&zip_member(b"values")[..33], 6).unwrap_err().to_string().contains("run past"));
+    assert!(Deflate.decode(b"raw deflate", 6).unwrap_err().to_string().contains("signature"));
 }
 
 /// Two zstd frames one after the other decode as one chunk, as zstd's tool reads them.
