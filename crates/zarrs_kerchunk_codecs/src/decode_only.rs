@@ -32,6 +32,10 @@ pub(crate) trait Decode: fmt::Debug + Send + Sync + 'static {
     /// as a predictor), so that a codec before it knows the size to stop at.
     const SAME_SIZE: bool = false;
 
+    /// Whether the decoded chunk is of variable length (text): decoded
+    /// whatever size zarrs gives, the codec bounding its output itself.
+    const VARIABLE: bool = false;
+
     /// The configuration, as the metadata writes it (without `id`): none unless a codec has one.
     fn configuration(&self) -> Map<String, Value> {
         Map::new()
@@ -103,6 +107,7 @@ impl<D: Decode> BytesToBytesCodecTraits for DecodeOnly<D> {
     ) -> Result<ArrayBytesRaw<'a>, CodecError> {
         let size = match *decoded {
             BytesRepresentation::FixedSize(size) | BytesRepresentation::BoundedSize(size) => size,
+            BytesRepresentation::UnboundedSize if D::VARIABLE => u64::MAX,
             BytesRepresentation::UnboundedSize => {
                 return Err(CodecError::Other(format!("{}: a chunk of no bounded size cannot be decoded", D::ID)));
             }

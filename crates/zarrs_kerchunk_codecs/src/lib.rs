@@ -19,6 +19,7 @@
 //! | `imagecodecs_png` | tifffile | PNG tiles (8 and 16 bits) |
 //! | `imagecodecs_lerc` | tifffile | LERC tiles, plain or in zlib or zstd (GDAL's `LERC`, `LERC_DEFLATE`, `LERC_ZSTD`) |
 //! | `imagecodecs_jpeg2k`, `imagecodecs_jpegxl` | tifffile | JPEG 2000 and JPEG XL tiles (8 and 16 bits) |
+//! | `fill_hdf_strings` | kerchunk (HDF5 with `vlen_encode="encode"` or `"null"`) | HDF5 strings by their heap ids, as text |
 //! | `fixedscaleoffset` | numcodecs, kerchunk (FITS) | `stored / scale + offset` in float64, as numcodecs computes |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
 //! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a projected grid's coordinates (Lambert, polar stereographic, equal area, rotated) |
@@ -54,6 +55,7 @@ mod decode_only;
 mod deflate;
 mod error;
 mod grib;
+mod hdf_strings;
 mod image;
 mod jpegxl;
 mod layout;

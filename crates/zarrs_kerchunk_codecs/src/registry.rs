@@ -13,6 +13,7 @@ use zarrs::plugin::PluginCreateError;
 use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
 use crate::grib::Grib;
+use crate::hdf_strings::FillHdfStrings;
 use crate::image::{Jpeg, Jpeg2k, Png, Webp};
 use crate::jpegxl::JpegXl;
 use crate::lerc::Lerc;
@@ -45,6 +46,7 @@ pub const IDS: &[&str] = &[
     Lerc::ID,
     Jpeg2k::ID,
     JpegXl::ID,
+    FillHdfStrings::ID,
 ];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
@@ -122,6 +124,7 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(|_: IgnoredAny| Ok(Lerc));
     registration.add(|_: IgnoredAny| Ok(Jpeg2k));
     registration.add(|_: IgnoredAny| Ok(JpegXl));
+    registration.add(FillHdfStrings::new);
     registration
 }
 

@@ -15,6 +15,7 @@
 //! | fixed-length bytes | `\|S<n>` with a base64 fill value | `\|V<n>` (raw bytes) with the fill zero-padded to `n` bytes | numpy `S<n>` values are `n` raw bytes, zero-padded, which is what `\|V<n>` reads; zarrs has no `S` type |
 //! | empty dimensions | `"shape": [0], "chunks": [0]` (kerchunk's HDF4 scanner) | chunk length 1 for each empty dimension | an empty dimension has no chunk to read whatever its length; zarrs refuses a chunk length of 0, fsspec + zarr read an empty array |
 //! | null fill for raw bytes and text | `\|V<n>` or `<U<n>` with `fill_value: null` | `n` zero bytes / `n` NUL characters | numpy's default for these dtypes; zarrs rejects `null` for them |
+//! | HDF5 strings as heap ids | `\|O` with the one filter `fill_hdf_strings` (kerchunk's `vlen_encode="encode"` or `"null"`, with zarr-python 2) | `vlen-utf8` before that filter | zarrs reads `\|O` as text through `vlen-utf8`, which the filter's decoding (`zarrs_kerchunk_codecs`) feeds |
 //! | `fixedscaleoffset` types | a `>i2` array whose filter decodes to `<f8` (kerchunk's FITS images with BSCALE/BZERO); a `<f8` array stored as `>i4` | the array's dtype the filter's `dtype`, in `astype`'s byte order (`>f8`) | numcodecs returns the filter's `dtype` whatever the array says; zarrs takes the stored bytes' order from the array's dtype, and refuses an array dtype that is not the filter's |
 //!
 //! A dtype or codec that has no exact equivalent in zarrs is refused here with
@@ -28,9 +29,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value};
 
-use super::fixed_scale_offset;
 use super::grid::{ChunkGrid, GridError};
 use super::lenient;
+use super::{fixed_scale_offset, hdf_strings};
 
 /// Numcodecs codec ids that neither zarrs nor this workspace's codecs
 /// (`zarrs_kerchunk_codecs`) decode in any configuration: what a reader
@@ -132,6 +133,7 @@ pub fn rewrite(
         changed |= fixed_bytes_as_raw(meta);
         changed |= null_fill_for_raw_and_text(meta);
         changed |= fixed_scale_offset::decoded_type(meta);
+        changed |= hdf_strings::as_text(meta);
     }
     Ok(changed.then(|| serde_json::to_vec(&doc).expect("JSON values serialise")))
 }

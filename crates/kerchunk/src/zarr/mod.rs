@@ -4,6 +4,7 @@
 
 mod fixed_scale_offset;
 pub mod grid;
+mod hdf_strings;
 pub mod lenient;
 pub mod metadata;
 
