@@ -68,6 +68,33 @@ fn every_packing_reads_what_eccodes_decodes() {
     }
 }
 
+/// Real files from cfgrib's test suite (`tests/codecs/grib/real`, GRIB1 and GRIB2, a bitmap,
+/// alternate row scanning, a Gaussian grid, 73 messages of one file), each message referenced by
+/// kerchunk: eccodes' values bit for bit, NaN exactly where missing.
+#[test]
+fn real_files_read_what_eccodes_decodes() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let real = folder().join("real");
+    let cases: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(real.join("cases.json")).unwrap()).unwrap();
+    assert!(cases.len() >= 80, "{} messages", cases.len());
+    for (case, variable) in &cases {
+        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+        let store = Arc::new(builder.open(real.join(format!("{case}.kerchunk.json")).to_str().unwrap()).unwrap());
+        let array = Array::open(store, &format!("/{}", variable.as_str().unwrap())).unwrap();
+        let values =
+            array.retrieve_array_subset::<Vec<f64>>(&array.subset_all()).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let (shape, truth) = npy(&real.join(format!("{case}.npy")));
+        assert_eq!(array.shape(), &shape[..], "{case}");
+        for (i, (ours, theirs)) in values.iter().zip(&truth).enumerate() {
+            assert!(
+                ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                "{case}: point {i}: {ours} where eccodes gives {theirs}"
+            );
+        }
+    }
+}
+
 /// Damaged messages (cut anywhere, or an octet changed) are errors or
 /// values, never a panic, and never more than the chunk.
 #[test]
