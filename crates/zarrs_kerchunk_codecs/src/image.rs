@@ -131,6 +131,19 @@ impl Decode for Jpeg {
         if samples > size {
             return Err(DecodeError::TooLong { size });
         }
+        // Four components (GDAL's RGBA or CMYK tiles): libjpeg, and so imagecodecs, returns them
+        // as stored. jpeg-decoder inverts CMYK and, on rasterio's alpha.tif, decodes one tile
+        // wrongly from its 88th row (tests/codecs/tiff/real); zune-jpeg gives libjpeg's values.
+        if info.pixel_format == jpeg_decoder::PixelFormat::CMYK32
+            && matches!(self.transform, None | Some(jpeg_decoder::ColorTransform::CMYK))
+        {
+            let options = zune_core::options::DecoderOptions::default()
+                .jpeg_set_out_colorspace(zune_core::colorspace::ColorSpace::CMYK)
+                .set_max_width(usize::from(info.width))
+                .set_max_height(usize::from(info.height));
+            let mut four = zune_jpeg::JpegDecoder::new_with_options(std::io::Cursor::new(&stream[..]), options);
+            return four.decode().map_err(|e| DecodeError::Layout(format!("JPEG of four components: {e}")));
+        }
         decoder.decode().map_err(DecodeError::corrupt)
     }
 }
