@@ -65,6 +65,33 @@ def test_a_grib_message_reads_eccodes_values_in_the_engine(name: str) -> None:
     assert differs(ds["t"].values, np.load(GRIB / f"{name}.npy")) is None
 
 
+REAL_GRIB = json.loads((GRIB / "real" / "cases.json").read_text())
+REAL_TIFF = json.loads((TIFF / "real" / "cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", sorted(REAL_GRIB))
+def test_real_grib_messages_read_eccodes_values_in_the_engine(case: str) -> None:
+    """cfgrib's sample files (tests/codecs/grib/real), each message as kerchunk references it."""
+    ds = xr.open_dataset(GRIB / "real" / f"{case}.kerchunk.json", engine="zarrs_kerchunk", mask_and_scale=False)
+    assert differs(ds[REAL_GRIB[case]].values, np.load(GRIB / "real" / f"{case}.npy")) is None
+
+
+@pytest.mark.parametrize("name", sorted(REAL_TIFF))
+def test_real_tiffs_read_rasterio_values_in_the_engine(name: str) -> None:
+    """rasterio's sample files (tests/codecs/tiff/real), every level, at every 7th row and column:
+    exactly, or for JPEG no further from GDAL than kerchunk's own path."""
+    for level, entry in enumerate(REAL_TIFF[name]):
+        location = TIFF / "real" / f"{name}.kerchunk.json"
+        store = ReferenceStore(str(location))
+        array = zarr.open_array(store, mode="r", zarr_format=2, path=entry["path"])
+        values = band_first(array[...], tuple(a.rstrip("0123456789") for a in entry["axes"]))
+        ours, truth = values[:, ::7, ::7], np.load(TIFF / "real" / f"{name}.{level}.npy")
+        if entry["tolerance"]:
+            assert np.abs(ours.astype(int) - truth.astype(int)).max() <= entry["tolerance"], (name, level)
+        else:
+            assert differs(ours, truth) is None, (name, level)
+
+
 def test_zip_members_read_in_the_engine() -> None:
     """kerchunk's references into a zip archive's DEFLATE members (tests/codecs/zip), whose
     `deflate` codec reads each member's local file header first."""
