@@ -72,14 +72,37 @@ fn parse(field: &str, text: &str) -> Result<Dtype, String> {
     Dtype::parse(text).map_err(|reason| format!("{field}: {reason}"))
 }
 
-/// Every value of `encoded` (of `from`) cast to `to`, each through `step`
-/// (given the value cast and the previous output, as bits).
+/// A filter's `dtype` (what it decodes to) and `astype` (what is stored;
+/// `dtype` where absent), as numcodecs' `delta` and `fixedscaleoffset` write them.
+#[derive(Clone, Debug)]
+struct Types {
+    written: (String, Option<String>),
+    dtype: Dtype,
+    astype: Dtype,
+}
+
+impl Types {
+    fn new(dtype: String, astype: Option<String>) -> Result<Self, String> {
+        let (parsed, stored) = (parse("dtype", &dtype)?, parse("astype", astype.as_deref().unwrap_or(&dtype))?);
+        Ok(Self { dtype: parsed, astype: stored, written: (dtype, astype) })
+    }
+
+    /// The two fields, `astype` written out.
+    fn insert_into(&self, map: &mut Map<String, Value>) {
+        let (dtype, astype) = &self.written;
+        map.insert("dtype".into(), dtype.clone().into());
+        map.insert("astype".into(), astype.clone().unwrap_or_else(|| dtype.clone()).into());
+    }
+}
+
+/// Every value of `encoded` (of `from`) through `step` (given the value read
+/// and the previous output, as bits of `to`), written as `to`.
 fn each(
     encoded: &[u8],
     size: usize,
     from: Dtype,
     to: Dtype,
-    mut step: impl FnMut(u64, Option<u64>) -> u64,
+    mut step: impl FnMut(Number, Option<u64>) -> u64,
 ) -> Result<Vec<u8>, DecodeError> {
     if !encoded.len().is_multiple_of(from.size) {
         return Err(DecodeError::Layout(format!("{} bytes are not values of {} bytes", encoded.len(), from.size)));
@@ -91,7 +114,7 @@ fn each(
     let mut decoded = vec![0u8; count * to.size];
     let mut previous = None;
     for (input, output) in encoded.chunks_exact(from.size).zip(decoded.chunks_exact_mut(to.size)) {
-        let bits = step(to.cast(from.value(input)), previous);
+        let bits = step(from.value(input), previous);
         to.write(bits, output);
         previous = Some(bits);
     }
@@ -109,16 +132,12 @@ pub(crate) struct DeltaConfiguration {
 
 #[derive(Clone, Debug)]
 pub(crate) struct NumcodecsDelta {
-    written: DeltaConfiguration,
-    dtype: Dtype,
-    astype: Dtype,
+    types: Types,
 }
 
 impl NumcodecsDelta {
     pub(crate) fn new(written: DeltaConfiguration) -> Result<Self, String> {
-        let dtype = parse("dtype", &written.dtype)?;
-        let astype = parse("astype", written.astype.as_deref().unwrap_or(&written.dtype))?;
-        Ok(Self { written, dtype, astype })
+        Ok(Self { types: Types::new(written.dtype, written.astype)? })
     }
 }
 
@@ -127,14 +146,16 @@ impl Decode for NumcodecsDelta {
 
     fn configuration(&self) -> Map<String, Value> {
         let mut map = Map::new();
-        map.insert("dtype".into(), self.written.dtype.clone().into());
-        map.insert("astype".into(), self.written.astype.clone().unwrap_or_else(|| self.written.dtype.clone()).into());
+        self.types.insert_into(&mut map);
         map
     }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
-        let dtype = self.dtype;
-        each(encoded, size, self.astype, dtype, |value, previous| previous.map_or(value, |p| dtype.add(p, value)))
+        let dtype = self.types.dtype;
+        each(encoded, size, self.types.astype, dtype, |value, previous| {
+            let value = dtype.cast(value);
+            previous.map_or(value, |p| dtype.add(p, value))
+        })
     }
 }
 
@@ -193,7 +214,7 @@ impl<const QUANTIZE: bool> Decode for Cast<QUANTIZE> {
     }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
-        each(encoded, size, self.from, self.to, |value, _| value)
+        each(encoded, size, self.from, self.to, |value, _| self.to.cast(value))
     }
 }
 
@@ -212,16 +233,15 @@ pub(crate) struct FixedScaleOffsetConfiguration {
 
 #[derive(Clone, Debug)]
 pub(crate) struct FixedScaleOffset {
-    written: FixedScaleOffsetConfiguration,
-    dtype: Dtype,
-    astype: Dtype,
+    scale: f64,
+    offset: f64,
+    types: Types,
 }
 
 impl FixedScaleOffset {
     pub(crate) fn new(written: FixedScaleOffsetConfiguration) -> Result<Self, String> {
-        let dtype = parse("dtype", &written.dtype)?;
-        let astype = parse("astype", written.astype.as_deref().unwrap_or(&written.dtype))?;
-        Ok(Self { written, dtype, astype })
+        let types = Types::new(written.dtype, written.astype)?;
+        Ok(Self { scale: written.scale, offset: written.offset, types })
     }
 }
 
@@ -230,34 +250,24 @@ impl Decode for FixedScaleOffset {
 
     fn configuration(&self) -> Map<String, Value> {
         let mut map = Map::new();
-        map.insert("scale".into(), self.written.scale.into());
-        map.insert("offset".into(), self.written.offset.into());
-        map.insert("dtype".into(), self.written.dtype.clone().into());
-        map.insert("astype".into(), self.written.astype.clone().unwrap_or_else(|| self.written.dtype.clone()).into());
+        map.insert("scale".into(), self.scale.into());
+        map.insert("offset".into(), self.offset.into());
+        self.types.insert_into(&mut map);
         map
     }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
-        let (from, to) = (self.astype, self.dtype);
-        let (scale, offset) = (self.written.scale, self.written.offset);
-        if !encoded.len().is_multiple_of(from.size) {
-            return Err(DecodeError::Layout(format!("{} bytes are not values of {} bytes", encoded.len(), from.size)));
-        }
-        let count = encoded.len() / from.size;
-        if count.saturating_mul(to.size) > size {
-            return Err(DecodeError::TooLong { size });
-        }
-        let mut decoded = vec![0u8; count * to.size];
-        for (input, output) in encoded.chunks_exact(from.size).zip(decoded.chunks_exact_mut(to.size)) {
+        let (from, to) = (self.types.astype, self.types.dtype);
+        let (scale, offset) = (self.scale, self.offset);
+        each(encoded, size, from, to, |value, _| {
             #[expect(clippy::cast_precision_loss, clippy::cast_possible_truncation, reason = "numpy's arithmetic")]
-            let value = match from.value(input) {
+            let value = match value {
                 Number::Float(f) if from.size == 4 => f64::from(f as f32 / scale as f32 + offset as f32),
                 Number::Float(f) => f / scale + offset,
                 Number::Integer(i) => i as f64 / scale + offset,
             };
-            to.write(to.cast(Number::Float(value)), output);
-        }
-        Ok(decoded)
+            to.cast(Number::Float(value))
+        })
     }
 }
 
