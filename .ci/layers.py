@@ -47,7 +47,7 @@ MODULE_LAYERS = {
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings"),
         ("registry",),
         ("lib", "tests"),
     ],
