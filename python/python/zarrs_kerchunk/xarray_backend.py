@@ -71,8 +71,12 @@ class RustArray(BackendArray):
         metadata that zarr-python reads as written otherwise (kerchunk's FITS images: `>i2`
         stored, float64 decoded)."""
         name = self._array().data_type
-        decoded = np.dtype(name) if name is not None else None
-        if decoded is not None and decoded != self.dtype:
+        try:
+            decoded = np.dtype(name) if name is not None else None
+        except TypeError:
+            # A zarrs type numpy does not name (raw bits `r40` for `|S5`): the metadata's stands.
+            return
+        if decoded is not None and decoded.kind in "biufc" and decoded != self.dtype:
             self.dtype = decoded
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
