@@ -241,6 +241,9 @@ pub fn tiff_codecs(data: &[u8]) -> usize {
         12 => serde_json::json!({"id": "imagecodecs_lerc"}),
         13 => serde_json::json!({"id": "imagecodecs_jpeg2k"}),
         14 => serde_json::json!({"id": "imagecodecs_jpegxl"}),
+        15 if pick & 0x10 != 0 => {
+            serde_json::json!({"id": "fill_hdf_strings", "dtype": "S16", "id_map": {"\u{1}": "one", "ab": "x"}})
+        }
         _ => {
             serde_json::json!({"id": "fixedscaleoffset", "scale": 10, "offset": 273.15, "dtype": "<f8", "astype": dtype})
         }
