@@ -48,6 +48,14 @@ pub enum ScanError {
         /// What its first bytes are instead.
         reason: String,
     },
+    /// A GRIB file's message, or its index (`.idx`, `.index`), is malformed.
+    #[error("{url}: {reason}")]
+    Grib {
+        /// The file, or its index.
+        url: String,
+        /// What is wrong, and where.
+        reason: String,
+    },
     /// The HDF5 (NetCDF-4) file is malformed, truncated, or uses a feature
     /// the parser lacks, where the whole file depends on it (the superblock,
     /// a group).

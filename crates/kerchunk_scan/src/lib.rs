@@ -34,6 +34,7 @@
 //! | NetCDF-3 classic (CDF-1), 64-bit offset (CDF-2) | yes | same offsets and lengths |
 //! | NetCDF-3 CDF-5 (64-bit data) | yes | kerchunk cannot read it |
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
+//! | GRIB1, GRIB2 | not yet: where each message is ([`grib_messages`], and the inventories [`parse_noaa_idx`], [`parse_ecmwf_index`]) | kerchunk mis-splits GRIB1 and hangs on bytes after the last message |
 //!
 //! HDF5 in detail: superblocks 0 to 3; object headers 1 and 2; old-style
 //! (symbol table) and new-style (compact and dense link) groups; compact,
@@ -114,6 +115,7 @@
 
 mod combine;
 mod error;
+mod grib;
 mod hdf5;
 mod netcdf3;
 mod options;
@@ -128,6 +130,7 @@ use object_store::path::Path;
 
 pub use combine::{CombineOptionError, CombineOptions, CoordinateSource, RangeReader};
 pub use error::ScanError;
+pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};
 pub use kerchunk::ReferenceSet;
 pub use options::{ScanOptions, Skipped, UnsupportedArrays};
 pub use read::ReadStats;

@@ -17,6 +17,8 @@ For each FILE.grib and each of its messages N (from 0):
   shape of kerchunk's array; checked against kerchunk's own Python path (fsspec, zarr and its
   codec).
 - cases.json: for each FILE.N, the variable (cfgrib's name) the message's values are.
+- messages.json: for each FILE, eccodes' `[offset, totalLength, edition]` of every message, the
+  truth of the scanner's message index.
 """
 import json
 import pathlib
@@ -84,10 +86,11 @@ def main():
     import os
 
     os.chdir(HERE)
-    cases = {}
+    cases, located = {}, {}
     for name in FILES:
         path = HERE / f"{name}.grib"
         found = messages(path)
+        located[f"{name}.grib"] = [[offset, length, edition] for offset, length, edition, _ in found]
         for n, (refs, (_, _, _, values)) in enumerate(zip(references(path, found), found)):
             arrays = {k.removesuffix("/.zarray"): json.loads(v) for k, v in refs["refs"].items() if k.endswith("/.zarray")}
             (variable,) = [a for a, m in arrays.items() if m["filters"] and m["filters"][0].get("var") not in
@@ -100,6 +103,7 @@ def main():
             cases[f"{name}.{n}"] = variable
             (HERE / f"{name}.{n}.kerchunk.json").write_text(json.dumps(refs, indent=0, sort_keys=True) + "\n")
     (HERE / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+    (HERE / "messages.json").write_text(json.dumps(located, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

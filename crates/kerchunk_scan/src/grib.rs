@@ -1,0 +1,209 @@
+//! GRIB files: where each message is, found from the messages' own lengths
+//! or from an inventory beside the file (NOAA's `.idx`, ECMWF's `.index`),
+//! the first step of scanning a GRIB file into references.
+//!
+//! Unlike kerchunk's `scan_grib`, which reads every message's length from
+//! GRIB2's octets (a GRIB1 file becomes one bogus message) and loops forever
+//! on bytes after the last message, each message's edition says where its
+//! length is, and bytes that are no message (WMO headers, padding) are
+//! skipped: the search only ever moves forward.
+
+use std::sync::Arc;
+
+use object_store::ObjectStore;
+use object_store::path::Path;
+
+use crate::error::ScanError;
+use crate::options::ScanOptions;
+use crate::read::BlockReader;
+
+/// One message of a GRIB file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GribMessage {
+    /// Where it starts (its `GRIB` marker), in bytes from the file's start.
+    pub offset: u64,
+    /// Its length, from its indicator section (section 0).
+    pub length: u64,
+    /// Its GRIB edition, 1 or 2.
+    pub edition: u8,
+}
+
+/// The octets of GRIB2's indicator section, and the least of GRIB1's a length reads from.
+const INDICATOR: u64 = 16;
+
+fn malformed(url: &str, reason: String) -> ScanError {
+    ScanError::Grib { url: url.to_owned(), reason }
+}
+
+/// Every message of the GRIB file at `path`, in order, from their indicator
+/// sections: one read per message header at most (with the reader's blocks
+/// and read-ahead), none of the data.
+///
+/// # Errors
+/// [`ScanError::Read`] if the file cannot be read; [`ScanError::Grib`] naming
+/// the offset where a message's length runs past the end of the file, is
+/// shorter than its indicator, or is GRIB1's large-message convention (over
+/// 8 MiB), or where a file holds more messages than
+/// [`ScanOptions::with_max_references`]; a file with no message at all.
+pub async fn grib_messages(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Vec<GribMessage>, ScanError> {
+    let mut reader = BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
+    locate(&mut reader, url, options.max_references).await
+}
+
+pub(crate) async fn locate(
+    reader: &mut BlockReader<'_>,
+    url: &str,
+    max_messages: u64,
+) -> Result<Vec<GribMessage>, ScanError> {
+    let size = reader.size();
+    let mut messages = Vec::new();
+    let mut at = 0;
+    while let Some(start) = next_marker(reader, at).await? {
+        if start + INDICATOR > size {
+            break; // `GRIB` in the last bytes, too close to the end for a message
+        }
+        let indicator = reader.read(start..start + INDICATOR).await?;
+        let (length, edition) = match indicator[7] {
+            1 => {
+                let length = u64::from_be_bytes([0, 0, 0, 0, 0, indicator[4], indicator[5], indicator[6]]);
+                if length & 0x80_0000 != 0 {
+                    return Err(malformed(
+                        url,
+                        format!(
+                            "the GRIB1 message at byte {start} is over 8 MiB (ECMWF's large-message convention), which is not read"
+                        ),
+                    ));
+                }
+                (length, 1)
+            }
+            2 => (u64::from_be_bytes(indicator[8..16].try_into().unwrap_or_default()), 2),
+            // `GRIB` inside other bytes, not a message: look on past it.
+            _ => {
+                at = start + 1;
+                continue;
+            }
+        };
+        if length < INDICATOR || length > size - start {
+            return Err(malformed(
+                url,
+                format!(
+                    "the GRIB{edition} message at byte {start} says it is {length} bytes long, and the file has {} after it",
+                    size - start
+                ),
+            ));
+        }
+        if messages.len() as u64 >= max_messages {
+            return Err(malformed(
+                url,
+                format!("more than {max_messages} messages (ScanOptions::with_max_references)"),
+            ));
+        }
+        messages.push(GribMessage { offset: start, length, edition });
+        at = start + length;
+    }
+    if messages.is_empty() {
+        return Err(malformed(url, "no GRIB message in it".into()));
+    }
+    Ok(messages)
+}
+
+/// Where the next `GRIB` marker at or after `at` starts, reading forward a
+/// block at a time (a marker across two blocks is found); `None` at the end.
+async fn next_marker(reader: &mut BlockReader<'_>, mut at: u64) -> Result<Option<u64>, ScanError> {
+    let size = reader.size();
+    let step = 64 * 1024;
+    while at + 4 <= size {
+        let end = (at + step).min(size);
+        let window = reader.read(at..end).await?;
+        if let Some(found) = window.windows(4).position(|w| w == b"GRIB") {
+            return Ok(Some(at + found as u64));
+        }
+        // The last three bytes again, in case a marker straddles the windows.
+        at = end.saturating_sub(3).max(at + 1);
+    }
+    Ok(None)
+}
+
+/// One entry of a GRIB inventory: a message (or a field of one, NOAA's
+/// `N.1`, `N.2`, which share their message's bytes) and what it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The message's number as the inventory writes it (`"12"`, `"12.2"`; ECMWF's line number from 1).
+    pub number: String,
+    /// Where the message starts.
+    pub offset: u64,
+    /// Its length.
+    pub length: u64,
+    /// The rest of the line: NOAA's `d=2024010100:TMP:2 m above ground:3 hour fcst:`,
+    /// or ECMWF's JSON object.
+    pub description: String,
+}
+
+/// A NOAA inventory (wgrib2's `.idx`: `N:offset:d=YYYYMMDDHH:VAR:level:forecast:`),
+/// each message's length to the next message's offset, the last one's to
+/// `file_size`. `N.1`, `N.2` (fields of one message) share its range.
+///
+/// # Errors
+/// [`ScanError::Grib`] naming `url` and the line: a line without a number
+/// and an offset, offsets that go backwards, or past `file_size`.
+pub fn parse_noaa_idx(text: &str, url: &str, file_size: u64) -> Result<Vec<IndexEntry>, ScanError> {
+    let mut entries: Vec<IndexEntry> = Vec::new();
+    for (line_number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = |why: &str| malformed(url, format!("line {}: {why}: {line:?}", line_number + 1));
+        let mut parts = line.splitn(3, ':');
+        let (Some(number), Some(offset)) = (parts.next(), parts.next()) else { return Err(bad("no offset")) };
+        let offset: u64 = offset.trim().parse().map_err(|_| bad("the offset is not a number"))?;
+        if number.trim().is_empty() || offset > file_size {
+            return Err(bad("no message number, or an offset past the end of the file"));
+        }
+        if entries.last().is_some_and(|last| offset < last.offset) {
+            return Err(bad("the offset goes back"));
+        }
+        entries.push(IndexEntry {
+            number: number.trim().to_owned(),
+            offset,
+            length: 0,
+            description: parts.next().unwrap_or_default().to_owned(),
+        });
+    }
+    // Each message runs to the next message's start (fields of one message share it).
+    for i in (0..entries.len()).rev() {
+        let next = entries[i + 1..].iter().find(|e| e.offset > entries[i].offset).map_or(file_size, |e| e.offset);
+        entries[i].length = next - entries[i].offset;
+    }
+    Ok(entries)
+}
+
+/// An ECMWF inventory (open data's `.index`: one JSON object a line, with the
+/// MARS keys and `_offset`, `_length`).
+///
+/// # Errors
+/// [`ScanError::Grib`] naming `url` and the line: not a JSON object, or
+/// without whole `_offset` and `_length`, or a range past `file_size`.
+pub fn parse_ecmwf_index(text: &str, url: &str, file_size: u64) -> Result<Vec<IndexEntry>, ScanError> {
+    let mut entries = Vec::new();
+    for (line_number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = |why: &str| malformed(url, format!("line {}: {why}", line_number + 1));
+        let object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(line).map_err(|e| bad(&format!("not a JSON object ({e})")))?;
+        let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64);
+        let (Some(offset), Some(length)) = (number("_offset"), number("_length")) else {
+            return Err(bad("no whole _offset and _length"));
+        };
+        if offset.checked_add(length).is_none_or(|end| end > file_size) {
+            return Err(bad("a range past the end of the file"));
+        }
+        entries.push(IndexEntry {
+            number: (line_number + 1).to_string(),
+            offset,
+            length,
+            description: line.to_owned(),
+        });
+    }
+    Ok(entries)
+}
