@@ -366,6 +366,37 @@ pub fn netcdf3_scan(data: &[u8]) -> usize {
     })
 }
 
+/// Finds the messages of `data` as a GRIB file through an in-memory store, in
+/// blocks of 256 bytes, and parses it as NOAA and ECMWF inventories. Never a
+/// panic and never a hang; every message lies inside the file, after the
+/// one before. Returns the number of messages and entries found.
+///
+/// # Panics
+/// Where a message lies past the end of the file or overlaps the one before.
+pub fn grib_index(data: &[u8]) -> usize {
+    let memory = InMemory::new();
+    let path = Path::from("data.grib2");
+    let options = kerchunk_scan::ScanOptions::default().with_block_bytes(256).with_max_references(100_000);
+    let found = futures::executor::block_on(async {
+        memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
+        let store: Arc<dyn ObjectStore> = Arc::new(memory);
+        kerchunk_scan::grib_messages(&store, &path, "data.grib2", &options).await.unwrap_or_default()
+    });
+    let mut end = 0;
+    for message in &found {
+        assert!(message.offset >= end && message.offset + message.length <= data.len() as u64, "{message:?}");
+        end = message.offset + message.length;
+    }
+    let text = String::from_utf8_lossy(data);
+    let size = data.len() as u64;
+    let idx = kerchunk_scan::parse_noaa_idx(&text, "data.idx", size).unwrap_or_default();
+    let index = kerchunk_scan::parse_ecmwf_index(&text, "data.index", size).unwrap_or_default();
+    for entry in idx.iter().chain(&index) {
+        assert!(entry.offset + entry.length <= size, "{entry:?}");
+    }
+    found.len() + idx.len() + index.len()
+}
+
 /// Scans `data` as an HDF5 file through an in-memory store, in blocks of
 /// 512 bytes. Never a panic (the scan catches the parser's and reports
 /// [`kerchunk_scan::ScanError::Hdf5Panic`], which this target makes a

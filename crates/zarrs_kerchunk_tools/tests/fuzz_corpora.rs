@@ -73,6 +73,11 @@ fn netcdf3_scan() {
 }
 
 #[test]
+fn grib_index() {
+    assert!(replay("grib_index", targets::grib_index) > 0, "the seeds find nothing");
+}
+
+#[test]
 fn hdf5_scan() {
     assert!(replay("hdf5_scan", targets::hdf5_scan) > 0, "the seeds scan to nothing");
 }
