@@ -47,3 +47,19 @@ fn an_array_whose_codec_nothing_decodes_is_refused_naming_both() {
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains(r#"array "t": codec "imagecodecs_jpegxr" has no decoder"#), "{stderr}");
 }
+
+/// kerchunk's HDF5 strings by heap id (`tests/codecs/hdf_strings`, made with kerchunk 0.2.6 and
+/// zarr-python 2): `cat` prints each as a JSON string, the strings zarr-python 2 read.
+#[test]
+fn cat_prints_hdf5_strings() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/hdf_strings");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("encode.expected.json")).unwrap()).unwrap();
+    let refs = folder.join("encode.kerchunk.json");
+    for (name, values) in expected.as_object().unwrap() {
+        let (code, stdout, stderr) = run(&["cat", refs.to_str().unwrap(), name]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let printed: Vec<String> = values.as_array().unwrap().iter().map(ToString::to_string).collect();
+        assert_eq!(stdout.lines().nth(1), Some(printed.join(" ").as_str()), "{name}: {stdout}");
+    }
+}

@@ -69,6 +69,18 @@ impl NamedArray {
     }
 }
 
+impl NamedArray {
+    /// The elements of the block `ranges` of a text array (`|O` with `vlen-utf8`, which zarrs
+    /// reads as strings), in C order; `None` for any other data type.
+    pub(crate) fn read_texts(&self, ranges: &[Range<u64>]) -> Result<Option<Vec<String>>> {
+        use zarrs::plugin::{ExtensionName, ZarrVersion};
+        if self.array.data_type().name(ZarrVersion::V3).as_deref() != Some("string") {
+            return Ok(None);
+        }
+        Ok(Some(self.array.retrieve_array_subset::<Vec<String>>(&ranges)?))
+    }
+}
+
 /// How to read one element of the decoded bytes (native byte order, as zarrs decodes them).
 #[derive(Clone, Copy)]
 pub(crate) enum Element {

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
+use serde_json::Value;
 use zarrs_cf::{Calendar, DateTime, Decoded, Variable};
 use zarrs_kerchunk::ReferenceStore;
 
@@ -35,9 +36,14 @@ pub(crate) fn run(
         print_decoded(variable, &ranges, &values)?;
         return Ok(Outcome::Done);
     }
-    let (element, bytes) = array
-        .read(&ranges)?
-        .ok_or_else(|| format!("{}: elements of variable length ({descr}) cannot be printed", array.path))?;
+    let Some((element, bytes)) = array.read(&ranges)? else {
+        // Text (HDF5 strings, `vlen-utf8`): printed as JSON strings; no `.npy` of objects.
+        let texts = array.read_texts(&ranges)?.filter(|_| npy.is_none()).ok_or_else(|| {
+            format!("{}: elements of variable length ({descr}) cannot be written as .npy or printed", array.path)
+        })?;
+        print_texts(&shape, &texts, descr)?;
+        return Ok(Outcome::Done);
+    };
     match (npy, viewed) {
         (Some(file), _) => write_npy(file, &npy_descr(descr, element), &shape, &bytes)?,
         // Nothing to decode: the stored values, with the variable's dimensions, coordinates and units.
@@ -224,6 +230,23 @@ fn print_values(element: Element, shape: &[u64], bytes: &[u8], descr: &str) -> R
     for (n, values) in bytes.chunks(size * row).enumerate() {
         let head = row_head(shape, n as u64);
         let values: Vec<String> = values.chunks(size).map(|v| format_element(element, v)).collect();
+        if head.is_empty() {
+            writeln!(out, "{}", values.join(" "))?;
+        } else {
+            writeln!(out, "{head:?}: {}", values.join(" "))?;
+        }
+    }
+    Ok(out.flush()?)
+}
+
+/// Text values, one JSON string each, a row of the last dimension per line.
+fn print_texts(shape: &[u64], texts: &[String], descr: &str) -> Result<()> {
+    let row = usize::try_from(shape.last().copied().unwrap_or(1))?.max(1);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "# shape {shape:?}, dtype {descr} (text)")?;
+    for (n, values) in texts.chunks(row).enumerate() {
+        let head = row_head(shape, n as u64);
+        let values: Vec<String> = values.iter().map(|t| Value::from(t.as_str()).to_string()).collect();
         if head.is_empty() {
             writeln!(out, "{}", values.join(" "))?;
         } else {
