@@ -236,7 +236,9 @@ async fn hdf5_from(
 /// bytes), with [`scan_netcdf3`] or [`scan_hdf5`].
 ///
 /// # Errors
-/// As those; [`ScanError::UnknownFormat`] for a file that is neither.
+/// As those; [`ScanError::UnknownFormat`] for a file that is neither, which
+/// for a GRIB file says how many messages it holds and that GRIB is not
+/// scanned yet.
 pub async fn scan(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -248,6 +250,17 @@ pub async fn scan(
     let first = reader.read(0..reader.size().min(4)).await?;
     if first.starts_with(b"CDF") {
         return netcdf3_from(reader, url, options).await;
+    }
+    if first.starts_with(b"GRIB") {
+        let messages = grib::locate(&mut reader, url, options.max_references).await?;
+        return Err(ScanError::UnknownFormat {
+            url: url.to_owned(),
+            reason: format!(
+                "it is GRIB ({} messages, from byte {}); GRIB files are not scanned into references yet",
+                messages.len(),
+                messages.first().map_or(0, |m| m.offset)
+            ),
+        });
     }
     // Not only files that start with HDF5's signature: a user block may come
     // first, and the parser looks for the signature after it.

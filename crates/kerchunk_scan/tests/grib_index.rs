@@ -114,3 +114,14 @@ fn inventories_give_the_messages_ranges() {
     assert_eq!(ranges, expected);
     assert!(parse_ecmwf_index("{\"_offset\": 1}\n", "x.index", 10).unwrap_err().to_string().contains("line 1"));
 }
+
+/// Until GRIB is scanned, `scan` says what the file is instead of "neither NetCDF-3 nor HDF5".
+#[test]
+fn scan_names_a_grib_file() {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let file = "step_60m.grib";
+    let scanned = runtime.block_on(kerchunk_scan::scan(&store, &StorePath::from(file), file, &ScanOptions::default()));
+    let error = scanned.err().expect("GRIB is not scanned yet").to_string();
+    assert!(error.contains("it is GRIB (73 messages, from byte 0)"), "{error}");
+}
