@@ -122,6 +122,7 @@ fn scan_names_a_grib_file() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let file = "step_60m.grib";
     let scanned = runtime.block_on(kerchunk_scan::scan(&store, &StorePath::from(file), file, &ScanOptions::default()));
-    let error = scanned.err().expect("GRIB is not scanned yet").to_string();
+    let Err(error) = scanned else { panic!("GRIB is not scanned yet") };
+    let error = error.to_string();
     assert!(error.contains("it is GRIB (73 messages, from byte 0)"), "{error}");
 }
