@@ -91,6 +91,10 @@ impl Decode for FillHdfStrings {
             return Err(DecodeError::Layout(format!("{} bytes are not heap ids of {ID} bytes", encoded.len())));
         }
         let count = u32::try_from(encoded.len() / ID).map_err(|_| DecodeError::TooLong { size })?;
+        // vlen-utf8's count comes first, whatever follows.
+        if size < 4 {
+            return Err(DecodeError::TooLong { size });
+        }
         let mut out = count.to_le_bytes().to_vec();
         for id in encoded.chunks_exact(ID) {
             let text = match &self.strings {
@@ -134,6 +138,8 @@ mod tests {
         assert!(codec.decode(&[b'q'; 16], 1000).unwrap_err().to_string().contains("not in the filter's id_map"));
         assert!(codec.decode(&[0; 15], 1000).is_err());
         assert!(codec.decode(&ids, 10).is_err());
+        // Even no ids decode to vlen-utf8's count: more than a chunk of 0 bytes (found by fuzzing).
+        assert!(codec.decode(&[], 0).is_err());
     }
 
     #[test]
