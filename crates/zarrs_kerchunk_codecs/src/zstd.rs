@@ -18,6 +18,7 @@ impl Decode for Zstd {
         let mut decoded = Vec::new();
         // A chunk may hold several frames (zstd's own tool concatenates them).
         while !source.is_empty() {
+            let left = source.len();
             let room = size - decoded.len();
             let capacity = encoded.len().saturating_mul(8);
             #[cfg(feature = "zstd-c")]
@@ -36,6 +37,11 @@ impl Decode for Zstd {
                 DecodeError::TooLong { .. } => DecodeError::TooLong { size },
                 other => other,
             })?);
+            // Each frame moves on through the chunk, or the loop would never end.
+            if source.len() == left {
+                let at = encoded.len() - left;
+                return Err(DecodeError::Layout(format!("a Zstandard frame at byte {at} that reads nothing")));
+            }
         }
         Ok(decoded)
     }

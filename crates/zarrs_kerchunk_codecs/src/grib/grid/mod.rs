@@ -102,10 +102,12 @@ impl Earth {
     }
 }
 
-/// A grid of `nx` by `ny` points, refused past `limit` points.
+/// A grid of `nx` by `ny` points, refused past `limit` points, and past
+/// `limit` along either side: a grid of no rows would otherwise let its
+/// columns (a rotated grid's longitudes) be laid out by the billion.
 fn points(nx: u64, ny: u64, limit: usize) -> Result<(usize, usize), DecodeError> {
     let (nx, ny) = (usize::try_from(nx).unwrap_or(usize::MAX), usize::try_from(ny).unwrap_or(usize::MAX));
-    if nx.checked_mul(ny).is_none_or(|points| points > limit) {
+    if nx > limit || ny > limit || nx.checked_mul(ny).is_none_or(|points| points > limit) {
         return Err(DecodeError::TooLong { size: limit });
     }
     Ok((nx, ny))
@@ -146,5 +148,16 @@ pub(crate) fn coordinates(field: &Field<'_>, coordinate: Coordinate, limit: usiz
         30 => conformal::lambert(grid, coordinate, limit),
         140 => equal_area::lambert_azimuthal(grid, coordinate, limit),
         template => Err(layout(format!("the coordinates of grid template 3.{template} are not decoded yet"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A side longer than the chunk is refused even where the other side is 0 (no points).
+    #[test]
+    fn each_side_is_held_to_the_chunk() {
+        assert!(super::points(u64::from(u32::MAX), 0, 100).is_err());
+        assert!(super::points(0, u64::from(u32::MAX), 100).is_err());
+        assert_eq!(super::points(10, 10, 100).unwrap(), (10, 10));
     }
 }
