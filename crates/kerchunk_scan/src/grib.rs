@@ -44,7 +44,9 @@ fn malformed(url: &str, reason: String) -> ScanError {
 /// the offset where a message's length runs past the end of the file, is
 /// shorter than its indicator, or is GRIB1's large-message convention (over
 /// 8 MiB), or where a file holds more messages than
-/// [`ScanOptions::with_max_references`]; a file with no message at all.
+/// [`ScanOptions::with_max_references`] or more bytes that are no message in
+/// one place than [`ScanOptions::with_max_header_bytes`]; a file with no
+/// message at all.
 pub async fn grib_messages(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -52,18 +54,19 @@ pub async fn grib_messages(
     options: &ScanOptions,
 ) -> Result<Vec<GribMessage>, ScanError> {
     let mut reader = BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
-    locate(&mut reader, url, options.max_references).await
+    locate(&mut reader, url, options).await
 }
 
 pub(crate) async fn locate(
     reader: &mut BlockReader<'_>,
     url: &str,
-    max_messages: u64,
+    options: &ScanOptions,
 ) -> Result<Vec<GribMessage>, ScanError> {
+    let (max_messages, max_skip) = (options.max_references, options.max_header_bytes);
     let size = reader.size();
     let mut messages = Vec::new();
     let mut at = 0;
-    while let Some(start) = next_marker(reader, at).await? {
+    while let Some(start) = next_marker(reader, url, at, max_skip).await? {
         if start + INDICATOR > size {
             break; // `GRIB` in the last bytes, too close to the end for a message
         }
@@ -114,10 +117,26 @@ pub(crate) async fn locate(
 
 /// Where the next `GRIB` marker at or after `at` starts, reading forward a
 /// block at a time (a marker across two blocks is found); `None` at the end.
-async fn next_marker(reader: &mut BlockReader<'_>, mut at: u64) -> Result<Option<u64>, ScanError> {
+/// The reader keeps what it reads: more than `max_skip` bytes without a
+/// marker is an error, not a file read whole into memory.
+async fn next_marker(
+    reader: &mut BlockReader<'_>,
+    url: &str,
+    from: u64,
+    max_skip: u64,
+) -> Result<Option<u64>, ScanError> {
     let size = reader.size();
     let step = 64 * 1024;
+    let mut at = from;
     while at + 4 <= size {
+        if at - from > max_skip {
+            return Err(malformed(
+                url,
+                format!(
+                    "no GRIB message in the {max_skip} bytes from byte {from} (ScanOptions::with_max_header_bytes)"
+                ),
+            ));
+        }
         let end = (at + step).min(size);
         let window = reader.read(at..end).await?;
         if let Some(found) = window.windows(4).position(|w| w == b"GRIB") {

@@ -252,7 +252,7 @@ pub async fn scan(
         return netcdf3_from(reader, url, options).await;
     }
     if first.starts_with(b"GRIB") {
-        let messages = grib::locate(&mut reader, url, options.max_references).await?;
+        let messages = grib::locate(&mut reader, url, options).await?;
         return Err(ScanError::UnknownFormat {
             url: url.to_owned(),
             reason: format!(

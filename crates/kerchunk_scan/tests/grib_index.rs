@@ -126,3 +126,25 @@ fn scan_names_a_grib_file() {
     let error = error.to_string();
     assert!(error.contains("it is GRIB (73 messages, from byte 0)"), "{error}");
 }
+
+/// Bytes that are no message are searched only as far as the header limit: past it, an error
+/// naming where the search began, not the whole file held in memory.
+#[test]
+fn a_long_stretch_without_messages_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = std::fs::read(folder().join("cams-egg4-monthly.grib")).unwrap();
+    let end = file.len();
+    file.extend(vec![0u8; 300_000]);
+    std::fs::write(dir.path().join("long.grib"), &file).unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let options = ScanOptions::default().with_max_header_bytes(100_000);
+    let found = runtime.block_on(grib_messages(&store, &StorePath::from("long.grib"), "long.grib", &options));
+    let Err(error) = found else { panic!("300 000 bytes without a message pass a limit of 100 000") };
+    assert!(
+        error.to_string().contains(&format!("no GRIB message in the 100000 bytes from byte {}", end - 114)),
+        "{error}"
+    );
+    // Within the default limit the same bytes are skipped.
+    assert_eq!(locate(dir.path(), "long.grib").unwrap().len(), 4);
+}
