@@ -201,10 +201,14 @@ fn decode_with(configuration: &serde_json::Value, stream: &[u8], size: usize) ->
 /// Where the codec panics or decodes more than the chunk.
 pub fn grib_codec(data: &[u8]) -> usize {
     let Some((head, message)) = data.split_first_chunk::<2>() else { return 0 };
-    let values = usize::from(u16::from_le_bytes(*head) & 0x7FFF);
-    let (var, dtype, item) = match head[1] >> 7 {
+    // The high two bits pick the variable: a field's values (float64 or float32), or a projected
+    // grid's latitudes or longitudes (grib/grid); the rest, the chunk's size in values.
+    let values = usize::from(u16::from_le_bytes(*head) & 0x3FFF);
+    let (var, dtype, item) = match head[1] >> 6 {
         0 => ("t", "float64", 8),
-        _ => ("t", "float32", 4),
+        2 => ("t", "float32", 4),
+        1 => ("latitude", "float64", 8),
+        _ => ("longitude", "float64", 8),
     };
     let configuration = serde_json::json!({"id": "grib", "var": var, "dtype": dtype});
     usize::from(decode_with(&configuration, message, values * item).is_some())
