@@ -29,6 +29,13 @@ pub enum DecodeError {
 }
 
 impl DecodeError {
+    /// A decoder's error, as text after the format it was decoding (`JPEG 2000: ...`),
+    /// for decoders whose errors say nothing of their format or cannot be kept as a
+    /// source (jxl-oxide's are not `Send` without its thread pool).
+    pub(crate) fn in_format(format: &str, error: impl std::fmt::Display) -> Self {
+        Self::Layout(format!("{format}: {error}"))
+    }
+
     /// A corrupt stream, with the decoder's error as the source.
     pub(crate) fn corrupt(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Corrupt(Box::new(error))

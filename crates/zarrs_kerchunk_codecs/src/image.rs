@@ -142,7 +142,7 @@ impl Decode for Jpeg {
                 .set_max_width(usize::from(info.width))
                 .set_max_height(usize::from(info.height));
             let mut four = zune_jpeg::JpegDecoder::new_with_options(std::io::Cursor::new(&stream[..]), options);
-            return four.decode().map_err(|e| DecodeError::Layout(format!("JPEG of four components: {e}")));
+            return four.decode().map_err(|e| DecodeError::in_format("JPEG of four components", e));
         }
         decoder.decode().map_err(DecodeError::corrupt)
     }
@@ -224,7 +224,8 @@ impl Decode for Jpeg2k {
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         let settings = hayro_jpeg2000::DecodeSettings { resolve_palette_indices: false, ..Default::default() };
-        let image = hayro_jpeg2000::Image::new(encoded, &settings).map_err(jpeg2000_error)?;
+        let image =
+            hayro_jpeg2000::Image::new(encoded, &settings).map_err(|e| DecodeError::in_format("JPEG 2000", e))?;
         let components = usize::from(image.color_space().num_channels()) + usize::from(image.has_alpha());
         let depth = image.original_bit_depth();
         let item = match depth {
@@ -239,7 +240,7 @@ impl Decode for Jpeg2k {
             return Err(DecodeError::TooLong { size });
         }
         let mut context = hayro_jpeg2000::DecoderContext::default();
-        let decoded = image.decode(&mut context).map_err(jpeg2000_error)?;
+        let decoded = image.decode(&mut context).map_err(|e| DecodeError::in_format("JPEG 2000", e))?;
         let planes: Vec<&[f32]> = decoded.components().iter().map(hayro_jpeg2000::ComponentData::samples).collect();
         #[expect(clippy::cast_possible_truncation, reason = "checked above: the image fits the chunk")]
         let pixels = pixels as usize;
@@ -257,8 +258,4 @@ impl Decode for Jpeg2k {
         }
         Ok(out)
     }
-}
-
-fn jpeg2000_error(error: hayro_jpeg2000::error::DecodeError) -> DecodeError {
-    DecodeError::Layout(format!("JPEG 2000: {error}"))
 }

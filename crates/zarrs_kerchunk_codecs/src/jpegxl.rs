@@ -21,14 +21,14 @@ impl Decode for JpegXl {
         let image = jxl_oxide::JxlImage::builder()
             .alloc_tracker(tracker)
             .read(std::io::Cursor::new(encoded))
-            .map_err(jpegxl_error)?;
+            .map_err(|e| DecodeError::in_format("JPEG XL", e))?;
         let bits = image.image_header().metadata.bit_depth.bits_per_sample();
         let item = match bits {
             1..=8 => 1,
             9..=16 => 2,
             _ => return Err(DecodeError::Layout(format!("JPEG XL of {bits} bits a sample (at most 16 are decoded)"))),
         };
-        let render = image.render_frame(0).map_err(jpegxl_error)?;
+        let render = image.render_frame(0).map_err(|e| DecodeError::in_format("JPEG XL", e))?;
         let mut stream = render.stream();
         let samples = [stream.width(), stream.height(), stream.channels()]
             .iter()
@@ -45,9 +45,4 @@ impl Decode for JpegXl {
         stream.write_to_buffer(&mut wide);
         Ok(wide.into_iter().flat_map(u16::to_le_bytes).collect())
     }
-}
-
-/// Some of jxl-oxide's errors are not `Send` without its thread pool: kept as text.
-fn jpegxl_error(error: impl std::fmt::Display) -> DecodeError {
-    DecodeError::Layout(format!("JPEG XL: {error}"))
 }

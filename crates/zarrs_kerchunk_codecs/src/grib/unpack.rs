@@ -184,7 +184,7 @@ fn jpeg2000(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64
         return Err(layout(format!("JPEG 2000 of {} bits per value (at most 24 are decoded exactly)", scaling.bits)));
     }
     let settings = hayro_jpeg2000::DecodeSettings { resolve_palette_indices: false, ..Default::default() };
-    let image = hayro_jpeg2000::Image::new(data, &settings).map_err(jpeg2000_error)?;
+    let image = hayro_jpeg2000::Image::new(data, &settings).map_err(|e| DecodeError::in_format("JPEG 2000", e))?;
     // The image's size is the header's word: one sample a value, or it is not this field's.
     let (width, height) = (image.width(), image.height());
     let samples = u64::from(width) * u64::from(height);
@@ -197,7 +197,7 @@ fn jpeg2000(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64
         return Err(layout(format!("a JPEG 2000 image of {components} components (a GRIB field has one)")));
     }
     let mut context = hayro_jpeg2000::DecoderContext::default();
-    let decoded = image.decode(&mut context).map_err(jpeg2000_error)?;
+    let decoded = image.decode(&mut context).map_err(|e| DecodeError::in_format("JPEG 2000", e))?;
     let [component, ..] = decoded.components() else {
         return Err(layout("a JPEG 2000 image without components"));
     };
@@ -215,10 +215,6 @@ fn jpeg2000(section: &[u8], data: &[u8], count: usize, emit: &mut impl FnMut(f64
         emit(scaling.value(x));
     }
     Ok(count)
-}
-
-fn jpeg2000_error(error: hayro_jpeg2000::error::DecodeError) -> DecodeError {
-    layout(format!("JPEG 2000: {error}"))
 }
 
 /// Template 5.42: the integers are CCSDS 121.0 adaptive entropy coding
