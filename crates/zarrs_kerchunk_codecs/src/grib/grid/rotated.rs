@@ -18,8 +18,9 @@ pub(super) fn latitude_longitude(grid: &[u8], coordinate: Coordinate, limit: usi
     let (lat1, lon1) = (degrees(signed(grid, 47, 50)?), degrees(longitude(grid, 51, 54)?));
     let (lat2, lon2) = (degrees(signed(grid, 56, 59)?), degrees(longitude(grid, 60, 63)?));
     let dj = degrees(longitude(grid, 68, 71)?);
-    refuse_scanning(unsigned(grid, 72, 72)?)?;
-    let j_positive = unsigned(grid, 72, 72)? & 0x40 != 0;
+    let scanning = unsigned(grid, 72, 72)?;
+    refuse_scanning(scanning)?;
+    let j_positive = scanning & 0x40 != 0;
     let (pole_latitude, pole_longitude) = (degrees(signed(grid, 73, 76)?), degrees(longitude(grid, 77, 80)?));
     let angle = f32::from_bits(u32::try_from(unsigned(grid, 81, 84)?).unwrap_or(0));
     if angle != 0.0 {
