@@ -44,6 +44,10 @@ impl Layout {
         let dtype = Dtype::parse(&written.dtype)?;
         let split = Split::new(&written.shape, written.axis)?;
         split.values().ok_or_else(|| format!("the shape {:?} is too large", written.shape))?;
+        // Rows of no value cannot be walked (and a tile has none).
+        if split.length == 0 || split.inner == 0 {
+            return Err(format!("the shape {:?} has an empty dimension", written.shape));
+        }
         let dist = usize::try_from(written.dist)
             .ok()
             .filter(|&d| d > 0)
@@ -201,14 +205,8 @@ impl Decode for FloatPredictor {
         for (input, output) in encoded.chunks_exact(row).zip(decoded.chunks_exact_mut(row)) {
             // Undo the byte differencing over the whole row of planes.
             planes.copy_from_slice(input);
-            // A running sum per lane, as for predictor 2.
-            for lane in 0..stride.min(row) {
-                let mut sum = planes[lane];
-                for at in (lane + stride..row).step_by(stride) {
-                    sum = sum.wrapping_add(planes[at]);
-                    planes[at] = sum;
-                }
-            }
+            // The byte planes' differences undone as predictor 2 undoes a row of bytes.
+            undo_delta::<u8>(&mut planes, row, stride, false);
             // Plane k holds byte k, most significant first, of every value.
             match dtype.size {
                 4 => interleave::<4>(&planes, output, dtype.big_endian),
@@ -240,5 +238,28 @@ fn interleave<const N: usize>(planes: &[u8], output: &mut [u8], big_endian: bool
             word.reverse();
         }
         out.copy_from_slice(&word);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Delta, FloatPredictor, PredictorConfiguration};
+    use crate::decode_only::Decode;
+
+    fn configuration(shape: &str) -> PredictorConfiguration {
+        serde_json::from_str(&format!(r#"{{"dtype": "<f4", "shape": {shape}, "axis": -1}}"#)).unwrap()
+    }
+
+    /// Rows of no value (an empty axis, or nothing after it) are refused when the codec is made:
+    /// they could not be walked (a zero-length chunk of them panicked). No rows at all is an
+    /// empty chunk, decoded as one.
+    #[test]
+    fn empty_rows_are_refused() {
+        for shape in ["[4, 0]", "[0]"] {
+            assert!(Delta::new(configuration(shape)).unwrap_err().contains("empty dimension"), "{shape}");
+            assert!(FloatPredictor::new(configuration(shape)).unwrap_err().contains("empty dimension"), "{shape}");
+        }
+        assert!(Delta::new(configuration("[3, 0, 2]")).unwrap().decode(&[], 0).unwrap().is_empty());
+        assert!(FloatPredictor::new(configuration("[3, 0, 2]")).unwrap().decode(&[], 0).unwrap().is_empty());
     }
 }
