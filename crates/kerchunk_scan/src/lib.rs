@@ -34,7 +34,29 @@
 //! | NetCDF-3 classic (CDF-1), 64-bit offset (CDF-2) | yes | same offsets and lengths |
 //! | NetCDF-3 CDF-5 (64-bit data) | yes | kerchunk cannot read it |
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
-//! | GRIB1, GRIB2 | not yet: where each message is ([`grib_messages`], and the inventories [`parse_noaa_idx`], [`parse_ecmwf_index`]) | kerchunk mis-splits GRIB1 and hangs on bytes after the last message |
+//! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.8, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
+//! | GRIB1 | not yet: its messages are found ([`grib_messages`]) and left out, named | kerchunk mis-splits GRIB1 and hangs on bytes after the last message |
+//!
+//! GRIB2 in detail: each message's sections 1 to 5 are read (one read per
+//! message header, with the reader's blocks), never its data. Names,
+//! parameters and levels come from eccodes' own definition files, written
+//! into tables by `src/grib/tables/make.py`, and evaluated as eccodes
+//! evaluates its concepts: 634 parameters written by eccodes from their
+//! `paramId` are named exactly as eccodes names them. The references take
+//! `grib_tree`'s hierarchy (`t2m/instant/heightAboveGround/t2m`), each
+//! variable an array over `time`, `step` and the level (where it takes
+//! several values) with one chunk per message, and differ from kerchunk's on
+//! purpose where kerchunk is wrong: ensemble members are a `number`
+//! dimension (kerchunk keeps one member and drops the rest); levels are
+//! eccodes' `level:float` (1.5 m, not 2); `step` counts the unit the
+//! messages count it in and says so (kerchunk writes minutes labelled
+//! hours); 0-d coordinates are at `name/0` (kerchunk's `name/` is never
+//! read); the data's fill value is NaN (kerchunk's `null` reads
+//! uninitialised memory where no message is); `time` and `step` are 1-D,
+//! `valid_time` 2-D. A local parameter no table names is called
+//! `var{discipline}_{category}_{number}`. Not yet: GRIB1, reduced and
+//! Gaussian grids, the other product templates (each left out and named in
+//! [`Scan::skipped`]), `.idx` sidecars, and combining several files.
 //!
 //! HDF5 in detail: superblocks 0 to 3; object headers 1 and 2; old-style
 //! (symbol table) and new-style (compact and dense link) groups; compact,
@@ -166,6 +188,33 @@ pub async fn scan_netcdf3(
     netcdf3_from(reader, url, options).await
 }
 
+/// Scans the GRIB2 file at `path` (named `url` in the references) into
+/// references in kerchunk's `grib_tree` hierarchy: a group per variable,
+/// step type and type of level, each variable an array over time, step,
+/// level and ensemble member with one chunk per message, read through the
+/// `grib` codec.
+///
+/// # Errors
+/// [`ScanError::Read`] if the file cannot be read; [`ScanError::Grib`]
+/// naming the message (by its offset) whose sections are malformed, or, with
+/// [`UnsupportedArrays::Fail`], a message this scanner does not read yet (a
+/// GRIB1 message, a product or grid template not scanned, a step in
+/// months); a file none of whose messages could be scanned.
+pub async fn scan_grib(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    let reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
+    grib_from(reader, url, options).await
+}
+
+async fn grib_from(mut reader: read::BlockReader<'_>, url: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
+    let (references, skipped) = grib::scan(&mut reader, url, options).await?;
+    Ok(Scan { references, stats: reader.stats(), skipped })
+}
+
 async fn netcdf3_from(mut reader: read::BlockReader<'_>, url: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
     let references = netcdf3::scan(&mut reader, url, options).await?;
     Ok(Scan { references, stats: reader.stats(), skipped: Vec::new() })
@@ -232,13 +281,11 @@ async fn hdf5_from(
     Ok(Scan { references, stats: storage.stats(), skipped })
 }
 
-/// Scan a NetCDF-3, NetCDF-4 or HDF5 file, whichever it is (by its first
-/// bytes), with [`scan_netcdf3`] or [`scan_hdf5`].
+/// Scan a NetCDF-3, NetCDF-4, HDF5 or GRIB file, whichever it is (by its
+/// first bytes), with [`scan_netcdf3`], [`scan_hdf5`] or [`scan_grib`].
 ///
 /// # Errors
-/// As those; [`ScanError::UnknownFormat`] for a file that is neither, which
-/// for a GRIB file says how many messages it holds and that GRIB is not
-/// scanned yet.
+/// As those; [`ScanError::UnknownFormat`] for a file that is none of them.
 pub async fn scan(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -252,18 +299,8 @@ pub async fn scan(
         return netcdf3_from(reader, url, options).await;
     }
     if first.starts_with(b"GRIB") {
-        let messages = grib::locate(&mut reader, url, options).await?;
-        return Err(ScanError::UnknownFormat {
-            url: url.to_owned(),
-            reason: format!(
-                "it is GRIB ({} messages, from byte {}); GRIB files are not scanned into references yet",
-                messages.len(),
-                messages.first().map_or(0, |m| m.offset)
-            ),
-        });
+        return grib_from(reader, url, options).await;
     }
-    // Not only files that start with HDF5's signature: a user block may come
-    // first, and the parser looks for the signature after it.
     hdf5_from(reader, store, path, url, options).await.map_err(|error| match error {
         ScanError::Hdf5 { source: hdf5_reader::error::Error::InvalidMagic, .. } => ScanError::UnknownFormat {
             url: url.to_owned(),

@@ -18,7 +18,7 @@ use crate::outcome::{Outcome, Result};
 
 #[derive(Args)]
 pub(crate) struct Scan {
-    /// The files, NetCDF-3 (classic, 64-bit offset or CDF-5), NetCDF-4 or HDF5: paths or URLs,
+    /// The files, NetCDF-3 (classic, 64-bit offset or CDF-5), NetCDF-4, HDF5 or GRIB2: paths or URLs,
     /// or patterns of them (`'s3://bucket/run/*.nc'`: `*`, `?` and `[...]` within one level of
     /// folders), expanded by listing the store.
     #[arg(required = true)]

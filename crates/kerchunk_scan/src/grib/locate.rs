@@ -1,6 +1,4 @@
-//! GRIB files: where each message is, found from the messages' own lengths
-//! or from an inventory beside the file (NOAA's `.idx`, ECMWF's `.index`),
-//! the first step of scanning a GRIB file into references.
+//! Where each message of a GRIB file is, from the messages' own lengths.
 //!
 //! Unlike kerchunk's `scan_grib`, which reads every message's length from
 //! GRIB2's octets (a GRIB1 file becomes one bogus message) and loops forever
@@ -31,7 +29,7 @@ pub struct GribMessage {
 /// The octets of GRIB2's indicator section, and the least of GRIB1's a length reads from.
 const INDICATOR: u64 = 16;
 
-fn malformed(url: &str, reason: String) -> ScanError {
+pub(crate) fn malformed(url: &str, reason: String) -> ScanError {
     ScanError::Grib { url: url.to_owned(), reason }
 }
 
@@ -146,83 +144,4 @@ async fn next_marker(
         at = end.saturating_sub(3).max(at + 1);
     }
     Ok(None)
-}
-
-/// One entry of a GRIB inventory: a message (or a field of one, NOAA's
-/// `N.1`, `N.2`, which share their message's bytes) and what it says.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IndexEntry {
-    /// The message's number as the inventory writes it (`"12"`, `"12.2"`; ECMWF's line number from 1).
-    pub number: String,
-    /// Where the message starts.
-    pub offset: u64,
-    /// Its length.
-    pub length: u64,
-    /// The rest of the line: NOAA's `d=2024010100:TMP:2 m above ground:3 hour fcst:`,
-    /// or ECMWF's JSON object.
-    pub description: String,
-}
-
-/// A NOAA inventory (wgrib2's `.idx`: `N:offset:d=YYYYMMDDHH:VAR:level:forecast:`),
-/// each message's length to the next message's offset, the last one's to
-/// `file_size`. `N.1`, `N.2` (fields of one message) share its range.
-///
-/// # Errors
-/// [`ScanError::Grib`] naming `url` and the line: a line without a number
-/// and an offset, offsets that go backwards, or past `file_size`.
-pub fn parse_noaa_idx(text: &str, url: &str, file_size: u64) -> Result<Vec<IndexEntry>, ScanError> {
-    let mut entries: Vec<IndexEntry> = Vec::new();
-    for (line_number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let bad = |why: &str| malformed(url, format!("line {}: {why}: {line:?}", line_number + 1));
-        let mut parts = line.splitn(3, ':');
-        let (Some(number), Some(offset)) = (parts.next(), parts.next()) else { return Err(bad("no offset")) };
-        let offset: u64 = offset.trim().parse().map_err(|_| bad("the offset is not a number"))?;
-        if number.trim().is_empty() || offset > file_size {
-            return Err(bad("no message number, or an offset past the end of the file"));
-        }
-        if entries.last().is_some_and(|last| offset < last.offset) {
-            return Err(bad("the offset goes back"));
-        }
-        entries.push(IndexEntry {
-            number: number.trim().to_owned(),
-            offset,
-            length: 0,
-            description: parts.next().unwrap_or_default().to_owned(),
-        });
-    }
-    // Each message runs to the next message's start (fields of one message share it).
-    for i in (0..entries.len()).rev() {
-        let next = entries[i + 1..].iter().find(|e| e.offset > entries[i].offset).map_or(file_size, |e| e.offset);
-        entries[i].length = next - entries[i].offset;
-    }
-    Ok(entries)
-}
-
-/// An ECMWF inventory (open data's `.index`: one JSON object a line, with the
-/// MARS keys and `_offset`, `_length`).
-///
-/// # Errors
-/// [`ScanError::Grib`] naming `url` and the line: not a JSON object, or
-/// without whole `_offset` and `_length`, or a range past `file_size`.
-pub fn parse_ecmwf_index(text: &str, url: &str, file_size: u64) -> Result<Vec<IndexEntry>, ScanError> {
-    let mut entries = Vec::new();
-    for (line_number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let bad = |why: &str| malformed(url, format!("line {}: {why}", line_number + 1));
-        let object: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(line).map_err(|e| bad(&format!("not a JSON object ({e})")))?;
-        let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64);
-        let (Some(offset), Some(length)) = (number("_offset"), number("_length")) else {
-            return Err(bad("no whole _offset and _length"));
-        };
-        if offset.checked_add(length).is_none_or(|end| end > file_size) {
-            return Err(bad("a range past the end of the file"));
-        }
-        entries.push(IndexEntry {
-            number: (line_number + 1).to_string(),
-            offset,
-            length,
-            description: line.to_owned(),
-        });
-    }
-    Ok(entries)
 }

@@ -1,0 +1,329 @@
+//! A GRIB2 message's keys, as eccodes names them, read from its sections 0
+//! to 5 (never the bitmap or the data): what names its parameter and level,
+//! when it is valid, and its grid.
+//!
+//! Product definition templates 4.0, 4.1, 4.2, 4.8, 4.11 and 4.12 (every
+//! HRRR, GFS, GEFS and ECMWF open-data field) and the chemical 4.40 to 4.43
+//! (CAMS) are read; another template is an error naming it, because where
+//! its level and time are is not known.
+
+use std::collections::HashMap;
+
+use crate::grib::tables::{Keys, MISSING};
+
+/// The first field's sections of a GRIB2 message, read: every key the
+/// concepts, the coordinates and the attributes use.
+#[derive(Debug, Default)]
+pub(crate) struct MessageKeys {
+    longs: HashMap<&'static str, i64>,
+    /// `typeOfStatisticalProcessing` and the other keys of the statistical
+    /// loop, one value per time range.
+    lists: HashMap<&'static str, Vec<i64>>,
+    /// The grid definition section, for the coordinates and the grid's attributes.
+    pub(crate) grid: Vec<u8>,
+    /// `stepType`, from the statistical process.
+    pub(crate) step_type: &'static str,
+}
+
+/// Octets `from..=to` of `section` (numbered from 1, as the standard numbers
+/// them) as an unsigned integer. All ones is a value here (code 255 of a
+/// code table); only the keys eccodes lets be missing read it as missing.
+fn octets(section: &[u8], from: usize, to: usize) -> Result<i64, String> {
+    let bytes = section.get(from - 1..to).ok_or_else(|| {
+        format!("section {} is {} octets, short of octet {to}", section.get(4).unwrap_or(&0), section.len())
+    })?;
+    Ok(bytes.iter().fold(0i64, |n, &b| (n << 8) | i64::from(b)))
+}
+
+/// An unsigned key eccodes lets be missing (a surface's scaled value): all ones is [`MISSING`].
+fn missable(section: &[u8], from: usize, to: usize) -> Result<i64, String> {
+    let raw = octets(section, from, to)?;
+    Ok(if raw == (1i64 << (8 * (to + 1 - from))) - 1 { MISSING } else { raw })
+}
+
+/// A GRIB2 signed integer (sign and magnitude) eccodes lets be missing: all ones is [`MISSING`].
+fn signed(section: &[u8], from: usize, to: usize) -> Result<i64, String> {
+    let raw = octets(section, from, to)?;
+    if raw == (1i64 << (8 * (to + 1 - from))) - 1 {
+        return Ok(MISSING);
+    }
+    let sign = 1i64 << (8 * (to + 1 - from) - 1);
+    Ok(if raw & sign == 0 { raw } else { -(raw & (sign - 1)) })
+}
+
+/// The sections of the message's first field: 1, the last 2 before the
+/// data (if any), 3, 4 and 5, each from its first octet.
+struct Sections<'a> {
+    identification: &'a [u8],
+    local: Option<&'a [u8]>,
+    grid: &'a [u8],
+    product: &'a [u8],
+    representation: &'a [u8],
+}
+
+fn sections(message: &[u8]) -> Result<Sections<'_>, String> {
+    let mut found: [Option<&[u8]>; 6] = [None; 6];
+    let mut at = 16;
+    while at + 5 <= message.len() && &message[at..at + 4] != b"7777" {
+        let length = usize::try_from(octets(&message[at..], 1, 4)?).unwrap_or(usize::MAX);
+        let section = message
+            .get(at..at.saturating_add(length))
+            .filter(|s| s.len() >= 5)
+            .ok_or_else(|| format!("a section at octet {} of {length} octets runs past the message", at + 1))?;
+        match section[4] {
+            number @ 1..=5 => found[usize::from(number)] = Some(section),
+            6 | 7 => break,
+            number => return Err(format!("a section numbered {number} at octet {}", at + 1)),
+        }
+        at += length;
+    }
+    let need = |number: usize, name: &str| found[number].ok_or_else(|| format!("no {name} section ({number})"));
+    Ok(Sections {
+        identification: need(1, "identification")?,
+        local: found[2],
+        grid: need(3, "grid definition")?,
+        product: need(4, "product definition")?,
+        representation: need(5, "data representation")?,
+    })
+}
+
+impl MessageKeys {
+    /// The keys of the GRIB2 message `message` (its bytes from `GRIB` up to
+    /// at least its data representation section).
+    ///
+    /// # Errors
+    /// What is wrong with the message: a section past its end, a product
+    /// definition template not read.
+    pub(crate) fn read(message: &[u8]) -> Result<Self, String> {
+        if message.len() < 16 || &message[..4] != b"GRIB" || message[7] != 2 {
+            return Err("not a GRIB2 message".into());
+        }
+        let s = sections(message)?;
+        let mut keys = Self { step_type: "instant", grid: s.grid.to_vec(), ..Self::default() };
+        keys.set("discipline", i64::from(message[6]));
+        keys.identification(s.identification)?;
+        keys.local(s.local)?;
+        keys.grid(s.grid)?;
+        keys.product(s.product)?;
+        keys.set("numberOfValues", octets(s.representation, 6, 9)?);
+        keys.set("dataRepresentationTemplateNumber", octets(s.representation, 10, 11)?);
+        Ok(keys)
+    }
+
+    fn set(&mut self, key: &'static str, value: i64) {
+        self.longs.insert(key, value);
+    }
+
+    fn read_into(&mut self, section: &[u8], fields: &[(&'static str, usize, usize)]) -> Result<(), String> {
+        for &(key, from, to) in fields {
+            self.set(key, octets(section, from, to)?);
+        }
+        Ok(())
+    }
+
+    fn identification(&mut self, s: &[u8]) -> Result<(), String> {
+        self.read_into(
+            s,
+            &[
+                ("centre", 6, 7),
+                ("subCentre", 8, 9),
+                ("tablesVersion", 10, 10),
+                ("localTablesVersion", 11, 11),
+                ("significanceOfReferenceTime", 12, 12),
+                ("year", 13, 14),
+                ("month", 15, 15),
+                ("day", 16, 16),
+                ("hour", 17, 17),
+                ("minute", 18, 18),
+                ("second", 19, 19),
+                ("productionStatusOfProcessedData", 20, 20),
+                ("typeOfProcessedData", 21, 21),
+            ],
+        )
+    }
+
+    /// ECMWF's local section starts with the MARS labelling: class, type and stream, two octets each.
+    fn local(&mut self, section: Option<&[u8]>) -> Result<(), String> {
+        if let Some(s) = section
+            && self.long("centre") == Some(98)
+            && s.len() >= 11
+        {
+            self.read_into(s, &[("marsClass", 8, 9), ("marsType", 10, 11), ("marsStream", 12, 13)])?;
+        }
+        Ok(())
+    }
+
+    fn grid(&mut self, s: &[u8]) -> Result<(), String> {
+        self.read_into(s, &[("numberOfDataPoints", 7, 10), ("gridDefinitionTemplateNumber", 13, 14)])?;
+        self.set("shapeOfEarth", octets(s, 15, 15)?);
+        // An unstructured grid (3.101, ICON's) names which of its grids it is.
+        if self.long("gridDefinitionTemplateNumber") == Some(101) {
+            self.read_into(s, &[("numberOfGridUsed", 16, 18), ("numberOfGridInReference", 19, 19)])?;
+        }
+        Ok(())
+    }
+
+    fn product(&mut self, s: &[u8]) -> Result<(), String> {
+        let template = octets(s, 8, 9)?;
+        self.read_into(
+            s,
+            &[
+                ("NV", 6, 7),
+                ("productDefinitionTemplateNumber", 8, 9),
+                ("parameterCategory", 10, 10),
+                ("parameterNumber", 11, 11),
+            ],
+        )?;
+        // The chemical templates put a constituent type (2 octets) after the parameter.
+        let (shift, chemical) = match template {
+            0 | 1 | 2 | 8 | 11 | 12 => (0, false),
+            40..=43 => (2, true),
+            other => return Err(format!("product definition template 4.{other} is not scanned yet")),
+        };
+        if chemical {
+            self.set("constituentType", octets(s, 12, 13)?);
+            self.set("is_chemical", 1);
+        } else {
+            self.set("is_chemical", 0);
+        }
+        self.set("is_chemical_srcsink", 0);
+        self.set("is_chemical_distfn", 0);
+        self.set("is_aerosol", 0);
+        self.set("is_aerosol_optical", 0);
+        let at = |octet: usize| octet + shift;
+        self.read_into(
+            s,
+            &[
+                ("typeOfGeneratingProcess", at(12), at(12)),
+                ("backgroundProcess", at(13), at(13)),
+                ("generatingProcessIdentifier", at(14), at(14)),
+                ("indicatorOfUnitOfTimeRange", at(18), at(18)),
+                ("typeOfFirstFixedSurface", at(23), at(23)),
+                ("typeOfSecondFixedSurface", at(29), at(29)),
+            ],
+        )?;
+        self.set("scaledValueOfFirstFixedSurface", missable(s, at(25), at(28))?);
+        self.set("scaledValueOfSecondFixedSurface", missable(s, at(31), at(34))?);
+        self.set("forecastTime", signed(s, at(19), at(22))?);
+        self.set("scaleFactorOfFirstFixedSurface", signed(s, at(24), at(24))?);
+        self.set("scaleFactorOfSecondFixedSurface", signed(s, at(30), at(30))?);
+        // After the horizontal part (octet 34): an ensemble member, a derived
+        // forecast, then the statistical processing.
+        let mut next = at(35);
+        match template {
+            1 | 11 | 41 | 43 => {
+                self.read_into(
+                    s,
+                    &[
+                        ("typeOfEnsembleForecast", next, next),
+                        ("perturbationNumber", next + 1, next + 1),
+                        ("numberOfForecastsInEnsemble", next + 2, next + 2),
+                    ],
+                )?;
+                next += 3;
+            }
+            2 | 12 => {
+                self.read_into(
+                    s,
+                    &[("derivedForecast", next, next), ("numberOfForecastsInEnsemble", next + 1, next + 1)],
+                )?;
+                next += 2;
+            }
+            _ => {}
+        }
+        if matches!(template, 8 | 11 | 12 | 42 | 43) {
+            self.statistics(s, next)?;
+        }
+        Ok(())
+    }
+
+    /// The statistical processing of templates 4.8 and others, from `at`: the
+    /// end of the overall interval, then one 12-octet range each.
+    fn statistics(&mut self, s: &[u8], at: usize) -> Result<(), String> {
+        self.read_into(
+            s,
+            &[
+                ("yearOfEndOfOverallTimeInterval", at, at + 1),
+                ("monthOfEndOfOverallTimeInterval", at + 2, at + 2),
+                ("dayOfEndOfOverallTimeInterval", at + 3, at + 3),
+                ("hourOfEndOfOverallTimeInterval", at + 4, at + 4),
+                ("minuteOfEndOfOverallTimeInterval", at + 5, at + 5),
+                ("secondOfEndOfOverallTimeInterval", at + 6, at + 6),
+                ("numberOfTimeRanges", at + 7, at + 7),
+            ],
+        )?;
+        let ranges = usize::try_from(octets(s, at + 7, at + 7)?).unwrap_or(0);
+        let names =
+            ["typeOfStatisticalProcessing", "typeOfTimeIncrement", "indicatorOfUnitForTimeRange", "lengthOfTimeRange"];
+        for range in 0..ranges {
+            let first = at + 12 + 12 * range;
+            let values = [
+                octets(s, first, first)?,
+                octets(s, first + 1, first + 1)?,
+                octets(s, first + 2, first + 2)?,
+                octets(s, first + 3, first + 6)?,
+            ];
+            for (name, value) in names.into_iter().zip(values) {
+                self.lists.entry(name).or_default().push(value);
+            }
+        }
+        // eccodes' stepType concept of the statistical templates (one or two ranges).
+        let process = self.lists.get("typeOfStatisticalProcessing").and_then(|l| l.first().copied());
+        self.step_type = match (ranges, process) {
+            (1 | 2, Some(0)) => "avg",
+            (1 | 2, Some(1)) => "accum",
+            (1 | 2, Some(2)) => "max",
+            (1 | 2, Some(3)) => "min",
+            (1 | 2, Some(4)) => "diff",
+            (1 | 2, Some(5)) => "rms",
+            (1 | 2, Some(6)) => "sd",
+            (1 | 2, Some(7)) => "cov",
+            (1 | 2, Some(8)) => "sdiff",
+            (1 | 2, Some(9)) => "ratio",
+            (1 | 2, Some(10)) => "stdanom",
+            (1 | 2, Some(11)) => "sum",
+            (1 | 2, Some(100)) => "severity",
+            (1 | 2, Some(101)) => "mode",
+            (1 | 2, Some(102)) => "index",
+            (_, Some(255)) => "instant",
+            _ => "unknown",
+        };
+        Ok(())
+    }
+
+    /// An integer key, `None` where the message has none.
+    pub(crate) fn get(&self, key: &str) -> Option<i64> {
+        self.long(key)
+    }
+
+    /// An array key (the statistical loop's), `None` where the message has none.
+    pub(crate) fn values(&self, key: &str) -> Option<&[i64]> {
+        self.lists.get(key).map(Vec::as_slice)
+    }
+}
+
+impl Keys for MessageKeys {
+    fn long(&self, key: &str) -> Option<i64> {
+        match self.longs.get(key) {
+            Some(value) => Some(*value),
+            // A key of the statistical loop read as one value: the first range's.
+            None => self.lists.get(key).and_then(|values| values.first().copied()),
+        }
+    }
+
+    fn list(&self, key: &str) -> Option<Vec<i64>> {
+        match self.lists.get(key) {
+            Some(values) => Some(values.clone()),
+            None => self.longs.get(key).map(|v| vec![*v]),
+        }
+    }
+
+    fn text(&self, key: &str) -> Option<&str> {
+        match key {
+            "stepType" => Some(self.step_type),
+            // eccodes' default: pressure levels in hectopascals.
+            "pressureUnits" => Some("hPa"),
+            _ => None,
+        }
+    }
+}

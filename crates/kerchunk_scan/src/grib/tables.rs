@@ -1,0 +1,181 @@
+//! eccodes' concepts and code tables, as `tables/make.py` wrote them from
+//! eccodes 2.50's definitions: what names a GRIB2 parameter (`paramId`,
+//! `shortName`, `name`, `units`, `cfName`, `cfVarName`), a level
+//! (`typeOfLevel`) and a grid, without eccodes.
+//!
+//! A concept is a list of values, each with conditions on a message's keys.
+//! eccodes picks, among the values whose every condition holds, the one
+//! with the most conditions, the later one on a tie; a list condition (an
+//! array key) counts once per element. A centre's local file comes first
+//! and the WMO file after it, so on a tie the WMO value wins.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// eccodes' value for an octet field whose bits are all ones (`missing()`).
+pub(crate) const MISSING: i64 = i64::MIN;
+
+/// What a condition asks of a key.
+#[derive(Debug)]
+enum Expected {
+    Long(i64),
+    List(Vec<i64>),
+    Text(&'static str),
+}
+
+#[derive(Debug)]
+struct Condition {
+    key: &'static str,
+    expected: Expected,
+}
+
+/// A message's keys, as the conditions read them.
+pub(crate) trait Keys {
+    /// An integer key ([`MISSING`] for all ones); `None` where the message has no such key.
+    fn long(&self, key: &str) -> Option<i64>;
+    /// An array key's values (a scalar key is an array of one).
+    fn list(&self, key: &str) -> Option<Vec<i64>>;
+    /// A text key.
+    fn text(&self, key: &str) -> Option<&str>;
+}
+
+/// One code table: each code's abbreviation and description.
+pub(crate) type CodeTable = HashMap<u32, (&'static str, &'static str)>;
+
+struct Tables {
+    conditions: Vec<Vec<Condition>>,
+    concepts: HashMap<&'static str, Vec<(&'static str, usize)>>,
+    codes: HashMap<&'static str, CodeTable>,
+}
+
+static CONCEPTS: &str = include_str!("tables/concepts.txt");
+static CODES: &str = include_str!("tables/codes.txt");
+
+/// The tables are written by make.py and read once; a line make.py did not
+/// write is a bug in this crate, not in a user's file, so it is skipped.
+static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    let mut conditions = Vec::new();
+    let mut concepts: HashMap<&'static str, Vec<(&'static str, usize)>> = HashMap::new();
+    let mut file = None;
+    for line in CONCEPTS.lines().filter(|l| !l.starts_with('#') && *l != "%conditions") {
+        if let Some(path) = line.strip_prefix('@') {
+            file = Some(path);
+            continue;
+        }
+        match file {
+            None => conditions.push(line.split(';').filter(|c| !c.is_empty()).filter_map(condition).collect()),
+            Some(path) => {
+                if let Some((value, number)) = line.rsplit_once('|')
+                    && let Ok(number) = number.parse()
+                {
+                    concepts.entry(path).or_default().push((value, number));
+                }
+            }
+        }
+    }
+    let mut codes: HashMap<&'static str, CodeTable> = HashMap::new();
+    let mut table = "";
+    for line in CODES.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(path) = line.strip_prefix('@') {
+            table = path;
+            continue;
+        }
+        let mut parts = line.splitn(3, '|');
+        if let (Some(code), Some(abbreviation), Some(description)) = (parts.next(), parts.next(), parts.next())
+            && let Ok(code) = code.parse()
+        {
+            // eccodes keeps the first of a code written twice.
+            codes.entry(table).or_default().entry(code).or_insert((abbreviation, description));
+        }
+    }
+    Tables { conditions, concepts, codes }
+});
+
+fn condition(text: &'static str) -> Option<Condition> {
+    let (key, value) = text.split_once('=')?;
+    let expected = if value == "M" {
+        Expected::Long(MISSING)
+    } else if let Some(text) = value.strip_prefix('"') {
+        Expected::Text(text.strip_suffix('"')?)
+    } else if value.contains(',') {
+        Expected::List(value.split(',').map(str::parse).collect::<Result<_, _>>().ok()?)
+    } else {
+        Expected::Long(value.parse().ok()?)
+    };
+    Some(Condition { key, expected })
+}
+
+/// How many of `conditions` hold for `keys` (list conditions count each element), or `None` if one fails.
+fn matches(conditions: &[Condition], keys: &impl Keys) -> Option<usize> {
+    let mut count = 0;
+    for condition in conditions {
+        let held = match &condition.expected {
+            Expected::Long(value) => (keys.long(condition.key) == Some(*value)).then_some(1),
+            Expected::Text(value) => (keys.text(condition.key) == Some(*value)).then_some(1),
+            Expected::List(values) => {
+                (keys.list(condition.key).as_deref() == Some(values.as_slice())).then_some(values.len())
+            }
+        };
+        count += held?;
+    }
+    Some(count)
+}
+
+/// The value of the concept held in `files` (in that order) for `keys`:
+/// the matching value with the most conditions, the later on a tie.
+pub(crate) fn evaluate(files: &[String], keys: &impl Keys) -> Option<&'static str> {
+    let tables = &*TABLES;
+    let mut best: Option<(usize, &'static str)> = None;
+    for file in files {
+        for &(value, number) in tables.concepts.get(file.as_str()).into_iter().flatten() {
+            let Some(conditions) = tables.conditions.get(number) else { continue };
+            if let Some(count) = matches(conditions, keys)
+                && best.is_none_or(|(most, _)| count >= most)
+            {
+                best = Some((count, value));
+            }
+        }
+    }
+    best.map(|(_, value)| value)
+}
+
+/// Code table `table` (`grib2/tables/4/3.1.table`, `common/c-11.table`), if the tables hold it.
+pub(crate) fn code_table(table: &str) -> Option<&'static CodeTable> {
+    TABLES.codes.get(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed(Vec<(&'static str, i64)>);
+
+    impl Keys for Fixed {
+        fn long(&self, key: &str) -> Option<i64> {
+            self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        }
+        fn list(&self, key: &str) -> Option<Vec<i64>> {
+            self.long(key).map(|v| vec![v])
+        }
+        fn text(&self, _: &str) -> Option<&str> {
+            None
+        }
+    }
+
+    /// Temperature (0, 0, 0) is paramId 130; at 2 m above ground, 167 (more conditions win).
+    #[test]
+    fn the_value_with_most_conditions_wins() {
+        let files = ["grib2/paramId.def".to_owned()];
+        let mut keys = Fixed(vec![("discipline", 0), ("parameterCategory", 0), ("parameterNumber", 0)]);
+        assert_eq!(evaluate(&files, &keys), Some("130"));
+        keys.0.extend([
+            ("typeOfFirstFixedSurface", 103),
+            ("scaleFactorOfFirstFixedSurface", 0),
+            ("scaledValueOfFirstFixedSurface", 2),
+            ("typeOfSecondFixedSurface", 255),
+            ("scaleFactorOfSecondFixedSurface", MISSING),
+            ("scaledValueOfSecondFixedSurface", MISSING),
+        ]);
+        assert_eq!(evaluate(&files, &keys), Some("167"));
+    }
+}

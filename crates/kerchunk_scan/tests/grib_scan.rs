@@ -1,0 +1,194 @@
+//! GRIB2 files scanned into references, checked against eccodes (what each
+//! message is), kerchunk's `scan_grib` + `grib_tree` (the hierarchy and the
+//! byte ranges) and eccodes' values read back through the store. The files
+//! and their truth are made by `tests/scan/grib/make.py`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kerchunk::{JsonWriteOptions, Reference, ReferenceSet};
+use kerchunk_scan::{ScanOptions, scan_grib};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as StorePath;
+use serde_json::Value;
+use zarrs::array::Array;
+use zarrs_kerchunk::ReferenceStoreBuilder;
+
+const CASES: [&str; 3] = ["hrrr_like", "gefs_like", "ecmwf_like"];
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/grib")
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn scan(case: &str) -> ReferenceSet {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+    let file = format!("{case}.grib2");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let scanned = runtime.block_on(scan_grib(&store, &StorePath::from(file.as_str()), &file, &ScanOptions::default()));
+    let scanned = scanned.unwrap_or_else(|e| panic!("{case}: {e}"));
+    assert!(scanned.skipped.is_empty(), "{case}: {:?}", scanned.skipped);
+    scanned.references
+}
+
+fn inline(refs: &ReferenceSet, key: &str) -> Vec<u8> {
+    match refs.get(key) {
+        Some(Reference::Inline(bytes)) => bytes.to_vec(),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+fn text(refs: &ReferenceSet, key: &str) -> Value {
+    serde_json::from_slice(&inline(refs, key)).unwrap_or_else(|e| panic!("{key}: {e}"))
+}
+
+fn i64s(bytes: &[u8]) -> Vec<i64> {
+    bytes.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+/// Every data reference of a set: (offset, length) -> key.
+fn data_ranges(refs: &ReferenceSet) -> BTreeMap<(u64, u64), String> {
+    let mut ranges = BTreeMap::new();
+    for (key, reference) in refs.iter() {
+        let parts: Vec<&str> = key.split('/').collect();
+        // `var/stepType/level/var/chunk`: the data variable, not a coordinate.
+        if parts.len() == 5
+            && parts[0] == parts[3]
+            && let Reference::Range { offset, length, .. } = reference
+        {
+            ranges.insert((offset, length), key.to_string());
+        }
+    }
+    ranges
+}
+
+/// Each message is one chunk, where eccodes' names put it, at the indices
+/// its time, step, level and member take in the coordinates, which hold
+/// eccodes' values.
+#[test]
+fn each_message_is_a_chunk_where_eccodes_names_put_it() {
+    for case in CASES {
+        let refs = scan(case);
+        let messages = json(&folder().join(format!("{case}.messages.json")));
+        let ranges = data_ranges(&refs);
+        assert_eq!(ranges.len(), messages.as_array().unwrap().len(), "{case}: one chunk a message");
+        for m in messages.as_array().unwrap() {
+            let range = (m["offset"].as_u64().unwrap(), m["length"].as_u64().unwrap());
+            let key = ranges.get(&range).unwrap_or_else(|| panic!("{case}: no chunk for {range:?}"));
+            let (variable, step_type, level_type) =
+                (m["cfVarName"].as_str().unwrap(), m["stepType"].as_str().unwrap(), m["typeOfLevel"].as_str().unwrap());
+            let group = format!("{variable}/{step_type}/{level_type}");
+            assert!(key.starts_with(&format!("{group}/{variable}/")), "{case}: {key} is not under {group}");
+            let zattrs = text(&refs, &format!("{group}/{variable}/.zattrs"));
+            for (ours, theirs) in [
+                ("GRIB_shortName", "shortName"),
+                ("GRIB_paramId", "paramId"),
+                ("GRIB_name", "name"),
+                ("GRIB_units", "units"),
+                ("GRIB_cfName", "cfName"),
+                ("GRIB_dataType", "dataType"),
+                ("GRIB_gridDefinitionDescription", "gridDefinitionDescription"),
+            ] {
+                assert_eq!(zattrs[ours], m[theirs], "{case}: {group}: {ours}");
+            }
+            let dims: Vec<String> = serde_json::from_value(zattrs["_ARRAY_DIMENSIONS"].clone()).unwrap();
+            let indices: Vec<usize> = key.rsplit('/').next().unwrap().split('.').map(|i| i.parse().unwrap()).collect();
+            let at = |name: &str| dims.iter().position(|d| d == name).map(|i| indices[i]);
+            let time = i64s(&inline(&refs, &format!("{group}/time/0")))[at("time").unwrap()];
+            assert_eq!(time, m["time"].as_i64().unwrap(), "{case}: {key}: time");
+            let step_attrs = text(&refs, &format!("{group}/step/.zattrs"));
+            let unit = match step_attrs["units"].as_str().unwrap() {
+                "hours" => 3600,
+                "minutes" => 60,
+                _ => 1,
+            };
+            let step = i64s(&inline(&refs, &format!("{group}/step/0")))[at("step").unwrap()];
+            assert_eq!(step * unit, m["step_seconds"].as_i64().unwrap(), "{case}: {key}: step");
+            let valid = i64s(&inline(&refs, &format!("{group}/valid_time/0.0")));
+            let steps = i64s(&inline(&refs, &format!("{group}/step/0"))).len();
+            assert_eq!(
+                valid[at("time").unwrap() * steps + at("step").unwrap()],
+                time + step * unit,
+                "{case}: {key}: valid_time"
+            );
+            let levels = f64s(&inline(&refs, &format!("{group}/{level_type}/0")));
+            let level = levels[at(level_type).unwrap_or(0)];
+            assert_eq!(level.to_bits(), m["level"].as_f64().unwrap().to_bits(), "{case}: {key}: level {level}");
+            if let Some(number) = m.get("number") {
+                let numbers = i64s(&inline(&refs, &format!("{group}/number/0")));
+                assert_eq!(numbers[at("number").unwrap_or(0)], number.as_i64().unwrap(), "{case}: {key}: number");
+            }
+        }
+    }
+}
+
+/// The same groups and byte ranges as kerchunk's `grib_tree`, but for ensemble
+/// members, which kerchunk merges into one chunk (keeping one), and which we keep each.
+#[test]
+fn groups_and_ranges_are_kerchunks() {
+    for case in CASES {
+        let refs = scan(case);
+        let tree = json(&folder().join(format!("{case}.grib_tree.json")));
+        let theirs = tree["refs"].as_object().unwrap();
+        let groups = |keys: &mut dyn Iterator<Item = String>| -> Vec<String> {
+            let mut groups: Vec<String> = keys.filter(|k| k.ends_with("/.zgroup")).collect();
+            groups.sort();
+            groups
+        };
+        assert_eq!(groups(&mut refs.iter().map(|(k, _)| k.to_string())), groups(&mut theirs.keys().cloned()), "{case}");
+        let ours = data_ranges(&refs);
+        for (key, value) in theirs {
+            let parts: Vec<&str> = key.split('/').collect();
+            if parts.len() == 5 && parts[0] == parts[3] && value.is_array() {
+                let range = (value[1].as_u64().unwrap(), value[2].as_u64().unwrap());
+                assert!(ours.contains_key(&range), "{case}: kerchunk's {key} {range:?} is not referenced");
+            }
+        }
+    }
+}
+
+/// Read through the store with the codec, each message's chunk holds eccodes' values.
+#[test]
+fn arrays_read_eccodes_values() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let dir = tempfile::tempdir().unwrap();
+    for case in CASES {
+        let refs = scan(case);
+        let path = dir.path().join(format!("{case}.json"));
+        refs.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
+        std::fs::copy(folder().join(format!("{case}.grib2")), dir.path().join(format!("{case}.grib2"))).unwrap();
+        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+        let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+        let values = std::fs::read(folder().join(format!("{case}.values.npy"))).unwrap();
+        let header = usize::from(u16::from_le_bytes([values[8], values[9]])) + 10;
+        let truth = f64s(&values[header..]);
+        let messages = json(&folder().join(format!("{case}.messages.json")));
+        let points = truth.len() / messages.as_array().unwrap().len();
+        for (n, (range, key)) in data_ranges(&refs).into_iter().enumerate() {
+            let index =
+                messages.as_array().unwrap().iter().position(|m| m["offset"].as_u64() == Some(range.0)).unwrap();
+            let (array_path, chunk) = key.rsplit_once('/').unwrap();
+            let array =
+                Array::open(Arc::clone(&store), &format!("/{array_path}")).unwrap_or_else(|e| panic!("{case}: {e}"));
+            let indices: Vec<u64> = chunk.split('.').map(|i| i.parse().unwrap()).collect();
+            let read: Vec<f64> = array.retrieve_chunk(&indices).unwrap_or_else(|e| panic!("{case}: {key}: {e}"));
+            let expected = &truth[index * points..(index + 1) * points];
+            assert_eq!(read.len(), expected.len(), "{case}: {key}");
+            for (ours, theirs) in read.iter().zip(expected) {
+                assert!(
+                    ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                    "{case}: {key} (#{n}): {ours} != {theirs}"
+                );
+            }
+        }
+    }
+}
