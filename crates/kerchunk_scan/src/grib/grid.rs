@@ -83,7 +83,9 @@ pub(crate) fn attributes(
 /// The latitudes of a regular latitude/longitude grid's rows and the
 /// longitudes of its columns, as eccodes' geo-iterator computes them: steps
 /// added one at a time, the last row and column set to the grid's last point.
-pub(crate) fn regular_axes(grid: &[u8]) -> Option<(Vec<f64>, Vec<f64>)> {
+/// `None` where the grid's rows times its columns are not `points` (eccodes' geo-iterator
+/// refuses it too), so a grid can only be as large as its message says.
+pub(crate) fn regular_axes(grid: &[u8], points: Option<i64>) -> Option<(Vec<f64>, Vec<f64>)> {
     let raw =
         |from: usize, to: usize| grid.get(from - 1..to).map(|b| b.iter().fold(0i64, |n, &x| (n << 8) | i64::from(x)));
     let signed = |from: usize, to: usize| {
@@ -94,7 +96,7 @@ pub(crate) fn regular_axes(grid: &[u8]) -> Option<(Vec<f64>, Vec<f64>)> {
     #[expect(clippy::cast_precision_loss, reason = "micro-degrees, below 2^32")]
     let degrees = |v: i64| v as f64 / 1e6;
     let (ni, nj) = (usize::try_from(raw(31, 34)?).ok()?, usize::try_from(raw(35, 38)?).ok()?);
-    if ni == 0 || nj == 0 || ni > 1 << 24 || nj > 1 << 24 {
+    if ni == 0 || nj == 0 || ni > 1 << 24 || nj > 1 << 24 || i64::try_from(ni * nj).ok() != points {
         return None;
     }
     let (mut lat1, mut lon1) = (degrees(signed(47, 50)?), degrees(signed(51, 54)?));

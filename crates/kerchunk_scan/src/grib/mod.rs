@@ -24,6 +24,8 @@ pub use inventory::{IndexEntry, parse_ecmwf_index, parse_noaa_idx};
 pub(crate) use locate::locate;
 pub use locate::{GribMessage, grib_messages};
 
+use std::sync::Arc;
+
 use kerchunk::ReferenceSet;
 
 use crate::error::ScanError;
@@ -81,9 +83,10 @@ pub(crate) async fn scan(
     let messages = locate(reader, url, options).await?;
     let mut scanned = Vec::with_capacity(messages.len());
     let mut skipped = Vec::new();
+    let mut grids = Vec::new();
     for message in &messages {
         let described = if message.edition == 2 {
-            describe_message(reader, message, url, options).await?
+            describe_message(reader, message, (url, options), &mut grids).await?
         } else {
             Err("GRIB edition 1 messages are not scanned into references yet".to_owned())
         };
@@ -111,8 +114,8 @@ pub(crate) async fn scan(
 async fn describe_message(
     reader: &mut BlockReader<'_>,
     message: &GribMessage,
-    url: &str,
-    options: &ScanOptions,
+    (url, options): (&str, &ScanOptions),
+    grids: &mut Vec<(Vec<u8>, Arc<tree::Axes>)>,
 ) -> Result<Result<tree::Scanned, String>, ScanError> {
     let bytes = header(reader, message, url, options).await?;
     let keys = match keys::MessageKeys::read(&bytes) {
@@ -124,10 +127,22 @@ async fn describe_message(
         Err(reason) => return Ok(Err(reason)),
     };
     let axes = if description.grid_type == "regular_ll" {
-        match grid::regular_axes(&keys.grid) {
-            Some(axes) => Some(axes),
-            None => return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, or no rows)".into())),
-        }
+        // One computation a grid, not a message: the messages of a file share a few grids.
+        let known = grids.iter().find(|(grid, _)| *grid == keys.grid).map(|(_, axes)| Arc::clone(axes));
+        let axes = match known {
+            Some(axes) => axes,
+            None => match grid::regular_axes(&keys.grid, keys.get("numberOfDataPoints")) {
+                Some(axes) => {
+                    let axes = Arc::new(axes);
+                    grids.push((keys.grid.clone(), Arc::clone(&axes)));
+                    axes
+                }
+                None => {
+                    return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, no rows, or not its number of points)".into()));
+                }
+            },
+        };
+        Some(axes)
     } else {
         None
     };

@@ -19,12 +19,16 @@ use crate::grib::describe::{Description, projected};
 use crate::grib::locate::GribMessage;
 use crate::options::Skipped;
 
+/// A regular grid's latitudes (of its rows) and longitudes (of its columns).
+pub(crate) type Axes = (Vec<f64>, Vec<f64>);
+
 /// One message's description and where its bytes are.
 pub(crate) struct Scanned {
     pub(crate) message: GribMessage,
     pub(crate) description: Description,
     /// The latitudes and longitudes of a regular grid's rows and columns.
-    pub(crate) axes: Option<(Vec<f64>, Vec<f64>)>,
+    /// Shared by the messages of one grid: a file's messages are read once each.
+    pub(crate) axes: Option<std::sync::Arc<Axes>>,
 }
 
 /// A level's value as a key that sorts and compares (levels are finite).
@@ -370,7 +374,8 @@ fn header_coordinates(builder: &mut ReferenceSetBuilder, path: &str, level_type:
 /// projected grid's points referenced through the codec from the first message.
 fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scanned, url: &str) {
     let (ny, nx) = first.description.shape;
-    if let Some((latitudes, longitudes)) = &first.axes {
+    if let Some(axes) = &first.axes {
+        let (latitudes, longitudes) = &**axes;
         let values = f64_bytes(latitudes.iter().copied());
         inline_array(
             builder,
