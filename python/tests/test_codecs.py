@@ -13,7 +13,7 @@ import xarray as xr
 import zarr
 
 from conftest import ROOT, differs
-from zarrs_kerchunk import ReferenceStore, codecs
+from zarrs_kerchunk import ReferenceStore, codecs, tools
 from zarrs_kerchunk.errors import InvalidReferencesError
 from zarrs_kerchunk.xarray_backend import ROOT_ARRAY_NAME
 
@@ -141,3 +141,29 @@ def test_a_chunk_that_does_not_decode_names_the_codec() -> None:
         grib.decode(b"GRIB but not really")
     with pytest.raises(NotImplementedError):
         grib.encode(b"")
+
+
+@pytest.mark.parametrize("case", ["hrrr_like", "gefs_like", "ecmwf_like"])
+def test_scanned_grib_reads_eccodes_values(case: str, tmp_path, only_rust_codecs: None) -> None:
+    """`tools.scan` on a GRIB2 file (tests/scan/grib): every message, found where its time, step,
+    level and member put it in grib_tree's hierarchy, reads eccodes' values through zarr-python."""
+    folder = ROOT / "tests" / "scan" / "grib"
+    (tmp_path / f"{case}.grib2").write_bytes((folder / f"{case}.grib2").read_bytes())
+    report = tools.scan(tmp_path / f"{case}.grib2", tmp_path / f"{case}.json")
+    assert report["skipped"] == []
+    group = zarr.open_group(ReferenceStore(str(tmp_path / f"{case}.json")), mode="r", zarr_format=2)
+    messages = json.loads((folder / f"{case}.messages.json").read_text())
+    values = np.load(folder / f"{case}.values.npy")
+    for message, expected in zip(messages, values):
+        name, level = message["cfVarName"], message["typeOfLevel"]
+        leaf = group[f"{name}/{message['stepType']}/{level}"]
+        data = leaf[name]
+        unit = {"hours": 3600, "minutes": 60, "seconds": 1}[leaf["step"].attrs["units"]]
+        along = {
+            "number": lambda: list(leaf["number"][...].ravel()).index(message["number"]),
+            "time": lambda: list(leaf["time"][...]).index(message["time"]),
+            "step": lambda: list(leaf["step"][...] * unit).index(message["step_seconds"]),
+            level: lambda: list(leaf[level][...].ravel()).index(message["level"]),
+        }
+        index = tuple(along[dim]() for dim in data.attrs["_ARRAY_DIMENSIONS"][:-2])
+        assert differs(data[index], expected) is None, (case, message["offset"])
