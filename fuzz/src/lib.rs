@@ -401,6 +401,32 @@ pub fn grib_index(data: &[u8]) -> usize {
     found.len() + idx.len() + index.len()
 }
 
+/// Scans `data` as a GRIB file into references through an in-memory store, in
+/// blocks of 256 bytes: never a panic and never a hang, and every range it
+/// references lies inside the file. Returns the number of references made.
+///
+/// # Panics
+/// Where a reference lies past the end of the file.
+pub fn grib_scan(data: &[u8]) -> usize {
+    let memory = InMemory::new();
+    let path = Path::from("data.grib2");
+    let options = kerchunk_scan::ScanOptions::default()
+        .with_block_bytes(256)
+        .with_max_header_bytes(1 << 20)
+        .with_max_references(100_000);
+    futures::executor::block_on(async {
+        memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
+        let store: Arc<dyn ObjectStore> = Arc::new(memory);
+        let Ok(scan) = kerchunk_scan::scan_grib(&store, &path, "data.grib2", &options).await else { return 0 };
+        for (key, reference) in scan.references.iter() {
+            if let kerchunk::Reference::Range { offset, length, .. } = reference {
+                assert!(offset.checked_add(length).is_some_and(|end| end <= data.len() as u64), "{key}");
+            }
+        }
+        scan.references.len()
+    })
+}
+
 /// Scans `data` as an HDF5 file through an in-memory store, in blocks of
 /// 512 bytes. Never a panic (the scan catches the parser's and reports
 /// [`kerchunk_scan::ScanError::Hdf5Panic`], which this target makes a

@@ -78,6 +78,11 @@ fn grib_index() {
 }
 
 #[test]
+fn grib_scan() {
+    assert!(replay("grib_scan", targets::grib_scan) > 0, "the seeds scan to nothing");
+}
+
+#[test]
 fn hdf5_scan() {
     assert!(replay("hdf5_scan", targets::hdf5_scan) > 0, "the seeds scan to nothing");
 }

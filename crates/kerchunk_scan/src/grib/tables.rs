@@ -42,10 +42,33 @@ pub(crate) trait Keys {
 /// One code table: each code's abbreviation and description.
 pub(crate) type CodeTable = HashMap<u32, (&'static str, &'static str)>;
 
+/// One concept file: its entries in order, and which of them can match a
+/// parameter, so that a message is checked against a few entries, not thousands.
+#[derive(Default)]
+struct Concept {
+    /// Each entry's value and the number of its conditions.
+    entries: Vec<(&'static str, usize)>,
+    /// The entries that condition on this (discipline, category, number), in order.
+    by_parameter: HashMap<(i64, i64, i64), Vec<usize>>,
+    /// The entries that do not condition on all three, in order.
+    others: Vec<usize>,
+}
+
 struct Tables {
     conditions: Vec<Vec<Condition>>,
-    concepts: HashMap<&'static str, Vec<(&'static str, usize)>>,
+    concepts: HashMap<&'static str, Concept>,
     codes: HashMap<&'static str, CodeTable>,
+}
+
+/// The (discipline, category, number) an entry's conditions ask for, if they ask for all three.
+fn parameter(conditions: &[Condition]) -> Option<(i64, i64, i64)> {
+    let get = |key: &str| {
+        conditions.iter().find(|c| c.key == key).and_then(|c| match c.expected {
+            Expected::Long(value) => Some(value),
+            _ => None,
+        })
+    };
+    Some((get("discipline")?, get("parameterCategory")?, get("parameterNumber")?))
 }
 
 static CONCEPTS: &str = include_str!("tables/concepts.txt");
@@ -55,7 +78,7 @@ static CODES: &str = include_str!("tables/codes.txt");
 /// write is a bug in this crate, not in a user's file, so it is skipped.
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     let mut conditions = Vec::new();
-    let mut concepts: HashMap<&'static str, Vec<(&'static str, usize)>> = HashMap::new();
+    let mut concepts: HashMap<&'static str, Concept> = HashMap::new();
     let mut file = None;
     for line in CONCEPTS.lines().filter(|l| !l.starts_with('#') && *l != "%conditions") {
         if let Some(path) = line.strip_prefix('@') {
@@ -68,7 +91,13 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
                 if let Some((value, number)) = line.rsplit_once('|')
                     && let Ok(number) = number.parse()
                 {
-                    concepts.entry(path).or_default().push((value, number));
+                    let concept = concepts.entry(path).or_default();
+                    let at = concept.entries.len();
+                    concept.entries.push((value, number));
+                    match conditions.get(number).and_then(|c: &Vec<Condition>| parameter(c)) {
+                        Some(key) => concept.by_parameter.entry(key).or_default().push(at),
+                        None => concept.others.push(at),
+                    }
                 }
             }
         }
@@ -125,9 +154,19 @@ fn matches(conditions: &[Condition], keys: &impl Keys) -> Option<usize> {
 /// the matching value with the most conditions, the later on a tie.
 pub(crate) fn evaluate(files: &[String], keys: &impl Keys) -> Option<&'static str> {
     let tables = &*TABLES;
+    let parameter =
+        (|| Some((keys.long("discipline")?, keys.long("parameterCategory")?, keys.long("parameterNumber")?)))();
     let mut best: Option<(usize, &'static str)> = None;
+    let mut candidates: Vec<usize> = Vec::new();
     for file in files {
-        for &(value, number) in tables.concepts.get(file.as_str()).into_iter().flatten() {
+        let Some(concept) = tables.concepts.get(file.as_str()) else { continue };
+        // Only entries for this parameter, or for none in particular, can match; in file order.
+        candidates.clear();
+        candidates.extend(parameter.and_then(|p| concept.by_parameter.get(&p)).into_iter().flatten());
+        candidates.extend(&concept.others);
+        candidates.sort_unstable();
+        for &at in &candidates {
+            let (value, number) = concept.entries[at];
             let Some(conditions) = tables.conditions.get(number) else { continue };
             if let Some(count) = matches(conditions, keys)
                 && best.is_none_or(|(most, _)| count >= most)
