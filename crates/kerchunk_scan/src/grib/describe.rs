@@ -2,6 +2,8 @@
 //! variable, its level, its times and its grid, and the `GRIB_*`
 //! attributes, from the message's keys and eccodes' tables.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::grib::grid;
@@ -174,6 +176,7 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
 }
 
 /// What eccodes' tables call a message's parameter and level.
+#[derive(Clone)]
 struct Names {
     param_id: &'static str,
     short_name: &'static str,
@@ -184,6 +187,22 @@ struct Names {
     type_of_level: &'static str,
     /// The variable: `cfVarName`, else `shortName`, else `var{discipline}_{category}_{number}`.
     variable: String,
+}
+
+/// The names of the messages seen so far, by the values of every key a
+/// concept reads (and the centre, which picks the files): a file's messages
+/// name a few parameters many times over.
+#[derive(Default)]
+pub(crate) struct NameCache(HashMap<Vec<Option<Vec<i64>>>, Names>);
+
+impl NameCache {
+    fn names(&mut self, keys: &MessageKeys, centre: &str) -> Names {
+        let mut identity: Vec<Option<Vec<i64>>> = tables::condition_keys().iter().map(|key| keys.list(key)).collect();
+        identity.push(Some(vec![keys.get("centre").unwrap_or(MISSING), keys.get("subCentre").unwrap_or(MISSING)]));
+        identity.push(Some(vec![keys.get("tablesVersion").unwrap_or(MISSING)]));
+        identity.push(keys.text("stepType").map(|s| s.bytes().map(i64::from).collect()));
+        self.0.entry(identity).or_insert_with(|| names(keys, centre)).clone()
+    }
 }
 
 fn names(keys: &MessageKeys, centre: &str) -> Names {
@@ -236,13 +255,13 @@ fn names(keys: &MessageKeys, centre: &str) -> Names {
 /// # Errors
 /// A grid, a product or a time unit not scanned yet, or a reference date
 /// that is no date.
-pub(crate) fn describe(keys: &MessageKeys) -> Result<Description, String> {
+pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Description, String> {
     let centre_code = keys.get("centre").unwrap_or(MISSING);
     let (centre, centre_description) = code("common/c-11.table", centre_code).unwrap_or(("unknown", "unknown"));
     let sub_centre = keys.get("subCentre").unwrap_or(0);
     let tables_version = keys.get("tablesVersion").unwrap_or(0);
     let Names { param_id, short_name, name, units, cf_name, cf_var_name, type_of_level, variable } =
-        names(keys, centre);
+        cache.names(keys, centre);
     let grid_type = grid_type(keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING))?;
     let data_type = match keys.get("marsType") {
         Some(mars_type) => code("mars/type.table", mars_type).map(|(abbreviation, _)| abbreviation),

@@ -32,6 +32,9 @@ use crate::error::ScanError;
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::read::BlockReader;
 
+/// The axes of the regular grids seen so far, by their grid section.
+type GridCache = Vec<(Vec<u8>, Arc<tree::Axes>)>;
+
 fn message_error(url: &str, message: &GribMessage, reason: &str) -> ScanError {
     locate::malformed(url, format!("the message at byte {}: {reason}", message.offset))
 }
@@ -83,10 +86,10 @@ pub(crate) async fn scan(
     let messages = locate(reader, url, options).await?;
     let mut scanned = Vec::with_capacity(messages.len());
     let mut skipped = Vec::new();
-    let mut grids = Vec::new();
+    let (mut grids, mut names) = (GridCache::new(), describe::NameCache::default());
     for message in &messages {
         let described = if message.edition == 2 {
-            describe_message(reader, message, (url, options), &mut grids).await?
+            describe_message(reader, message, (url, options), (&mut grids, &mut names)).await?
         } else {
             Err("GRIB edition 1 messages are not scanned into references yet".to_owned())
         };
@@ -115,14 +118,14 @@ async fn describe_message(
     reader: &mut BlockReader<'_>,
     message: &GribMessage,
     (url, options): (&str, &ScanOptions),
-    grids: &mut Vec<(Vec<u8>, Arc<tree::Axes>)>,
+    (grids, names): (&mut GridCache, &mut describe::NameCache),
 ) -> Result<Result<tree::Scanned, String>, ScanError> {
     let bytes = header(reader, message, url, options).await?;
     let keys = match keys::MessageKeys::read(&bytes) {
         Ok(keys) => keys,
         Err(reason) => return Err(message_error(url, message, &reason)),
     };
-    let description = match describe::describe(&keys) {
+    let description = match describe::describe(&keys, names) {
         Ok(description) => description,
         Err(reason) => return Ok(Err(reason)),
     };

@@ -10,7 +10,7 @@
 //! and the WMO file after it, so on a tie the WMO value wins.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// eccodes' value for an octet field whose bits are all ones (`missing()`).
 pub(crate) const MISSING: i64 = i64::MIN;
@@ -42,12 +42,18 @@ pub(crate) trait Keys {
 /// One code table: each code's abbreviation and description.
 pub(crate) type CodeTable = HashMap<u32, (&'static str, &'static str)>;
 
-/// One concept file: its entries in order, and which of them can match a
+/// One concept file: its block of `concepts.txt`, read when first needed.
+struct Concept {
+    text: &'static str,
+    parsed: OnceLock<Entries>,
+}
+
+/// A concept file's entries in order, and which of them can match a
 /// parameter, so that a message is checked against a few entries, not thousands.
 #[derive(Default)]
-struct Concept {
+struct Entries {
     /// Each entry's value and the number of its conditions.
-    entries: Vec<(&'static str, usize)>,
+    values: Vec<(&'static str, usize)>,
     /// The entries that condition on this (discipline, category, number), in order.
     by_parameter: HashMap<(i64, i64, i64), Vec<usize>>,
     /// The entries that do not condition on all three, in order.
@@ -56,6 +62,8 @@ struct Concept {
 
 struct Tables {
     conditions: Vec<Vec<Condition>>,
+    /// Every key a condition reads: a concept's value depends on these alone.
+    keys: Vec<&'static str>,
     concepts: HashMap<&'static str, Concept>,
     codes: HashMap<&'static str, CodeTable>,
 }
@@ -79,28 +87,15 @@ static CODES: &str = include_str!("tables/codes.txt");
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     let mut conditions = Vec::new();
     let mut concepts: HashMap<&'static str, Concept> = HashMap::new();
-    let mut file = None;
-    for line in CONCEPTS.lines().filter(|l| !l.starts_with('#') && *l != "%conditions") {
-        if let Some(path) = line.strip_prefix('@') {
-            file = Some(path);
-            continue;
-        }
-        match file {
-            None => conditions.push(line.split(';').filter(|c| !c.is_empty()).filter_map(condition).collect()),
-            Some(path) => {
-                if let Some((value, number)) = line.rsplit_once('|')
-                    && let Ok(number) = number.parse()
-                {
-                    let concept = concepts.entry(path).or_default();
-                    let at = concept.entries.len();
-                    concept.entries.push((value, number));
-                    match conditions.get(number).and_then(|c: &Vec<Condition>| parameter(c)) {
-                        Some(key) => concept.by_parameter.entry(key).or_default().push(at),
-                        None => concept.others.push(at),
-                    }
-                }
-            }
-        }
+    let mut lines = CONCEPTS.lines().filter(|l| !l.starts_with('#') && *l != "%conditions").peekable();
+    while let Some(line) = lines.next_if(|l| !l.starts_with('@')) {
+        conditions.push(line.split(';').filter(|c| !c.is_empty()).filter_map(condition).collect());
+    }
+    // Each file's block is kept as text and read when a message first needs it.
+    let rest = lines.next().map_or("", |first| &CONCEPTS[CONCEPTS.find(first).unwrap_or(CONCEPTS.len())..]);
+    for block in rest.split('@').filter(|b| !b.is_empty()) {
+        let (path, entries) = block.split_once('\n').unwrap_or((block, ""));
+        concepts.insert(path, Concept { text: entries, parsed: OnceLock::new() });
     }
     let mut codes: HashMap<&'static str, CodeTable> = HashMap::new();
     let mut table = "";
@@ -117,8 +112,31 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
             codes.entry(table).or_default().entry(code).or_insert((abbreviation, description));
         }
     }
-    Tables { conditions, concepts, codes }
+    let mut keys: Vec<&'static str> = conditions.iter().flatten().map(|c: &Condition| c.key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    Tables { conditions, keys, concepts, codes }
 });
+
+impl Concept {
+    /// The file's entries, indexed by parameter, read on first use.
+    fn entries(&self, conditions: &[Vec<Condition>]) -> &Entries {
+        self.parsed.get_or_init(|| {
+            let mut entries = Entries::default();
+            for line in self.text.lines() {
+                let Some((value, number)) = line.rsplit_once('|') else { continue };
+                let Ok(number) = number.parse::<usize>() else { continue };
+                let at = entries.values.len();
+                entries.values.push((value, number));
+                match conditions.get(number).and_then(|c| parameter(c)) {
+                    Some(key) => entries.by_parameter.entry(key).or_default().push(at),
+                    None => entries.others.push(at),
+                }
+            }
+            entries
+        })
+    }
+}
 
 fn condition(text: &'static str) -> Option<Condition> {
     let (key, value) = text.split_once('=')?;
@@ -160,13 +178,14 @@ pub(crate) fn evaluate(files: &[String], keys: &impl Keys) -> Option<&'static st
     let mut candidates: Vec<usize> = Vec::new();
     for file in files {
         let Some(concept) = tables.concepts.get(file.as_str()) else { continue };
+        let concept = concept.entries(&tables.conditions);
         // Only entries for this parameter, or for none in particular, can match; in file order.
         candidates.clear();
         candidates.extend(parameter.and_then(|p| concept.by_parameter.get(&p)).into_iter().flatten());
         candidates.extend(&concept.others);
         candidates.sort_unstable();
         for &at in &candidates {
-            let (value, number) = concept.entries[at];
+            let (value, number) = concept.values[at];
             let Some(conditions) = tables.conditions.get(number) else { continue };
             if let Some(count) = matches(conditions, keys)
                 && best.is_none_or(|(most, _)| count >= most)
@@ -176,6 +195,11 @@ pub(crate) fn evaluate(files: &[String], keys: &impl Keys) -> Option<&'static st
         }
     }
     best.map(|(_, value)| value)
+}
+
+/// Every key a concept's condition reads, sorted.
+pub(crate) fn condition_keys() -> &'static [&'static str] {
+    &TABLES.keys
 }
 
 /// Code table `table` (`grib2/tables/4/3.1.table`, `common/c-11.table`), if the tables hold it.
