@@ -31,6 +31,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 /// What `scan` takes besides the files.
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
+#[expect(clippy::struct_excessive_bools, reason = "independent keyword arguments of tools.scan")]
 struct ScanArguments {
     /// The dimensions to combine along, innermost first (the command line's `--concat`).
     concat: Vec<String>,
@@ -51,6 +52,8 @@ struct ScanArguments {
     skip_existing: bool,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
+    /// Whether a GRIB file's inventory beside it gives its messages (`ScanOptions::with_grib_inventory`).
+    grib_inventory: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
     subchunk: Vec<(String, u64)>,
 }
@@ -118,6 +121,7 @@ impl ScanArguments {
         if self.fail_unsupported {
             scan_options = scan_options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
+        scan_options = scan_options.with_grib_inventory(self.grib_inventory);
         let invalid = |e: CombineOptionError| Error::new(Kind::Invalid, e.to_string());
         let coords = self
             .coords

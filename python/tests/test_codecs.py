@@ -148,7 +148,9 @@ def test_scanned_grib_reads_eccodes_values(case: str, tmp_path, only_rust_codecs
     """`tools.scan` on a GRIB2 file (tests/scan/grib): every message, found where its time, step,
     level and member put it in grib_tree's hierarchy, reads eccodes' values through zarr-python."""
     folder = ROOT / "tests" / "scan" / "grib"
-    (tmp_path / f"{case}.grib2").write_bytes((folder / f"{case}.grib2").read_bytes())
+    for name in [f"{case}.grib2", f"{case}.grib2.idx", f"{case}.index"]:
+        if (folder / name).exists():  # the inventory beside the file, where the case has one
+            (tmp_path / name).write_bytes((folder / name).read_bytes())
     report = tools.scan(tmp_path / f"{case}.grib2", tmp_path / f"{case}.json")
     assert report["skipped"] == []
     group = zarr.open_group(ReferenceStore(str(tmp_path / f"{case}.json")), mode="r", zarr_format=2)

@@ -11,6 +11,7 @@ pub struct ScanOptions {
     pub(crate) read_ahead_bytes: u64,
     pub(crate) inline_variables: Vec<String>,
     pub(crate) unsupported: UnsupportedArrays,
+    pub(crate) grib_inventory: bool,
 }
 
 /// What a scan does with an array references cannot express: an HDF5
@@ -54,6 +55,7 @@ impl Default for ScanOptions {
             read_ahead_bytes: 4 << 20,
             inline_variables: Vec::new(),
             unsupported: UnsupportedArrays::Skip,
+            grib_inventory: true,
         }
     }
 }
@@ -130,6 +132,18 @@ impl ScanOptions {
     #[must_use]
     pub fn with_inlined_variables<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.inline_variables = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether a GRIB file's inventory beside it (NOAA's `FILE.idx`, or
+    /// ECMWF's `.index` in place of the file's extension) says where its
+    /// messages are (the default), rather than their own lengths, read one
+    /// after the other. The inventory saves that walk: every message's header
+    /// is then read at once, several at a time. An inventory that disagrees
+    /// with the file (a message not where it says) is an error.
+    #[must_use]
+    pub fn with_grib_inventory(mut self, read: bool) -> Self {
+        self.grib_inventory = read;
         self
     }
 }

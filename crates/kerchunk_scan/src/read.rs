@@ -184,6 +184,29 @@ impl<'a> BlockReader<'a> {
         self.blocks.size()
     }
 
+    /// The whole object at `path` in the file's store (a sidecar, such as a
+    /// GRIB inventory), counted in the reads; `None` where there is none.
+    pub(crate) async fn sidecar(&mut self, path: &Path, url: &str) -> Result<Option<Bytes>, ScanError> {
+        match self.store.get(path).await {
+            Ok(got) => {
+                let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
+                self.stats.requests += 1;
+                self.stats.bytes += bytes.len() as u64;
+                Ok(Some(bytes))
+            }
+            Err(object_store::Error::NotFound { .. }) => {
+                self.stats.requests += 1;
+                Ok(None)
+            }
+            Err(source) => Err(read_error(url, source)),
+        }
+    }
+
+    /// The file's path in its store.
+    pub(crate) fn path(&self) -> &Path {
+        self.path
+    }
+
     /// What was read so far.
     pub(crate) fn stats(&self) -> ReadStats {
         self.stats

@@ -192,3 +192,48 @@ fn arrays_read_eccodes_values() {
         }
     }
 }
+
+fn scan_in(folder: &Path, file: &str, options: &ScanOptions) -> Result<kerchunk_scan::Scan, kerchunk_scan::ScanError> {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(scan_grib(&store, &StorePath::from(file), file, options))
+}
+
+fn sorted(refs: &ReferenceSet) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = refs.iter().map(|(k, v)| (k.to_string(), format!("{v:?}"))).collect();
+    all.sort();
+    all
+}
+
+/// NOAA's `.idx` beside `hrrr_like.grib2` and ECMWF's `.index` beside `ecmwf_like.grib2` give the
+/// references the messages' own lengths give, the headers read together.
+#[test]
+fn an_inventory_gives_the_same_references() {
+    for file in ["hrrr_like.grib2", "ecmwf_like.grib2"] {
+        let listed = scan_in(&folder(), file, &ScanOptions::default()).unwrap();
+        let walked = scan_in(&folder(), file, &ScanOptions::default().with_grib_inventory(false)).unwrap();
+        assert_eq!(sorted(&listed.references), sorted(&walked.references), "{file}");
+        assert!(listed.skipped.is_empty() && walked.skipped.is_empty());
+    }
+}
+
+/// An inventory that lists a message where none starts, or leaves one out, is an error
+/// naming the inventory and the byte.
+#[test]
+fn a_stale_inventory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(folder().join("hrrr_like.grib2"), dir.path().join("hrrr_like.grib2")).unwrap();
+    let idx = std::fs::read_to_string(folder().join("hrrr_like.grib2.idx")).unwrap();
+    let shifted = idx.replacen(":404:", ":405:", 1);
+    std::fs::write(dir.path().join("hrrr_like.grib2.idx"), shifted).unwrap();
+    let error = scan_in(dir.path(), "hrrr_like.grib2", &ScanOptions::default()).unwrap_err().to_string();
+    assert!(error.contains("hrrr_like.grib2.idx") && error.contains("byte 405"), "{error}");
+    // Without the inventory the file scans.
+    assert!(scan_in(dir.path(), "hrrr_like.grib2", &ScanOptions::default().with_grib_inventory(false)).is_ok());
+    // A message left out of the inventory (its range taken by the one before) is found, not lost.
+    let lines: Vec<&str> = idx.lines().collect();
+    let gapped = format!("{}\n{}\n", lines[0], lines[2..].join("\n"));
+    std::fs::write(dir.path().join("hrrr_like.grib2.idx"), gapped).unwrap();
+    let error = scan_in(dir.path(), "hrrr_like.grib2", &ScanOptions::default()).unwrap_err().to_string();
+    assert!(error.contains("lists no message at byte 404"), "{error}");
+}

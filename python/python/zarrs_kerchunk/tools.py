@@ -109,6 +109,7 @@ def scan(
     skip_existing: bool = False,
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
+    grib_inventory: bool = True,
     subchunk: dict[str, int] | None = None,
     version: int = 1,
     url_templates: bool = False,
@@ -138,6 +139,8 @@ def scan(
     several hold checked to be the same. ``append_to`` adds the files to a set made by combining
     (JSON or parquet), combined as it records, and writes it to ``output`` (which may be the same
     set); ``skip_existing`` leaves out files it has already, which are otherwise an error.
+    A GRIB file's inventory beside it (NOAA's ``FILE.idx``, ECMWF's ``.index``) says where its
+    messages are unless ``grib_inventory`` is false; one that disagrees with the file is an error.
     ``subchunk`` splits uncompressed arrays' chunks (``{"temp": 4}``: each into 4 along its first
     dimension), as kerchunk's ``utils.subchunk``.
 
@@ -160,7 +163,7 @@ def scan(
     arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "merge": merge, "identical": list(identical or []),
                  "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
                  "inline_threshold": inline_threshold,
-                 "fail_unsupported": fail_unsupported, "subchunk": list((subchunk or {}).items())}
+                 "fail_unsupported": fail_unsupported, "grib_inventory": grib_inventory, "subchunk": list((subchunk or {}).items())}
     files = [os.fspath(f) for f in files]
     if executor is None:
         return json.loads(_rs.scan(files, os.fspath(output), arguments, write))

@@ -15,6 +15,9 @@ cfgrib and kerchunk 0.2.10 (the test virtualenv: python/requirements.txt).
   missing), stacked in file order.
 - CASE.grib_tree.json: `kerchunk.grib2.grib_tree(scan_grib(CASE.grib2))`,
   the path replaced by the file's name.
+- hrrr_like.grib2.idx: a NOAA inventory (wgrib2's form, `N:offset:d=YYYYMMDDHH:VAR:level:forecast:`)
+  of hrrr_like.grib2, and ecmwf_like.index an ECMWF one (a JSON object a message, with `_offset`
+  and `_length`), from the messages' offsets as eccodes reads them.
 - names.grib2 / names.json: one small message for every parameter of NCEP's
   local table and every 20th of the WMO's and ECMWF's (eccodes sets each by
   its paramId), and the keys eccodes reads back: the truth for the tables.
@@ -188,6 +191,20 @@ def names():
     (HERE / "names.json").write_text(json.dumps(truth, indent=0) + "\n")
 
 
+def inventories():
+    """The inventories beside hrrr_like.grib2 (NOAA's) and ecmwf_like.grib2 (ECMWF's)."""
+    lines = []
+    for n, m in enumerate(json.loads((HERE / "hrrr_like.messages.json").read_text()), 1):
+        lines.append(f"{n}:{m['offset']}:d=2024010212:{m['shortName'].upper()}:{m['typeOfLevel']}:{m['stepType']}:")
+    (HERE / "hrrr_like.grib2.idx").write_text("\n".join(lines) + "\n")
+    lines = []
+    for m in json.loads((HERE / "ecmwf_like.messages.json").read_text()):
+        entry = {"param": m["shortName"], "levtype": "sfc", "step": str(m["step_seconds"] // 60),
+                 "_offset": m["offset"], "_length": m["length"]}
+        lines.append(json.dumps(entry))
+    (HERE / "ecmwf_like.index").write_text("\n".join(lines) + "\n")
+
+
 def main():
     for case, make in CASES.items():
         path = HERE / f"{case}.grib2"
@@ -200,6 +217,7 @@ def main():
         (HERE / f"{case}.messages.json").write_text(json.dumps(described, indent=0) + "\n")
         np.save(HERE / f"{case}.values.npy", values)
         (HERE / f"{case}.grib_tree.json").write_text(json.dumps(kerchunk_tree(path), indent=0, sort_keys=True) + "\n")
+    inventories()
     names()
 
 

@@ -1,8 +1,46 @@
 //! GRIB inventories: NOAA's `.idx` (wgrib2) and ECMWF's `.index` (JSON lines),
 //! which say where each message is without reading the file.
 
+use object_store::path::Path;
+
 use crate::error::ScanError;
 use crate::grib::locate::malformed;
+use crate::read::BlockReader;
+
+/// The inventory beside the GRIB file `reader` reads (at `url`): NOAA's
+/// `FILE.idx`, else ECMWF's `.index` in place of the file's extension;
+/// its URL and entries, or `None` where there is neither.
+///
+/// # Errors
+/// [`ScanError::Read`] if one is there and cannot be read; [`ScanError::Grib`]
+/// naming the inventory where it is malformed.
+pub(crate) async fn beside(
+    reader: &mut BlockReader<'_>,
+    url: &str,
+) -> Result<Option<(String, Vec<IndexEntry>)>, ScanError> {
+    let path = reader.path().as_ref().to_owned();
+    let size = reader.size();
+    let without_extension = |name: &str| -> String {
+        match name.rsplit_once('.') {
+            Some((stem, extension)) if !extension.contains('/') => stem.to_owned(),
+            _ => name.to_owned(),
+        }
+    };
+    let noaa = (format!("{path}.idx"), format!("{url}.idx"));
+    let ecmwf = (format!("{}.index", without_extension(&path)), format!("{}.index", without_extension(url)));
+    for (kind, (sidecar, sidecar_url)) in [("noaa", noaa), ("ecmwf", ecmwf)] {
+        let Ok(sidecar) = Path::parse(&sidecar) else { continue };
+        let Some(bytes) = reader.sidecar(&sidecar, &sidecar_url).await? else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        let entries = if kind == "noaa" {
+            parse_noaa_idx(&text, &sidecar_url, size)?
+        } else {
+            parse_ecmwf_index(&text, &sidecar_url, size)?
+        };
+        return Ok(Some((sidecar_url, entries)));
+    }
+    Ok(None)
+}
 
 /// One entry of a GRIB inventory: a message (or a field of one, NOAA's
 /// `N.1`, `N.2`, which share their message's bytes) and what it says.

@@ -39,6 +39,27 @@ fn message_error(url: &str, message: &GribMessage, reason: &str) -> ScanError {
     locate::malformed(url, format!("the message at byte {}: {reason}", message.offset))
 }
 
+/// Where the sections before the data end (the start of section 6, 7 or
+/// `7777`) in `bytes`, the start of a message of `length` bytes; `None` where
+/// `bytes` stops first, or a section is malformed (which [`header`] reports).
+fn header_end(bytes: &[u8], length: u64) -> Option<usize> {
+    let mut at: usize = 16;
+    loop {
+        if at as u64 + 5 > length {
+            return Some(at);
+        }
+        let head = bytes.get(at..at + 5)?;
+        if &head[..4] == b"7777" || head[4] >= 6 {
+            return Some(at);
+        }
+        let section = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        if section < 5 {
+            return None;
+        }
+        at = at.checked_add(section)?;
+    }
+}
+
 /// The bytes of `message` from its start to the end of its data
 /// representation section (5): everything but the bitmap and the data.
 async fn header(
@@ -76,6 +97,55 @@ async fn header(
     reader.read(message.offset..message.offset + at.min(message.length)).await
 }
 
+/// The bytes read of a message's start, in one request with the others.
+const PREFIX: u64 = 4096;
+
+/// The messages an inventory (at `inventory`) lists, each checked against
+/// the file, and the first bytes of each (which hold its header, mostly):
+/// fetched several at a time, rather than each message's length read
+/// before the next can be found.
+async fn from_inventory(
+    reader: &mut BlockReader<'_>,
+    url: &str,
+    (inventory, entries): (&str, &[IndexEntry]),
+) -> Result<(Vec<GribMessage>, Vec<bytes::Bytes>), ScanError> {
+    let mut listed: Vec<(u64, u64)> = entries.iter().map(|e| (e.offset, e.length)).collect();
+    listed.sort_unstable();
+    listed.dedup_by_key(|(offset, _)| *offset);
+    let ranges: Vec<std::ops::Range<u64>> =
+        listed.iter().map(|&(offset, length)| offset..offset + length.min(PREFIX)).collect();
+    let prefixes = reader.read_exact_ranges(&ranges).await?;
+    let mut messages = Vec::with_capacity(listed.len());
+    for (&(offset, listed_length), prefix) in listed.iter().zip(&prefixes) {
+        let wrong = |what: String| {
+            locate::malformed(url, format!("its inventory {inventory} lists a message at byte {offset}, where {what}"))
+        };
+        if prefix.len() < 16 || &prefix[..4] != b"GRIB" {
+            return Err(wrong("no message starts".into()));
+        }
+        let (length, edition) = match prefix[7] {
+            1 => (u64::from_be_bytes([0, 0, 0, 0, 0, prefix[4], prefix[5], prefix[6]]), 1),
+            2 => (u64::from_be_bytes(prefix[8..16].try_into().unwrap_or_default()), 2),
+            other => return Err(wrong(format!("a message of GRIB edition {other} starts"))),
+        };
+        if length < 16 || length > listed_length {
+            return Err(wrong(format!("the message is {length} bytes long, not the {listed_length} it lists")));
+        }
+        // NOAA's ranges run to the next listed message: a message in between
+        // that the inventory leaves out would be lost, so where there is
+        // room for one, its first bytes are looked at.
+        let after = offset + length;
+        if listed_length - length >= 16 && &reader.read(after..after + 4).await?[..] == b"GRIB" {
+            return Err(locate::malformed(
+                url,
+                format!("its inventory {inventory} lists no message at byte {after}, where one starts"),
+            ));
+        }
+        messages.push(GribMessage { offset, length, edition });
+    }
+    Ok((messages, prefixes))
+}
+
 /// The references of the GRIB file `reader` reads (at `url`): every GRIB2
 /// message, in `grib_tree`'s hierarchy, and what was left out.
 pub(crate) async fn scan(
@@ -83,13 +153,22 @@ pub(crate) async fn scan(
     url: &str,
     options: &ScanOptions,
 ) -> Result<(ReferenceSet, Vec<Skipped>), ScanError> {
-    let messages = locate(reader, url, options).await?;
+    let listed = if options.grib_inventory { inventory::beside(reader, url).await? } else { None };
+    let (messages, prefixes) = match &listed {
+        Some((inventory, entries)) => from_inventory(reader, url, (inventory, entries)).await?,
+        None => (locate(reader, url, options).await?, Vec::new()),
+    };
     let mut scanned = Vec::with_capacity(messages.len());
     let mut skipped = Vec::new();
     let (mut grids, mut names) = (GridCache::new(), describe::NameCache::default());
-    for message in &messages {
+    for (n, message) in messages.iter().enumerate() {
         let described = if message.edition == 2 {
-            describe_message(reader, message, (url, options), (&mut grids, &mut names)).await?
+            let prefix = prefixes.get(n).and_then(|p| Some(p.slice(..header_end(p, message.length)?)));
+            let bytes = match prefix {
+                Some(bytes) => bytes,
+                None => header(reader, message, url, options).await?,
+            };
+            describe_message(&bytes, message, url, (&mut grids, &mut names))?
         } else {
             Err("GRIB edition 1 messages are not scanned into references yet".to_owned())
         };
@@ -112,16 +191,15 @@ pub(crate) async fn scan(
     Ok((references, skipped))
 }
 
-/// One GRIB2 message described: `Ok(Err(reason))` for what is not scanned
-/// yet (a template, a grid), `Err` for a file that cannot be read.
-async fn describe_message(
-    reader: &mut BlockReader<'_>,
+/// One GRIB2 message described from its header `bytes`: `Ok(Err(reason))`
+/// for what is not scanned yet (a template, a grid), `Err` for a malformed message.
+fn describe_message(
+    bytes: &[u8],
     message: &GribMessage,
-    (url, options): (&str, &ScanOptions),
+    url: &str,
     (grids, names): (&mut GridCache, &mut describe::NameCache),
 ) -> Result<Result<tree::Scanned, String>, ScanError> {
-    let bytes = header(reader, message, url, options).await?;
-    let keys = match keys::MessageKeys::read(&bytes) {
+    let keys = match keys::MessageKeys::read(bytes) {
         Ok(keys) => keys,
         Err(reason) => return Err(message_error(url, message, &reason)),
     };

@@ -17,6 +17,7 @@ use crate::options::{Access, progress_bar};
 use crate::outcome::{Outcome, Result};
 
 #[derive(Args)]
+#[expect(clippy::struct_excessive_bools, reason = "independent command-line flags")]
 pub(crate) struct Scan {
     /// The files, NetCDF-3 (classic, 64-bit offset or CDF-5), NetCDF-4, HDF5 or GRIB2: paths or URLs,
     /// or patterns of them (`'s3://bucket/run/*.nc'`: `*`, `?` and `[...]` within one level of
@@ -76,6 +77,11 @@ pub(crate) struct Scan {
     /// leaving it out with a warning.
     #[arg(long)]
     fail_unsupported: bool,
+    /// Find a GRIB file's messages from their own lengths, not from the inventory beside it
+    /// (NOAA's `FILE.idx`, ECMWF's `.index`), which is otherwise read: one that disagrees with
+    /// the file is an error.
+    #[arg(long)]
+    no_idx: bool,
     /// Split an uncompressed array's chunks (a contiguous dataset, a NetCDF-3 variable) into this
     /// many along its first dimension, as kerchunk's `subchunk` does: `temp=4` (repeatable).
     #[arg(long, value_name = "ARRAY=FACTOR", value_parser = split_factor)]
@@ -102,6 +108,7 @@ impl Scan {
         if self.fail_unsupported {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
+        options = options.with_grib_inventory(!self.no_idx);
         let output = self.output.clone().or_else(|| self.append_to.clone()).expect("clap requires one");
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
