@@ -210,6 +210,22 @@ pub async fn scan_grib(
     grib_from(reader, url, options).await
 }
 
+/// Several GRIB files' references (each named, as [`scan_grib`] made them)
+/// made one tree, as kerchunk's `grib_tree` makes one of many files: every
+/// message goes where its member, time, step and level put it, so a forecast
+/// run's files become one `step` axis, several runs one `time` axis and an
+/// ensemble's files one `number` axis, with no dimension to name. A message
+/// whose coordinates another already has is left out, the first kept, and
+/// named in [`Scan::skipped`].
+///
+/// # Errors
+/// [`ScanError::Grib`] naming an input that is no GRIB tree of this crate's
+/// (no `GRIB_edition` attribute, a coordinate missing).
+pub fn combine_grib(inputs: &[(String, ReferenceSet)]) -> Result<Scan, ScanError> {
+    let (references, skipped) = grib::combine(inputs)?;
+    Ok(Scan { references, stats: ReadStats::default(), skipped })
+}
+
 async fn grib_from(mut reader: read::BlockReader<'_>, url: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
     let (references, skipped) = grib::scan(&mut reader, url, options).await?;
     Ok(Scan { references, stats: reader.stats(), skipped })

@@ -237,3 +237,62 @@ fn a_stale_inventory_is_an_error() {
     let error = scan_in(dir.path(), "hrrr_like.grib2", &ScanOptions::default()).unwrap_err().to_string();
     assert!(error.contains("lists no message at byte 404"), "{error}");
 }
+
+/// The bytes a range reference points at, in `folder`.
+fn referenced(folder: &Path, reference: &Reference<'_>) -> Vec<u8> {
+    let Reference::Range { url, offset, length } = reference else { panic!("{reference:?}") };
+    let file = std::fs::read(folder.join(url.unwrap())).unwrap();
+    let (start, end) = (usize::try_from(*offset).unwrap(), usize::try_from(offset + length).unwrap());
+    file[start..end].to_vec()
+}
+
+/// A forecast run's three files (hrrr_like.grib2 split by hour) combined: the tree of the one
+/// file, each chunk the same message's bytes, and kerchunk's `grib_tree` groups and ranges.
+#[test]
+fn a_forecast_runs_files_make_the_tree_of_one_file() {
+    let files = ["run_f00.grib2", "run_f01.grib2", "run_f02.grib2"];
+    let scans: Vec<(String, ReferenceSet)> = files
+        .iter()
+        .map(|f| ((*f).to_owned(), scan_in(&folder(), f, &ScanOptions::default()).unwrap().references))
+        .collect();
+    let combined = kerchunk_scan::combine_grib(&scans).unwrap();
+    assert!(combined.skipped.is_empty(), "{:?}", combined.skipped);
+    let combined = combined.references;
+    let one = scan("hrrr_like");
+    let keys = |refs: &ReferenceSet| -> Vec<String> {
+        let mut keys: Vec<String> = refs.iter().map(|(k, _)| k.to_string()).collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(keys(&combined), keys(&one));
+    for (key, reference) in one.iter() {
+        let theirs = combined.get(&key).unwrap();
+        match reference {
+            Reference::Range { .. } => {
+                assert_eq!(referenced(&folder(), &theirs), referenced(&folder(), &reference), "{key}");
+            }
+            _ => assert_eq!(format!("{theirs:?}"), format!("{reference:?}"), "{key}"),
+        }
+    }
+    let tree = json(&folder().join("run.grib_tree.json"));
+    for (key, value) in tree["refs"].as_object().unwrap() {
+        let parts: Vec<&str> = key.split('/').collect();
+        if parts.len() == 5 && parts[0] == parts[3] && value.is_array() {
+            let url = value[0].as_str().unwrap();
+            let (offset, length) = (value[1].as_u64().unwrap(), value[2].as_u64().unwrap());
+            let found = combined.iter().any(|(_, r)| {
+                matches!(r, Reference::Range { url: Some(u), offset: o, length: l } if u == url && o == offset && l == length)
+            });
+            assert!(found, "kerchunk's {key} ({url}, {offset}, {length}) is not referenced");
+        }
+    }
+    // The same file twice: the second copy's messages are left out, named.
+    let first = || {
+        ("run_f00.grib2".to_owned(), scan_in(&folder(), "run_f00.grib2", &ScanOptions::default()).unwrap().references)
+    };
+    let twice = kerchunk_scan::combine_grib(&[first(), first()]).unwrap();
+    assert!(!twice.skipped.is_empty() && twice.skipped.iter().all(|s| s.reason.contains("repeats")));
+    // A set that is no GRIB tree is an error naming it.
+    let error = kerchunk_scan::combine_grib(&[("other.json".into(), ReferenceSet::default())]).unwrap_err();
+    assert!(error.to_string().contains("other.json"), "{error}");
+}

@@ -733,3 +733,28 @@ fn scan_patterns_over_s3() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(native_values(&out), native_values(&folder.join("series.temp.npy")));
 }
+
+/// A forecast run's GRIB files (tests/scan/grib/run_f0N.grib2) scanned together need no
+/// `--concat`: one tree, each variable's steps along `step`.
+#[test]
+fn grib_files_combine_without_concat() {
+    let dir = tempfile::tempdir().unwrap();
+    let grib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/grib");
+    let files: Vec<String> = ["run_f00.grib2", "run_f01.grib2", "run_f02.grib2"]
+        .iter()
+        .map(|f| grib.join(f).to_str().unwrap().to_owned())
+        .collect();
+    let out = dir.path().join("run.json");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_zarrs-kerchunk"))
+        .arg("scan")
+        .args(&files)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let refs: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let zarray: serde_json::Value =
+        serde_json::from_str(refs["refs"]["t2m/instant/heightAboveGround/t2m/.zarray"].as_str().unwrap()).unwrap();
+    assert_eq!(zarray["shape"], serde_json::json!([1, 3, 9, 12]));
+}

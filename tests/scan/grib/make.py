@@ -18,6 +18,8 @@ cfgrib and kerchunk 0.2.10 (the test virtualenv: python/requirements.txt).
 - hrrr_like.grib2.idx: a NOAA inventory (wgrib2's form, `N:offset:d=YYYYMMDDHH:VAR:level:forecast:`)
   of hrrr_like.grib2, and ecmwf_like.index an ECMWF one (a JSON object a message, with `_offset`
   and `_length`), from the messages' offsets as eccodes reads them.
+- run_f0N.grib2: hrrr_like.grib2's messages split by their end step (0, 1 and 2 hours), as a
+  forecast run's files are, and run.grib_tree.json kerchunk's grib_tree of the three.
 - names.grib2 / names.json: one small message for every parameter of NCEP's
   local table and every 20th of the WMO's and ECMWF's (eccodes sets each by
   its paramId), and the keys eccodes reads back: the truth for the tables.
@@ -205,6 +207,26 @@ def inventories():
     (HERE / "ecmwf_like.index").write_text("\n".join(lines) + "\n")
 
 
+def forecast_run():
+    """hrrr_like.grib2 split into a file an hour, and kerchunk's tree of the three."""
+    data = (HERE / "hrrr_like.grib2").read_bytes()
+    hours = {}
+    for m in json.loads((HERE / "hrrr_like.messages.json").read_text()):
+        hours.setdefault(m["step_seconds"] // 3600, []).append(data[m["offset"]:m["offset"] + m["length"]])
+    paths = []
+    for hour, messages in sorted(hours.items()):
+        path = HERE / f"run_f{hour:02d}.grib2"
+        path.write_bytes(b"".join(messages))
+        paths.append(path)
+    from kerchunk.grib2 import grib_tree, scan_grib
+
+    tree = grib_tree([group for path in paths for group in scan_grib(str(path))])
+    text = json.dumps(tree, default=lambda b: b.decode())
+    for path in paths:
+        text = text.replace(str(path), path.name)
+    (HERE / "run.grib_tree.json").write_text(json.dumps(json.loads(text), indent=0, sort_keys=True) + "\n")
+
+
 def main():
     for case, make in CASES.items():
         path = HERE / f"{case}.grib2"
@@ -218,6 +240,7 @@ def main():
         np.save(HERE / f"{case}.values.npy", values)
         (HERE / f"{case}.grib_tree.json").write_text(json.dumps(kerchunk_tree(path), indent=0, sort_keys=True) + "\n")
     inventories()
+    forecast_run()
     names()
 
 

@@ -20,7 +20,7 @@ pub(crate) struct Description {
     /// The level's value, as eccodes' `level:float` (cfgrib's).
     pub(crate) level: f64,
     /// `instant`, `accum`, `avg`, ...
-    pub(crate) step_type: &'static str,
+    pub(crate) step_type: String,
     /// The reference time, in seconds since 1970.
     pub(crate) time: i64,
     /// The end of the forecast step, in seconds.
@@ -34,6 +34,9 @@ pub(crate) struct Description {
     pub(crate) grid_type: &'static str,
     /// The grid's shape (rows, columns).
     pub(crate) shape: (u64, u64),
+    /// What tells the message's grid from another of the same type and shape: its grid
+    /// definition section (or, for messages read back from references, their grid keys).
+    pub(crate) grid: Vec<u8>,
     /// The data variable's attributes (`GRIB_*`, `long_name`, `units`, `standard_name`).
     pub(crate) attributes: Map<String, Value>,
     /// The file's attributes (`GRIB_edition`, `GRIB_centre`, ...), from this message.
@@ -321,13 +324,14 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
         variable,
         type_of_level: type_of_level.to_owned(),
         level: level(keys),
-        step_type: keys.step_type,
+        step_type: keys.step_type.to_owned(),
         time: epoch_seconds(get("year"), get("month"), get("day"), get("hour"), get("minute"))?,
         step_seconds: end_step(keys)?,
         step_unit_seconds: step_unit(keys),
         number,
         grid_type,
         shape,
+        grid: keys.grid.clone(),
         attributes,
         global,
     })

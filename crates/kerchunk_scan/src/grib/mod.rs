@@ -12,6 +12,7 @@
 //! | `describe` | cfgrib's names, levels, times and attributes of a message |
 //! | `tree` | the references: groups, arrays and coordinates |
 
+mod combine;
 mod describe;
 mod grid;
 mod inventory;
@@ -187,7 +188,7 @@ pub(crate) async fn scan(
             format!("none of its {} messages could be scanned: {}", messages.len(), reasons.join("; ")),
         ));
     }
-    let references = tree::build(&scanned, url, &mut skipped);
+    let references = tree::build(&scanned, &mut skipped);
     Ok((references, skipped))
 }
 
@@ -227,5 +228,13 @@ fn describe_message(
     } else {
         None
     };
-    Ok(Ok(tree::Scanned { message: *message, description, axes }))
+    Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes }))
+}
+
+/// The messages of several GRIB files' references (`inputs`, each named,
+/// as [`scan`] made them) in one tree, and what was left out.
+pub(crate) fn combine(inputs: &[(String, ReferenceSet)]) -> Result<(ReferenceSet, Vec<Skipped>), ScanError> {
+    let messages = combine::messages(inputs).map_err(|(name, reason)| locate::malformed(&name, reason))?;
+    let mut skipped = Vec::new();
+    Ok((tree::build(&messages, &mut skipped), skipped))
 }

@@ -24,6 +24,8 @@ pub(crate) type Axes = (Vec<f64>, Vec<f64>);
 
 /// One message's description and where its bytes are.
 pub(crate) struct Scanned {
+    /// The URL of the file the message is in.
+    pub(crate) url: std::sync::Arc<str>,
     pub(crate) message: GribMessage,
     pub(crate) description: Description,
     /// The latitudes and longitudes of a regular grid's rows and columns.
@@ -137,8 +139,8 @@ fn i64_bytes(values: impl IntoIterator<Item = i64>) -> Vec<u8> {
 /// The messages of one leaf group (a variable, a step type, a type of level) on one grid.
 type Leaf<'a> = Vec<&'a Scanned>;
 
-/// The references of `scanned` (the messages of the file at `url`, in order).
-pub(crate) fn build(scanned: &[Scanned], url: &str, skipped: &mut Vec<Skipped>) -> ReferenceSet {
+/// The references of `scanned` (messages, in order, of one file or several).
+pub(crate) fn build(scanned: &[Scanned], skipped: &mut Vec<Skipped>) -> ReferenceSet {
     let mut builder = ReferenceSetBuilder::new();
     builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
     if let Some(first) = scanned.first() {
@@ -147,10 +149,10 @@ pub(crate) fn build(scanned: &[Scanned], url: &str, skipped: &mut Vec<Skipped>) 
             &serde_json::to_vec(&Value::Object(first.description.global.clone())).unwrap_or_default(),
         );
     }
-    let mut leaves: BTreeMap<(String, &str, String), Leaf<'_>> = BTreeMap::new();
+    let mut leaves: BTreeMap<(String, String, String), Leaf<'_>> = BTreeMap::new();
     for s in scanned {
         let d = &s.description;
-        leaves.entry((d.variable.clone(), d.step_type, d.type_of_level.clone())).or_default().push(s);
+        leaves.entry((d.variable.clone(), d.step_type.clone(), d.type_of_level.clone())).or_default().push(s);
     }
     let mut variables = BTreeSet::new();
     let mut step_groups = BTreeSet::new();
@@ -164,14 +166,14 @@ pub(crate) fn build(scanned: &[Scanned], url: &str, skipped: &mut Vec<Skipped>) 
                 &serde_json::to_vec(&json!({"name": name})).unwrap_or_default(),
             );
         }
-        if step_groups.insert((variable.clone(), *step_type)) {
+        if step_groups.insert((variable.clone(), step_type.clone())) {
             builder.insert_inline(&format!("{variable}/{step_type}/.zgroup"), br#"{"zarr_format":2}"#);
             builder.insert_inline(
                 &format!("{variable}/{step_type}/.zattrs"),
                 &serde_json::to_vec(&json!({"stepType": step_type})).unwrap_or_default(),
             );
         }
-        leaf_group(&mut builder, (&path, variable, level_type), leaf, url, skipped);
+        leaf_group(&mut builder, (&path, variable, level_type), leaf, skipped);
     }
     builder.build()
 }
@@ -235,7 +237,6 @@ fn leaf_group(
     builder: &mut ReferenceSetBuilder,
     (path, variable, level_type): (&str, &str, &str),
     leaf: &[&Scanned],
-    url: &str,
     skipped: &mut Vec<Skipped>,
 ) {
     let first = leaf[0];
@@ -247,6 +248,7 @@ fn leaf_group(
             let d = &s.description;
             let same = d.shape == first.description.shape
                 && d.grid_type == first.description.grid_type
+                && d.grid == first.description.grid
                 && s.axes == first.axes;
             if !same {
                 skipped.push(Skipped {
@@ -261,9 +263,9 @@ fn leaf_group(
         })
         .collect();
     let dimensions = Dimensions::of(&on_grid);
-    data_array(builder, (path, variable, level_type), &on_grid, &dimensions, url, skipped);
+    data_array(builder, (path, variable, level_type), &on_grid, &dimensions, skipped);
     let mut coordinates = header_coordinates(builder, path, level_type, &dimensions);
-    grid_coordinates(builder, path, first, url);
+    grid_coordinates(builder, path, first);
     coordinates.extend(["latitude".to_owned(), "longitude".to_owned()]);
     coordinates.sort();
     builder.insert_inline(&format!("{path}/.zgroup"), br#"{"zarr_format":2}"#);
@@ -280,7 +282,6 @@ fn data_array(
     (path, variable, level_type): (&str, &str, &str),
     messages: &[&Scanned],
     dimensions: &Dimensions,
-    url: &str,
     skipped: &mut Vec<Skipped>,
 ) {
     let first = &messages[0].description;
@@ -310,7 +311,7 @@ fn data_array(
             });
             continue;
         }
-        builder.insert_range(&chunk_key(&data, &indices), Some(url), s.message.offset, s.message.length);
+        builder.insert_range(&chunk_key(&data, &indices), Some(&s.url), s.message.offset, s.message.length);
     }
 }
 
@@ -372,7 +373,7 @@ fn header_coordinates(builder: &mut ReferenceSetBuilder, path: &str, level_type:
 
 /// Latitude and longitude: a regular grid's rows and columns inline, a
 /// projected grid's points referenced through the codec from the first message.
-fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scanned, url: &str) {
+fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scanned) {
     let (ny, nx) = first.description.shape;
     if let Some(axes) = &first.axes {
         let (latitudes, longitudes) = &**axes;
@@ -405,6 +406,11 @@ fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scann
             &format!("{coordinate}/.zattrs"),
             &attributes_json(coordinate_attributes(name), &["y", "x"]),
         );
-        builder.insert_range(&format!("{coordinate}/0.0"), Some(url), first.message.offset, first.message.length);
+        builder.insert_range(
+            &format!("{coordinate}/0.0"),
+            Some(&first.url),
+            first.message.offset,
+            first.message.length,
+        );
     }
 }

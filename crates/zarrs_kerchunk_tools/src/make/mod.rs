@@ -104,8 +104,11 @@ pub enum MakeError {
     /// A pattern that matches nothing.
     #[error("no file matches {0}")]
     NoMatch(String),
-    /// Several files, and no dimension to combine them along (nor merging).
-    #[error("several files need a dimension to combine them along (concat), or merging")]
+    /// Several files, and no dimension to combine them along (nor merging); GRIB files alone
+    /// need none.
+    #[error(
+        "several files need a dimension to combine them along (--concat DIM), or --merge (GRIB files alone need neither)"
+    )]
     NeedsConcat,
     /// A file's path or URL cannot be reached.
     #[error(transparent)]
@@ -178,10 +181,14 @@ pub fn make_references(
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
 ) -> Result<Made, MakeError> {
-    if files.len() > 1 && combining.is_none() {
-        return Err(MakeError::NeedsConcat);
-    }
     let Scanned { mut made, sets, places } = scan_files(files, combining, options, jobs, registry, url_of, progress)?;
+    if combining.is_none() && sets.len() > 1 && sets.iter().all(|(_, set)| is_grib(set)) {
+        // GRIB files combine by their messages' own coordinates, with no dimension to name.
+        let combined = kerchunk_scan::combine_grib(&sets)?;
+        made.skipped.extend(combined.skipped.into_iter().map(|s| (made.files[0].clone(), s)));
+        made.references = combined.references;
+        return Ok(made);
+    }
     made.references = combine_scans(sets, combining, &made.files, Some(places.reader()?))?;
     Ok(made)
 }
@@ -194,8 +201,9 @@ pub fn make_references(
 /// `reader` (see [`FilePlaces::reader`]) the stored bytes of range references too.
 ///
 /// # Errors
-/// [`MakeError::Scan`] if the sets cannot be combined; [`MakeError::NeedsConcat`] for several
-/// sets and no combining.
+/// [`MakeError::Scan`] if the sets cannot be combined (for GRIB sets, also where two hold the
+/// same message); [`MakeError::NeedsConcat`] for several sets and no combining, unless all are
+/// GRIB files' references, which combine by their messages' coordinates.
 pub fn combine_scans(
     mut sets: Vec<(String, ReferenceSet)>,
     combining: Option<&Combining>,
@@ -213,9 +221,25 @@ pub fn combine_scans(
         Some(combining @ Combining::Merge) => {
             with_record(&kerchunk_scan::merge(sets, reader.as_ref())?, &record_of(combining, files))
         }
+        None if sets.len() > 1 && sets.iter().all(|(_, set)| is_grib(set)) => {
+            let combined = kerchunk_scan::combine_grib(&sets)?;
+            if let Some(repeated) = combined.skipped.first() {
+                return Err(MakeError::Scan(kerchunk_scan::ScanError::Grib {
+                    url: repeated.path.clone(),
+                    reason: repeated.reason.clone(),
+                }));
+            }
+            combined.references
+        }
         None if sets.len() > 1 => return Err(MakeError::NeedsConcat),
         None => sets.pop().map(|(_, set)| set).unwrap_or_default(),
     })
+}
+
+/// Whether `set` is a GRIB file's references (`kerchunk_scan::scan_grib`'s tree).
+fn is_grib(set: &ReferenceSet) -> bool {
+    matches!(set.get(".zattrs"), Some(kerchunk::Reference::Inline(attributes))
+        if serde_json::from_slice::<serde_json::Value>(attributes).is_ok_and(|a| a.get("GRIB_edition").is_some()))
 }
 
 /// Where each file is read from, by its name in the references (its URL): what

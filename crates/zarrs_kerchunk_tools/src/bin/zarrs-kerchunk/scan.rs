@@ -40,7 +40,8 @@ pub(crate) struct Scan {
     /// Combine the files along this dimension (required for more than one file), as kerchunk's
     /// `concat_dims`; every other array is taken from the first file. Repeatable, innermost first
     /// (`--concat time --concat member`): an outer dimension needs `--coord DIM=name:...` or
-    /// `DIM=attr:...`, by whose value the files are grouped.
+    /// `DIM=attr:...`, by whose value the files are grouped. GRIB files need none: their
+    /// messages go where their own time, step, level and member put them.
     #[arg(long, value_name = "DIM")]
     concat: Vec<String>,
     /// Where the combined dimension's values come from: `data` (each file's coordinate as
@@ -136,9 +137,6 @@ impl Scan {
                 self.calendar.as_deref(),
             )?;
             let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
-            if files.len() > 1 && combining.is_none() {
-                return Err("several files need --concat DIM (the dimension to combine them along) or --merge".into());
-            }
             make_references(
                 &files,
                 combining.as_ref(),
