@@ -8,6 +8,8 @@
 #
 # PYTHON has eccodes, kerchunk 0.2.10, fsspec and aiohttp; FOLDER (default /tmp/scan-grib)
 # gets hrrr.grib2 and hrrr.grib2.idx (made if missing), and f00..f23.grib2, links to it.
+# With GRIBBERISH_PYTHON set (a Python with `pip install gribberish`), gribberish's metadata
+# pass over the same file (gribberish_grib.py) runs beside them.
 set -euo pipefail
 python="$1"
 folder="${2:-/tmp/scan-grib}"
@@ -24,6 +26,11 @@ for run in 1 2 3; do
     /usr/bin/time -f '{"wall_s": %e, "peak_kib": %M}' "$bin" scan "$folder/hrrr.grib2" --no-idx -o "$work/ours.json" 2>&1 | tail -1
 done
 /usr/bin/time -f '{"wall_s": %e, "peak_kib": %M}' "$python" "$here/kerchunk_grib.py" "$work/kerchunk.json" "$folder/hrrr.grib2" 2>&1 | tail -2
+if [ -n "${GRIBBERISH_PYTHON:-}" ]; then
+    for run in 1 2 3; do
+        /usr/bin/time -f '{"wall_s": %e, "peak_kib": %M}' "$GRIBBERISH_PYTHON" "$here/gribberish_grib.py" "$folder/hrrr.grib2" 2>&1 | tail -2
+    done
+fi
 echo "== 24 files, local (ours: one process a file)"
 /usr/bin/time -f '{"wall_s": %e}' bash -c "for n in \$(seq -f '%02g' 0 23); do '$bin' scan '$folder/f'\$n'.grib2' --no-idx -o '$work/f'\$n'.json' > /dev/null 2>&1; done" 2>&1 | tail -1
 echo "== one file over the 20 ms proxy"

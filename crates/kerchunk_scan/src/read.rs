@@ -185,10 +185,20 @@ impl<'a> BlockReader<'a> {
     }
 
     /// The whole object at `path` in the file's store (a sidecar, such as a
-    /// GRIB inventory), counted in the reads; `None` where there is none.
-    pub(crate) async fn sidecar(&mut self, path: &Path, url: &str) -> Result<Option<Bytes>, ScanError> {
+    /// GRIB inventory), counted in the reads; `None` where there is none; an
+    /// error naming `url` where it is over `most` bytes.
+    pub(crate) async fn sidecar(&mut self, path: &Path, url: &str, most: u64) -> Result<Option<Bytes>, ScanError> {
         match self.store.get(path).await {
             Ok(got) => {
+                if got.meta.size > most {
+                    return Err(ScanError::Grib {
+                        url: url.to_owned(),
+                        reason: format!(
+                            "it is {} bytes, over the {most} of ScanOptions::with_max_header_bytes",
+                            got.meta.size
+                        ),
+                    });
+                }
                 let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
                 self.stats.requests += 1;
                 self.stats.bytes += bytes.len() as u64;

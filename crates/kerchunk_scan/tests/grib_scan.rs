@@ -246,7 +246,7 @@ fn referenced(folder: &Path, reference: &Reference<'_>) -> Vec<u8> {
     file[start..end].to_vec()
 }
 
-/// A forecast run's three files (hrrr_like.grib2 split by hour) combined: the tree of the one
+/// A forecast run's three files (`hrrr_like.grib2` split by hour) combined: the tree of the one
 /// file, each chunk the same message's bytes, and kerchunk's `grib_tree` groups and ranges.
 #[test]
 fn a_forecast_runs_files_make_the_tree_of_one_file() {

@@ -734,7 +734,7 @@ fn scan_patterns_over_s3() {
     assert_eq!(native_values(&out), native_values(&folder.join("series.temp.npy")));
 }
 
-/// A forecast run's GRIB files (tests/scan/grib/run_f0N.grib2) scanned together need no
+/// A forecast run's GRIB files (`tests/scan/grib/run_f0N.grib2`) scanned together need no
 /// `--concat`: one tree, each variable's steps along `step`.
 #[test]
 fn grib_files_combine_without_concat() {

@@ -13,10 +13,11 @@ use crate::read::BlockReader;
 ///
 /// # Errors
 /// [`ScanError::Read`] if one is there and cannot be read; [`ScanError::Grib`]
-/// naming the inventory where it is malformed.
+/// naming the inventory where it is malformed or over `most` bytes.
 pub(crate) async fn beside(
     reader: &mut BlockReader<'_>,
     url: &str,
+    most: u64,
 ) -> Result<Option<(String, Vec<IndexEntry>)>, ScanError> {
     let path = reader.path().as_ref().to_owned();
     let size = reader.size();
@@ -30,7 +31,7 @@ pub(crate) async fn beside(
     let ecmwf = (format!("{}.index", without_extension(&path)), format!("{}.index", without_extension(url)));
     for (kind, (sidecar, sidecar_url)) in [("noaa", noaa), ("ecmwf", ecmwf)] {
         let Ok(sidecar) = Path::parse(&sidecar) else { continue };
-        let Some(bytes) = reader.sidecar(&sidecar, &sidecar_url).await? else { continue };
+        let Some(bytes) = reader.sidecar(&sidecar, &sidecar_url, most).await? else { continue };
         let text = String::from_utf8_lossy(&bytes);
         let entries = if kind == "noaa" {
             parse_noaa_idx(&text, &sidecar_url, size)?
