@@ -54,9 +54,14 @@
 //! read); the data's fill value is NaN (kerchunk's `null` reads
 //! uninitialised memory where no message is); `time` and `step` are 1-D,
 //! `valid_time` 2-D. A local parameter no table names is called
-//! `var{discipline}_{category}_{number}`. Not yet: GRIB1, reduced and
-//! Gaussian grids, the other product templates (each left out and named in
-//! [`Scan::skipped`]), `.idx` sidecars, and combining several files.
+//! `var{discipline}_{category}_{number}`. An inventory beside the file
+//! (NOAA's `FILE.idx`, ECMWF's `.index`) says where the messages are, so
+//! that every header is fetched at once rather than one message after the
+//! other (each listed message checked against the file;
+//! [`ScanOptions::with_grib_inventory`]). [`combine_grib`] makes several GRIB
+//! files one tree by their messages' own coordinates. Not yet: GRIB1,
+//! reduced and Gaussian grids, alternating row scanning, the other product
+//! templates (each left out and named in [`Scan::skipped`]).
 //!
 //! HDF5 in detail: superblocks 0 to 3; object headers 1 and 2; old-style
 //! (symbol table) and new-style (compact and dense link) groups; compact,
