@@ -154,7 +154,8 @@ pub(crate) async fn scan(
     url: &str,
     options: &ScanOptions,
 ) -> Result<(ReferenceSet, Vec<Skipped>), ScanError> {
-    let listed = if options.grib_inventory { inventory::beside(reader, url, options.max_header_bytes).await? } else { None };
+    let listed =
+        if options.grib_inventory { inventory::beside(reader, url, options.max_header_bytes).await? } else { None };
     let (messages, prefixes) = match &listed {
         Some((inventory, entries)) => from_inventory(reader, url, (inventory, entries)).await?,
         None => (locate(reader, url, options).await?, Vec::new()),
