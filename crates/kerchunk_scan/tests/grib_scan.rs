@@ -296,3 +296,43 @@ fn a_forecast_runs_files_make_the_tree_of_one_file() {
     let error = kerchunk_scan::combine_grib(&[("other.json".into(), ReferenceSet::default())]).unwrap_err();
     assert!(error.to_string().contains("other.json"), "{error}");
 }
+
+/// cfgrib's real GRIB2 files (`tests/codecs/grib/real`): every attribute of each data variable
+/// is kerchunk's `scan_grib`'s for that message, but for the dimensions (ours have time and step).
+#[test]
+fn real_files_have_kerchunks_attributes() {
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib/real");
+    let mut compared = 0;
+    for (file, messages) in [("regular_ll_msl.grib", 1), ("step_60m.grib", 73), ("t_on_different_level_types.grib", 2)]
+    {
+        let ours = scan_in(&real, file, &ScanOptions::default()).unwrap().references;
+        let stem = file.trim_end_matches(".grib");
+        for n in 0..messages {
+            let theirs = json(&real.join(format!("{stem}.{n}.kerchunk.json")));
+            let refs = theirs["refs"].as_object().unwrap();
+            let global: Value = serde_json::from_str(refs[".zattrs"].as_str().unwrap()).unwrap();
+            if global["GRIB_edition"] != 2 {
+                continue;
+            }
+            for (key, value) in refs {
+                let Some(variable) = key.strip_suffix("/.zattrs") else { continue };
+                let mut expected: serde_json::Map<String, Value> =
+                    serde_json::from_str(value.as_str().unwrap()).unwrap();
+                if !expected.contains_key("GRIB_paramId") {
+                    continue;
+                }
+                expected.remove("_ARRAY_DIMENSIONS");
+                let group = format!(
+                    "{variable}/{}/{}",
+                    expected["GRIB_stepType"].as_str().unwrap(),
+                    expected["GRIB_typeOfLevel"].as_str().unwrap()
+                );
+                let mut got = text(&ours, &format!("{group}/{variable}/.zattrs"));
+                got.as_object_mut().unwrap().remove("_ARRAY_DIMENSIONS");
+                assert_eq!(got, Value::Object(expected), "{file}: message {n}");
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 75);
+}
