@@ -42,7 +42,7 @@ pub(crate) trait Keys {
 /// One code table: each code's abbreviation and description.
 pub(crate) type CodeTable = HashMap<u32, (&'static str, &'static str)>;
 
-/// One concept file: its block of `concepts.txt`, read when first needed.
+/// One concept file: its block of the inflated `concepts.txt.gz`, read when first needed.
 struct Concept {
     text: &'static str,
     parsed: OnceLock<Entries>,
@@ -79,20 +79,32 @@ fn parameter(conditions: &[Condition]) -> Option<(i64, i64, i64)> {
     Some((get("discipline")?, get("parameterCategory")?, get("parameterNumber")?))
 }
 
-static CONCEPTS: &str = include_str!("tables/concepts.txt");
 static CODES: &str = include_str!("tables/codes.txt");
+
+/// `concepts.txt.gz` inflated, once: 2 MB of text kept compressed in the crate (0.4 MB).
+static CONCEPTS: LazyLock<String> = LazyLock::new(|| {
+    let mut text = String::new();
+    let mut inflater = flate2::read::GzDecoder::new(&include_bytes!("tables/concepts.txt.gz")[..]);
+    // make.py wrote it; a failure here is this crate's bug, and leaves the tables empty (every
+    // parameter unnamed) rather than stopping a scan.
+    if std::io::Read::read_to_string(&mut inflater, &mut text).is_err() {
+        text.clear();
+    }
+    text
+});
 
 /// The tables are written by make.py and read once; a line make.py did not
 /// write is a bug in this crate, not in a user's file, so it is skipped.
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    let text: &'static str = CONCEPTS.as_str();
     let mut conditions = Vec::new();
     let mut concepts: HashMap<&'static str, Concept> = HashMap::new();
-    let mut lines = CONCEPTS.lines().filter(|l| !l.starts_with('#') && *l != "%conditions").peekable();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#') && *l != "%conditions").peekable();
     while let Some(line) = lines.next_if(|l| !l.starts_with('@')) {
         conditions.push(line.split(';').filter(|c| !c.is_empty()).filter_map(condition).collect());
     }
     // Each file's block is kept as text and read when a message first needs it.
-    let rest = lines.next().map_or("", |first| &CONCEPTS[CONCEPTS.find(first).unwrap_or(CONCEPTS.len())..]);
+    let rest = lines.next().map_or("", |first| &text[text.find(first).unwrap_or(text.len())..]);
     for block in rest.split('@').filter(|b| !b.is_empty()) {
         let (path, entries) = block.split_once('\n').unwrap_or((block, ""));
         concepts.insert(path, Concept { text: entries, parsed: OnceLock::new() });

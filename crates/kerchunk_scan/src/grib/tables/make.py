@@ -2,7 +2,7 @@
 """Writes the eccodes tables the GRIB scanner names parameters, levels and grids with.
 
     pip install eccodeslib==2.50.0.33
-    python3 make.py            # writes concepts.txt and codes.txt beside this file
+    python3 make.py            # writes concepts.txt.gz and codes.txt beside this file
 
 Reads eccodes' definition files (Apache-2.0, (C) ECMWF) out of the library's
 built-in file system with its own `codes_export_resource`, so the tables are
@@ -10,7 +10,12 @@ those of the eccodes kerchunk and cfgrib read with, and nothing is parsed
 from eccodes' code. Only data is kept: each concept's values and their
 conditions, and a few code tables' abbreviations and descriptions.
 
-concepts.txt: first every distinct set of conditions, numbered from 0 in
+Only the files the scanner can select are kept: the WMO's (current, pre-MTG2 `.lte33` and
+`.legacy`) and each centre's own local concepts (a directory named by a centre's abbreviation).
+eccodes selects the others (`.chemsplit`, and datasets such as `era6` or `destine`) by MARS keys
+the scanner does not read.
+
+concepts.txt.gz (gzip, no timestamp; `zcat` shows it): first every distinct set of conditions, numbered from 0 in
 order, then one block per concept file, its entries in eccodes' order (order
 decides ties), each a value and the number of its conditions:
 
@@ -30,6 +35,7 @@ import sys
 import tempfile
 
 import eccodeslib
+import gzip
 
 HERE = pathlib.Path(__file__).resolve().parent
 LIB = pathlib.Path(eccodeslib.__file__).parent
@@ -88,25 +94,34 @@ def table_lines(text):
             yield f"{parts[0]}|{parts[1]}|{description.strip()}"
 
 
+def centre_abbreviations(paths):
+    """The abbreviations of code table C-11 (the centres), which name the centres' local concepts."""
+    return {line.split("|")[1] for line in table_lines(export("common/c-11.table")) if "|" in line}
+
+
 def main():
     paths = memfs_paths()
     version = eccodeslib.__version__ if hasattr(eccodeslib, "__version__") else "?"
     header = (
         f"# eccodes {version}'s definitions (Apache-2.0, (C) ECMWF), written by make.py; do not edit\n"
     )
+    centres = centre_abbreviations(paths)
     pool, blocks = {}, []
     for path in paths:
-        if CONCEPT_FILE.match(path):
-            blocks.append(f"@{path}")
-            for line in concept_lines(export(path)):
-                value, conditions = line.split("|", 1)
-                number = pool.setdefault(conditions, len(pool))
-                blocks.append(f"{value}|{number}")
-    with open(HERE / "concepts.txt", "w") as out:
-        out.write(header)
-        out.write("%conditions\n")
-        out.writelines(conditions + "\n" for conditions in pool)
-        out.writelines(line + "\n" for line in blocks)
+        match = CONCEPT_FILE.match(path)
+        if not match or match.group(3) == ".chemsplit":
+            continue
+        local = match.group(1)
+        if local and local.split("/")[1] not in centres:
+            continue
+        blocks.append(f"@{path}")
+        for line in concept_lines(export(path)):
+            value, conditions = line.split("|", 1)
+            number = pool.setdefault(conditions, len(pool))
+            blocks.append(f"{value}|{number}")
+    text = header + "%conditions\n" + "".join(c + "\n" for c in pool) + "".join(b + "\n" for b in blocks)
+    with open(HERE / "concepts.txt.gz", "wb") as out:
+        out.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))
     with open(HERE / "codes.txt", "w") as out:
         out.write(header)
         for path in paths:
