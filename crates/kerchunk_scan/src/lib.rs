@@ -92,10 +92,10 @@
 //! - an array held decoded (a filter zarr lacks, under the threshold) is one
 //!   chunk and keeps its fill value (kerchunk uses the HDF5 chunks and a null
 //!   fill);
-//! - soft links in dense or old-style groups are not told apart from hard
-//!   ones: an object is named by the first path in name order either way
-//!   (kerchunk follows hard links only; soft links in compact groups are
-//!   left out here too).
+//! - datasets reached through other hard links and through soft links are
+//!   written under each name, as kerchunk's
+//!   `translate(preserve_linked_dsets=True)` writes them (its default leaves
+//!   them out); soft links to groups and external links are not followed.
 //!
 //! Where the references differ from kerchunk's on purpose:
 //! - numeric attributes are JSON numbers (kerchunk writes numpy's text of

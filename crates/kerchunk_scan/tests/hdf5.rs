@@ -518,3 +518,49 @@ fn daily_files_combine_as_multizarrtozarr_does() {
         assert_eq!(bytes.into_fixed().unwrap().into_owned(), truth, "{name}");
     }
 }
+
+/// kerchunk's own linked file (`air_linked.nc`): `lat` and `time` with hard links (`lat_hard`,
+/// `time_hard`) and soft links (`lat_soft`, `time_soft`) beside them. The linked datasets are
+/// written under each name, with kerchunk's keys, ranges and metadata
+/// (`translate(preserve_linked_dsets=True)`).
+#[test]
+fn linked_datasets_are_written_under_each_name() {
+    let file = "air_linked.nc";
+    let text = std::fs::read(folder().join(format!("{file}.kerchunk.json"))).unwrap();
+    let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+    let ours = scan_file(file, &ScanOptions::default().with_inline_threshold(0)).unwrap().references;
+    let keys = |set: &ReferenceSet| -> BTreeSet<String> { set.iter().map(|(k, _)| k.into_owned()).collect() };
+    assert_eq!(keys(&ours), keys(&theirs));
+    for name in ["lat_hard", "lat_soft", "time_hard", "time_soft"] {
+        assert!(ours.get(&format!("{name}/.zarray")).is_some(), "{name}");
+    }
+    for (key, reference) in theirs.iter() {
+        match (ours.get(&key).unwrap(), reference) {
+            (Reference::Range { offset, length, .. }, Reference::Range { offset: o, length: l, .. }) => {
+                assert_eq!((offset, length), (o, l), "{key}");
+            }
+            (Reference::Inline(ours), Reference::Inline(theirs))
+                if key.ends_with(".zarray") || key.ends_with(".zattrs") =>
+            {
+                // `f4` attributes: ours in their shortest form, kerchunk's as the f64 of the f32.
+                assert_eq!(as_f32(json(ours)), as_f32(json(theirs)), "{key}");
+            }
+            (ours, theirs) => assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{key}"),
+        }
+    }
+}
+
+/// `value` with every number that is no integer rounded to f32, to compare float attributes
+/// written at two widths.
+fn as_f32(value: Value) -> Value {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            #[expect(clippy::cast_possible_truncation, reason = "the point: both sides as f32")]
+            let rounded = n.as_f64().unwrap() as f32;
+            serde_json::json!(rounded)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(as_f32).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, as_f32(v))).collect()),
+        other => other,
+    }
+}

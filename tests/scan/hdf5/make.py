@@ -6,16 +6,23 @@ Run from the repository root with h5py 3.16 (HDF5 2.0), hdf5plugin 7.1,
 netCDF4 1.7.5, kerchunk 0.2.10 and zarr 3.1 installed (any virtualenv; not
 needed by the tests themselves):
 
-    python tests/scan/hdf5/make.py
+    python tests/scan/hdf5/make.py              # every file made again
+    python tests/scan/hdf5/make.py references   # only kerchunk's references, of the files as they are
+
+air_linked.nc is kerchunk's own test file (fsspec/kerchunk, tests/air_linked.nc, MIT): a NetCDF-4
+file whose lat and time have hard links (lat_hard, time_hard) and soft links (lat_soft,
+time_soft) beside them. It is copied, not made.
 
 For each FILE it writes FILE.kerchunk.json (kerchunk's SingleHdf5ToZarr with
-inline_threshold=0; datasets kerchunk skips are absent there) and, for every
+inline_threshold=0 and preserve_linked_dsets=True, so datasets reached through
+hard and soft links are there too; datasets kerchunk skips are absent) and, for every
 dataset, FILE.<path>.npy (its values as h5py reads them, little-endian, with
 "/" in the path written "~"), or FILE.<path>.json for variable-length
 strings.
 """
 import json
 import pathlib
+import sys
 import warnings
 
 import h5py
@@ -234,19 +241,26 @@ KERCHUNK_HANGS_ON = {"vlen_strings", "strs", "compound"}
 
 
 def kerchunk_refs(path):
+    """kerchunk's references, with the datasets reached through hard and soft links
+    (`preserve_linked_dsets`), which the scanner writes by default."""
     from kerchunk.hdf import SingleHdf5ToZarr
-    visititems = h5py.Group.visititems
+    visititems, visititems_links = h5py.Group.visititems, h5py.Group.visititems_links
 
     def without_hangs(self, callback):
         return visititems(self, lambda name, obj: None if name in KERCHUNK_HANGS_ON else callback(name, obj))
 
-    h5py.Group.visititems = without_hangs
+    def links_without_hangs(self, callback):
+        return visititems_links(self, lambda name, link: None if name in KERCHUNK_HANGS_ON else callback(name, link))
+
+    h5py.Group.visititems, h5py.Group.visititems_links = without_hangs, links_without_hangs
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            refs = SingleHdf5ToZarr(str(path), url=path.name, inline_threshold=0).translate()
+            refs = SingleHdf5ToZarr(str(path), url=path.name, inline_threshold=0).translate(
+                preserve_linked_dsets=True
+            )
     finally:
-        h5py.Group.visititems = visititems
+        h5py.Group.visititems, h5py.Group.visititems_links = visititems, visititems_links
     (HERE / f"{path.name}.kerchunk.json").write_text(json.dumps(refs, indent=0, sort_keys=True))
 
 
@@ -269,6 +283,14 @@ def kerchunk_subchunks():
 
 
 def main():
+    if sys.argv[1:] == ["references"]:
+        # kerchunk's references again, for the files as they are (h5py writes times into a
+        # file, so making the files again moves every offset).
+        for path in [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc", HERE / "superblock_v1.h5",
+                     HERE / "filter_masks.h5", HERE / "air_linked.nc"]:
+            kerchunk_refs(path)
+        kerchunk_subchunks()
+        return
     for old in list(HERE.glob("*.npy")) + list(HERE.glob("*.json")):
         old.unlink()
     files = [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc", HERE / "superblock_v1.h5",
@@ -279,6 +301,7 @@ def main():
     superblock_v1_file(files[3])
     filter_masks_file(files[4])
     series(HERE)
+    files.append(HERE / "air_linked.nc")
     for path in files:
         truth(path)
         try:

@@ -40,7 +40,11 @@ pub(crate) fn scan(
     let file = Hdf5File::from_storage_with_options(dyn_storage, OpenOptions::default()).map_err(fail)?;
     let root = file.root_group().map_err(fail)?;
     let objects = walk(&file, &root).map_err(fail)?;
-    let paths: HashMap<u64, String> = objects.iter().map(|(path, object)| (object.address(), path.clone())).collect();
+    // An object's name is the first path that reaches it (a linked dataset's other names come later).
+    let mut paths: HashMap<u64, String> = HashMap::with_capacity(objects.len());
+    for (path, object) in &objects {
+        paths.entry(object.address()).or_insert_with(|| path.clone());
+    }
 
     let mut scanner = Scanner {
         file: &file,
@@ -94,9 +98,11 @@ impl Object {
     }
 }
 
-/// Every object under `root`, each once, named by the first path that
-/// reaches it, as HDF5's `H5Ovisit` (and so kerchunk) lists them: depth
-/// first, children in byte order of their names, through hard links only.
+/// Every object under `root`, named by the first path that reaches it, as
+/// HDF5's `H5Ovisit` (and so kerchunk) lists them: depth first, children in
+/// byte order of their names. A dataset reached again, through another hard
+/// link or a soft one, is listed under that name too, as kerchunk's
+/// `translate(preserve_linked_dsets=True)` lists it; a group is walked once.
 fn walk(file: &Hdf5File, root: &Group) -> hdf5_reader::error::Result<Vec<(String, Object)>> {
     let mut seen = HashSet::from([root.address()]);
     let mut out = Vec::new();
@@ -105,6 +111,9 @@ fn walk(file: &Hdf5File, root: &Group) -> hdf5_reader::error::Result<Vec<(String
     stack.reverse();
     while let Some((path, object)) = stack.pop() {
         if !seen.insert(object.address()) {
+            if matches!(object, Object::Dataset(_)) {
+                out.push((path, object));
+            }
             continue;
         }
         if let Object::Group(group) = &object {
@@ -117,26 +126,30 @@ fn walk(file: &Hdf5File, root: &Group) -> hdf5_reader::error::Result<Vec<(String
     Ok(out)
 }
 
-/// The members of `group`, sorted by name, without those its link messages
-/// say are soft or external links (kerchunk follows neither).
+/// The members of `group`, sorted by name: through hard links, and through
+/// soft links to datasets (kerchunk's `preserve_linked_dsets`); not through
+/// soft links to groups (HDF5's link walk does not follow them) nor external
+/// links (another file).
 fn children(file: &Hdf5File, group: &Group, prefix: &str) -> hdf5_reader::error::Result<Vec<(String, Object)>> {
+    use hdf5_reader::messages::link::LinkTarget;
     let header = file.get_or_parse_header(group.address())?;
-    let not_hard: HashSet<&str> = header
-        .messages
-        .iter()
-        .filter_map(|message| match message {
-            HdfMessage::Link(link) if !matches!(link.target, hdf5_reader::messages::link::LinkTarget::Hard { .. }) => {
-                Some(link.name.as_str())
-            }
-            _ => None,
-        })
-        .collect();
+    let (mut soft, mut external) = (HashSet::new(), HashSet::new());
+    for message in &header.messages {
+        if let HdfMessage::Link(link) = message {
+            match link.target {
+                LinkTarget::Soft { .. } => soft.insert(link.name.as_str()),
+                LinkTarget::External { .. } => external.insert(link.name.as_str()),
+                LinkTarget::Hard { .. } => false,
+            };
+        }
+    }
     let (groups, datasets) = group.members()?;
     let mut out: Vec<(String, Object)> = groups
         .into_iter()
         .map(|g| (g.name().to_owned(), Object::Group(g)))
+        .filter(|(name, _)| !soft.contains(name.as_str()))
         .chain(datasets.into_iter().map(|d| (d.name().to_owned(), Object::Dataset(Box::new(d)))))
-        .filter(|(name, _)| !not_hard.contains(name.as_str()))
+        .filter(|(name, _)| !external.contains(name.as_str()))
         .collect();
     out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     for (name, _) in &mut out {
