@@ -564,3 +564,39 @@ fn as_f32(value: Value) -> Value {
         other => other,
     }
 }
+
+/// Small arrays of filters outside HDF5 (h5py's LZF, hdf5plugin's LZ4 and bitshuffle, with and
+/// without LZ4) are held decoded, each h5py's values; a large one is left out, named. Under
+/// kerchunk's threshold for `inline_threshold=0` (100 bytes), the same arrays as kerchunk's,
+/// byte for byte.
+#[test]
+fn small_arrays_of_plugin_filters_are_held_decoded() {
+    let file = "plugin_filters.h5";
+    let scan = scan_file(file, &ScanOptions::default().with_inline_threshold(500)).unwrap();
+    let names = ["lzf_i4", "lzf_f8", "lz4_i4", "lz4_u1", "bitshuffle_i4", "bitshuffle_lz4_i2", "bitshuffle_lz4_f4"];
+    for name in names {
+        let (shape, truth) = npy(&folder().join(format!("{file}.{name}.npy")));
+        let key = format!("{name}/{}", vec!["0"; shape.len()].join("."));
+        match scan.references.get(&key) {
+            Some(Reference::Inline(bytes)) => assert_eq!(bytes, &truth[..], "{name}"),
+            other => panic!("{name}: {other:?}; skipped: {:?}", scan.skipped),
+        }
+    }
+    let large: Vec<&str> = scan.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(large, ["large_lz4"], "{:?}", scan.skipped);
+
+    let text = std::fs::read(folder().join(format!("{file}.kerchunk.json"))).unwrap();
+    let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
+    let ours = scan_file(file, &ScanOptions::default().with_inline_threshold(0)).unwrap().references;
+    for (key, reference) in theirs.iter() {
+        match (ours.get(&key), reference) {
+            (Some(Reference::Inline(ours)), Reference::Inline(theirs))
+                if key.ends_with("/0") || key.ends_with("/0.0") =>
+            {
+                assert_eq!(ours, theirs, "{key}");
+            }
+            (Some(_), _) => {}
+            (None, _) => panic!("kerchunk's {key} is not ours"),
+        }
+    }
+}

@@ -8,6 +8,7 @@ needed by the tests themselves):
 
     python tests/scan/hdf5/make.py              # every file made again
     python tests/scan/hdf5/make.py references   # only kerchunk's references, of the files as they are
+    python tests/scan/hdf5/make.py plugins      # only plugin_filters.h5 (lzf, LZ4, bitshuffle) and its truth
 
 air_linked.nc is kerchunk's own test file (fsspec/kerchunk, tests/air_linked.nc, MIT): a NetCDF-4
 file whose lat and time have hard links (lat_hard, time_hard) and soft links (lat_soft,
@@ -210,6 +211,22 @@ def series(folder):
     np.save(folder / "series.temp.npy", np.concatenate(temps))
 
 
+def plugin_filters_file(path):
+    """Datasets compressed by filters outside HDF5 (h5py's lzf, hdf5plugin's LZ4 and
+    bitshuffle): small ones, which kerchunk holds decoded, and one too large to hold."""
+    rng = np.random.default_rng(7)
+    smooth = np.cumsum(rng.integers(-3, 4, size=(6, 7)), axis=1).astype("i4")
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("lzf_i4", data=np.repeat(np.arange(20, dtype="i4"), 3), chunks=(30,), compression="lzf")
+        f.create_dataset("lzf_f8", data=np.tile(np.linspace(0, 1, 4), 5).reshape(4, 5), chunks=(2, 5), compression="lzf")
+        f.create_dataset("lz4_i4", data=smooth, chunks=(3, 7), **hdf5plugin.LZ4())
+        f.create_dataset("lz4_u1", data=np.repeat(np.arange(10, dtype="u1"), 4), chunks=(40,), **hdf5plugin.LZ4(nbytes=16))
+        f.create_dataset("bitshuffle_i4", data=smooth, chunks=(6, 7), **hdf5plugin.Bitshuffle(cname="none"))
+        f.create_dataset("bitshuffle_lz4_i2", data=np.arange(45, dtype="i2").reshape(9, 5), chunks=(9, 5), **hdf5plugin.Bitshuffle(cname="lz4"))
+        f.create_dataset("bitshuffle_lz4_f4", data=np.linspace(-1, 1, 20, dtype="f4"), chunks=(20,), **hdf5plugin.Bitshuffle(cname="lz4"))
+        f.create_dataset("large_lz4", data=np.arange(4000, dtype="f8"), chunks=(1000,), **hdf5plugin.LZ4())
+
+
 def truth(path):
     """Every dataset's values as h5py reads them."""
     with h5py.File(path, "r") as f:
@@ -283,11 +300,18 @@ def kerchunk_subchunks():
 
 
 def main():
+    if sys.argv[1:] == ["plugins"]:
+        # The plugin filters' file alone, with its truth and kerchunk's references.
+        path = HERE / "plugin_filters.h5"
+        plugin_filters_file(path)
+        truth(path)
+        kerchunk_refs(path)
+        return
     if sys.argv[1:] == ["references"]:
         # kerchunk's references again, for the files as they are (h5py writes times into a
         # file, so making the files again moves every offset).
         for path in [HERE / "earliest.h5", HERE / "latest.h5", HERE / "netcdf4.nc", HERE / "superblock_v1.h5",
-                     HERE / "filter_masks.h5", HERE / "air_linked.nc"]:
+                     HERE / "filter_masks.h5", HERE / "air_linked.nc", HERE / "plugin_filters.h5"]:
             kerchunk_refs(path)
         kerchunk_subchunks()
         return
@@ -301,7 +325,8 @@ def main():
     superblock_v1_file(files[3])
     filter_masks_file(files[4])
     series(HERE)
-    files.append(HERE / "air_linked.nc")
+    plugin_filters_file(HERE / "plugin_filters.h5")
+    files += [HERE / "air_linked.nc", HERE / "plugin_filters.h5"]
     for path in files:
         truth(path)
         try:

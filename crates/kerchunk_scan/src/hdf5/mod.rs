@@ -7,6 +7,7 @@
 mod attrs;
 mod dtype;
 mod layout;
+mod plugins;
 pub(crate) mod storage;
 
 use std::collections::{HashMap, HashSet};
@@ -37,7 +38,8 @@ pub(crate) fn scan(
 ) -> Result<(ReferenceSet, Vec<Skipped>), ScanError> {
     let fail = |source| storage.take_failure().unwrap_or_else(|| ScanError::Hdf5 { url: url.to_owned(), source });
     let dyn_storage: hdf5_reader::storage::DynStorage = storage.clone();
-    let file = Hdf5File::from_storage_with_options(dyn_storage, OpenOptions::default()).map_err(fail)?;
+    let open = OpenOptions { filter_registry: Some(plugins::registry()), ..OpenOptions::default() };
+    let file = Hdf5File::from_storage_with_options(dyn_storage, open).map_err(fail)?;
     let root = file.root_group().map_err(fail)?;
     let objects = walk(&file, &root).map_err(fail)?;
     // An object's name is the first path that reaches it (a linked dataset's other names come later).
