@@ -35,7 +35,7 @@
 //! | NetCDF-3 CDF-5 (64-bit data) | yes | kerchunk cannot read it |
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
 //! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.8, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
-//! | GRIB1 | not yet: its messages are found ([`grib_messages`]) and left out, named | kerchunk mis-splits GRIB1 and hangs on bytes after the last message |
+//! | GRIB1 ([`scan_grib`]) | time range indicators 0, 1, 2–5 and 10 on regular latitude/longitude grids; others left out, named | kerchunk mis-splits GRIB1 (one bogus reference) and hangs on bytes after the last message |
 //!
 //! GRIB2 in detail: each message's sections 1 to 5 are read (one read per
 //! message header, with the reader's blocks), never its data. Names,
@@ -59,9 +59,11 @@
 //! that every header is fetched at once rather than one message after the
 //! other (each listed message checked against the file;
 //! [`ScanOptions::with_grib_inventory`]). [`combine_grib`] makes several GRIB
-//! files one tree by their messages' own coordinates. Not yet: GRIB1,
-//! reduced and Gaussian grids, alternating row scanning, the other product
-//! templates (each left out and named in [`Scan::skipped`]).
+//! files one tree by their messages' own coordinates. GRIB1 messages are
+//! named from eccodes' GRIB1 tables the same way. Not yet: reduced and
+//! Gaussian grids, alternating row scanning, the other GRIB2 product
+//! templates, GRIB1's monthly means and projected grids (each left out and
+//! named in [`Scan::skipped`]).
 //!
 //! HDF5 in detail: superblocks 0 to 3; object headers 1 and 2; old-style
 //! (symbol table) and new-style (compact and dense link) groups; compact,

@@ -51,8 +51,8 @@ pub(crate) fn projected(grid_type: &str) -> bool {
 /// A concept's files, local first, for the chain eccodes evaluates: the
 /// centre's local concepts and the WMO's, then ECMWF's and the WMO's, then
 /// the legacy ones.
-fn chain(concept: &str, centre: &str, suffix: &str) -> Vec<Vec<String>> {
-    let file = |dir: &str, suffix: &str| format!("grib2/{dir}{concept}{suffix}.def");
+fn chain(edition: u8, concept: &str, centre: &str, suffix: &str) -> Vec<Vec<String>> {
+    let file = |dir: &str, suffix: &str| format!("grib{edition}/{dir}{concept}{suffix}.def");
     let local = |name: &str| format!("localConcepts/{name}/");
     vec![
         vec![file(&local(centre), suffix), file("", suffix)],
@@ -61,19 +61,19 @@ fn chain(concept: &str, centre: &str, suffix: &str) -> Vec<Vec<String>> {
     ]
 }
 
-fn concept(concept: &str, centre: &str, suffix: &str, keys: &MessageKeys) -> Option<&'static str> {
-    chain(concept, centre, suffix).iter().find_map(|files| tables::evaluate(files, keys))
+fn concept(edition: u8, concept: &str, centre: &str, suffix: &str, keys: &impl Keys) -> Option<&'static str> {
+    chain(edition, concept, centre, suffix).iter().find_map(|files| tables::evaluate(files, keys))
 }
 
 /// A code's abbreviation and description in `table`.
-fn code(table: &str, value: i64) -> Option<(&'static str, &'static str)> {
+pub(crate) fn code(table: &str, value: i64) -> Option<(&'static str, &'static str)> {
     let table = tables::code_table(table)?;
     table.get(&u32::try_from(value).ok()?).copied()
 }
 
 /// A code's title, as eccodes reads a code table's line: the text up to its
 /// last opening parenthesis (what follows is its units).
-fn title(description: &str) -> &str {
+pub(crate) fn title(description: &str) -> &str {
     description.rfind('(').map_or(description, |at| &description[..at]).trim_end()
 }
 
@@ -156,7 +156,7 @@ fn step_unit(keys: &MessageKeys) -> i64 {
 }
 
 /// Seconds since 1970 of a proleptic Gregorian date and time.
-fn epoch_seconds(year: i64, month: i64, day: i64, hour: i64, minute: i64) -> Result<i64, String> {
+pub(crate) fn epoch_seconds(year: i64, month: i64, day: i64, hour: i64, minute: i64) -> Result<i64, String> {
     let date = chrono::NaiveDate::from_ymd_opt(
         i32::try_from(year).unwrap_or(0),
         u32::try_from(month).unwrap_or(0),
@@ -180,16 +180,17 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
 
 /// What eccodes' tables call a message's parameter and level.
 #[derive(Clone)]
-struct Names {
-    param_id: &'static str,
-    short_name: &'static str,
-    name: &'static str,
-    units: &'static str,
-    cf_name: &'static str,
-    cf_var_name: String,
-    type_of_level: &'static str,
-    /// The variable: `cfVarName`, else `shortName`, else `var{discipline}_{category}_{number}`.
-    variable: String,
+pub(crate) struct Names {
+    pub(crate) param_id: &'static str,
+    pub(crate) short_name: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) units: &'static str,
+    pub(crate) cf_name: &'static str,
+    pub(crate) cf_var_name: String,
+    pub(crate) type_of_level: &'static str,
+    /// The variable: `cfVarName`, else `shortName`, else `var{discipline}_{category}_{number}`
+    /// (GRIB1: `var{table2Version}_{indicatorOfParameter}`).
+    pub(crate) variable: String,
 }
 
 /// The names of the messages seen so far, by the values of every key a
@@ -199,32 +200,37 @@ struct Names {
 pub(crate) struct NameCache(HashMap<Vec<Option<Vec<i64>>>, Names>);
 
 impl NameCache {
-    fn names(&mut self, keys: &MessageKeys, centre: &str) -> Names {
+    /// The names of the edition-`edition` message whose keys are `keys`, from centre `centre`.
+    pub(crate) fn names(&mut self, keys: &impl Keys, centre: &str, edition: u8) -> Names {
         let mut identity: Vec<Option<Vec<i64>>> = tables::condition_keys().iter().map(|key| keys.list(key)).collect();
-        identity.push(Some(vec![keys.get("centre").unwrap_or(MISSING), keys.get("subCentre").unwrap_or(MISSING)]));
-        identity.push(Some(vec![keys.get("tablesVersion").unwrap_or(MISSING)]));
+        let get = |key: &str| keys.long(key).unwrap_or(MISSING);
+        identity.push(Some(vec![i64::from(edition), get("centre"), get("subCentre"), get("tablesVersion")]));
         identity.push(keys.text("stepType").map(|s| s.bytes().map(i64::from).collect()));
-        self.0.entry(identity).or_insert_with(|| names(keys, centre)).clone()
+        self.0.entry(identity).or_insert_with(|| names(keys, centre, edition)).clone()
     }
 }
 
-fn names(keys: &MessageKeys, centre: &str) -> Names {
-    let sub_centre = keys.get("subCentre").unwrap_or(0);
-    let tables_version = keys.get("tablesVersion").unwrap_or(0);
-    // eccodes' MTG2 switch: ECMWF's products (centre or sub-centre 98) up to
-    // tables version 33 use the pre-MTG2 concepts; every other centre the current ones.
-    let ecmwf = keys.get("centre") == Some(98) || sub_centre == 98;
-    let suffix = if ecmwf && tables_version <= 33 { ".lte33" } else { "" };
-    let param_id = concept("paramId", centre, suffix, keys).unwrap_or("0");
-    let short_name = concept("shortName", centre, suffix, keys).unwrap_or("unknown");
-    let name = concept("name", centre, suffix, keys).unwrap_or("unknown");
-    let units = concept("units", centre, suffix, keys).unwrap_or("unknown");
-    let cf_name = concept("cfName", centre, "", keys).unwrap_or("unknown");
-    let cf_var_name = tables::evaluate(
-        &[format!("grib2/localConcepts/{centre}/cfVarName.def"), "grib2/cfVarName.def".to_owned()],
-        keys,
-    )
-    .map_or_else(
+fn names(keys: &impl Keys, centre: &str, edition: u8) -> Names {
+    let get = |key: &str| keys.long(key);
+    // eccodes' MTG2 switch: ECMWF's GRIB2 products (centre or sub-centre 98)
+    // up to tables version 33 use the pre-MTG2 concepts; every other centre the current ones.
+    let ecmwf = get("centre") == Some(98) || get("subCentre") == Some(98);
+    let suffix = if edition == 2 && ecmwf && get("tablesVersion").unwrap_or(0) <= 33 { ".lte33" } else { "" };
+    let param_id = concept(edition, "paramId", centre, suffix, keys).unwrap_or("0");
+    let short_name = concept(edition, "shortName", centre, suffix, keys).unwrap_or("unknown");
+    let name = concept(edition, "name", centre, suffix, keys).unwrap_or("unknown");
+    let units = concept(edition, "units", centre, suffix, keys).unwrap_or("unknown");
+    let cf_name = concept(edition, "cfName", centre, "", keys).unwrap_or("unknown");
+    // GRIB2's cfVarName has no ECMWF fallback (eccodes comments it out); GRIB1's has.
+    let cf_var_name = if edition == 2 {
+        tables::evaluate(
+            &[format!("grib2/localConcepts/{centre}/cfVarName.def"), "grib2/cfVarName.def".to_owned()],
+            keys,
+        )
+    } else {
+        concept(edition, "cfVarName", centre, "", keys)
+    };
+    let cf_var_name = cf_var_name.map_or_else(
         || {
             if short_name == "~" || short_name.starts_with(|c: char| c.is_ascii_digit()) {
                 format!("p{param_id}")
@@ -234,16 +240,27 @@ fn names(keys: &MessageKeys, centre: &str) -> Names {
         },
         str::to_owned,
     );
-    let type_of_level = tables::evaluate(
-        &[format!("grib2/localConcepts/{centre}/typeOfLevelConcept.def"), "grib2/typeOfLevelConcept.def".to_owned()],
-        keys,
-    )
+    let type_of_level = if edition == 2 {
+        tables::evaluate(
+            &[
+                format!("grib2/localConcepts/{centre}/typeOfLevelConcept.def"),
+                "grib2/typeOfLevelConcept.def".to_owned(),
+            ],
+            keys,
+        )
+    } else {
+        concept(edition, "typeOfLevel", centre, "", keys)
+    }
     .unwrap_or("unknown");
     let variable = if short_name == "unknown" {
         // No table names it (a centre's local parameter without a local
-        // table here): named by its discipline, category and number.
-        let get = |key: &str| keys.get(key).unwrap_or(MISSING);
-        format!("var{}_{}_{}", get("discipline"), get("parameterCategory"), get("parameterNumber"))
+        // table here): named by the numbers that say what it is.
+        let get = |key: &str| keys.long(key).unwrap_or(MISSING);
+        if edition == 2 {
+            format!("var{}_{}_{}", get("discipline"), get("parameterCategory"), get("parameterNumber"))
+        } else {
+            format!("var{}_{}", get("table2Version"), get("indicatorOfParameter"))
+        }
     } else if matches!(cf_var_name.as_str(), "undef" | "unknown") {
         short_name.to_owned()
     } else {
@@ -264,7 +281,7 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
     let sub_centre = keys.get("subCentre").unwrap_or(0);
     let tables_version = keys.get("tablesVersion").unwrap_or(0);
     let Names { param_id, short_name, name, units, cf_name, cf_var_name, type_of_level, variable } =
-        cache.names(keys, centre);
+        cache.names(keys, centre, 2);
     let grid_type = grid_type(keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING))?;
     let data_type = match keys.get("marsType") {
         Some(mars_type) => code("mars/type.table", mars_type).map(|(abbreviation, _)| abbreviation),
@@ -360,7 +377,7 @@ mod tests {
                 continue;
             };
             let centre = code("common/c-11.table", keys.get("centre").unwrap()).unwrap().0;
-            let n = names(&keys, centre);
+            let n = names(&keys, centre, 2);
             let ours = json!({
                 "paramId": n.param_id.parse::<i64>().unwrap(), "shortName": n.short_name, "name": n.name,
                 "units": n.units, "cfName": n.cf_name, "cfVarName": n.cf_var_name, "typeOfLevel": n.type_of_level,

@@ -1,4 +1,4 @@
-//! GRIB2 files scanned into references: where each message is (from the
+//! GRIB files scanned into references: where each message is (from the
 //! messages' lengths, or an inventory beside the file), what each message
 //! is (its sections 1 to 5 and eccodes' tables, without eccodes), and the
 //! hierarchy kerchunk's `scan_grib` + `grib_tree` make of them.
@@ -9,11 +9,13 @@
 //! | `inventory` | NOAA's `.idx` and ECMWF's `.index` |
 //! | `keys` | a message's keys from its sections |
 //! | `tables` | eccodes' concepts and code tables (`tables/make.py`) |
-//! | `describe` | cfgrib's names, levels, times and attributes of a message |
+//! | `describe` | cfgrib's names, levels, times and attributes of a GRIB2 message |
+//! | `edition1` | the same of a GRIB1 message |
 //! | `tree` | the references: groups, arrays and coordinates |
 
 mod combine;
 mod describe;
+mod edition1;
 mod grid;
 mod inventory;
 mod keys;
@@ -164,15 +166,21 @@ pub(crate) async fn scan(
     let mut skipped = Vec::new();
     let (mut grids, mut names) = (GridCache::new(), describe::NameCache::default());
     for (n, message) in messages.iter().enumerate() {
+        let prefix = prefixes.get(n);
         let described = if message.edition == 2 {
-            let prefix = prefixes.get(n).and_then(|p| Some(p.slice(..header_end(p, message.length)?)));
+            let prefix = prefix.and_then(|p| Some(p.slice(..header_end(p, message.length)?)));
             let bytes = match prefix {
                 Some(bytes) => bytes,
                 None => header(reader, message, url, options).await?,
             };
             describe_message(&bytes, message, url, (&mut grids, &mut names))?
         } else {
-            Err("GRIB edition 1 messages are not scanned into references yet".to_owned())
+            let prefix = prefix.and_then(|p| Some(p.slice(..edition1::header_end(p)?)));
+            let bytes = match prefix {
+                Some(bytes) => bytes,
+                None => header1(reader, message, url, options).await?,
+            };
+            describe_edition1(&bytes, message, url, (&mut grids, &mut names))?
         };
         match described {
             Ok(one) => scanned.push(one),
@@ -191,6 +199,59 @@ pub(crate) async fn scan(
     }
     let references = tree::build(&scanned, &mut skipped);
     Ok((references, skipped))
+}
+
+/// The bytes of GRIB1 `message` from its start to the end of its grid
+/// definition section (2), or of its product definition section (1) where it has none.
+async fn header1(
+    reader: &mut BlockReader<'_>,
+    message: &GribMessage,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<bytes::Bytes, ScanError> {
+    let mut end = 8 + 28;
+    loop {
+        if end > message.length || end > options.max_header_bytes {
+            return Err(message_error(url, message, "its sections before the data run past the message"));
+        }
+        let bytes = reader.read(message.offset..message.offset + end).await?;
+        match edition1::header_end(&bytes) {
+            Some(at) if at as u64 <= end => return Ok(bytes.slice(..at)),
+            Some(at) => end = at as u64,
+            // The grid section's length is past what was read: read up to it.
+            None => end += 3,
+        }
+    }
+}
+
+/// One GRIB1 message described from its header `bytes`, as [`describe_message`].
+fn describe_edition1(
+    bytes: &[u8],
+    message: &GribMessage,
+    url: &str,
+    (grids, names): (&mut GridCache, &mut describe::NameCache),
+) -> Result<Result<tree::Scanned, String>, ScanError> {
+    let keys = match edition1::Keys1::read(bytes) {
+        Ok(keys) => keys,
+        Err(reason) => return Err(message_error(url, message, &reason)),
+    };
+    let (description, grid) = match edition1::describe(keys, names) {
+        Ok(described) => described,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    let known = grids.iter().find(|(section, _)| *section == description.grid).map(|(_, axes)| Arc::clone(axes));
+    let axes = match known {
+        Some(axes) => axes,
+        None => match grid.axes() {
+            Some(axes) => {
+                let axes = Arc::new(axes);
+                grids.push((description.grid.clone(), Arc::clone(&axes)));
+                axes
+            }
+            None => return Ok(Err("a regular grid whose rows and columns are not one axis each".into())),
+        },
+    };
+    Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes: Some(axes) }))
 }
 
 /// One GRIB2 message described from its header `bytes`: `Ok(Err(reason))`

@@ -54,9 +54,9 @@ struct Concept {
 struct Entries {
     /// Each entry's value and the number of its conditions.
     values: Vec<(&'static str, usize)>,
-    /// The entries that condition on this (discipline, category, number), in order.
+    /// The entries that condition on this parameter ([`parameter`]), in order.
     by_parameter: HashMap<(i64, i64, i64), Vec<usize>>,
-    /// The entries that do not condition on all three, in order.
+    /// The entries that name no parameter whole, in order.
     others: Vec<usize>,
 }
 
@@ -68,7 +68,9 @@ struct Tables {
     codes: HashMap<&'static str, CodeTable>,
 }
 
-/// The (discipline, category, number) an entry's conditions ask for, if they ask for all three.
+/// The parameter an entry's conditions ask for, if they name one whole:
+/// GRIB2's (discipline, category, number), or GRIB1's (table version,
+/// parameter, -1).
 fn parameter(conditions: &[Condition]) -> Option<(i64, i64, i64)> {
     let get = |key: &str| {
         conditions.iter().find(|c| c.key == key).and_then(|c| match c.expected {
@@ -76,7 +78,18 @@ fn parameter(conditions: &[Condition]) -> Option<(i64, i64, i64)> {
             _ => None,
         })
     };
-    Some((get("discipline")?, get("parameterCategory")?, get("parameterNumber")?))
+    match (get("discipline"), get("parameterCategory"), get("parameterNumber")) {
+        (Some(d), Some(c), Some(n)) => Some((d, c, n)),
+        _ => Some((get("table2Version")?, get("indicatorOfParameter")?, -1)),
+    }
+}
+
+/// The parameter a message's keys name, in [`parameter`]'s terms.
+fn parameter_of(keys: &impl Keys) -> Option<(i64, i64, i64)> {
+    match (keys.long("discipline"), keys.long("parameterCategory"), keys.long("parameterNumber")) {
+        (Some(d), Some(c), Some(n)) => Some((d, c, n)),
+        _ => Some((keys.long("table2Version")?, keys.long("indicatorOfParameter")?, -1)),
+    }
 }
 
 static CODES: &str = include_str!("tables/codes.txt");
@@ -184,8 +197,7 @@ fn matches(conditions: &[Condition], keys: &impl Keys) -> Option<usize> {
 /// the matching value with the most conditions, the later on a tie.
 pub(crate) fn evaluate(files: &[String], keys: &impl Keys) -> Option<&'static str> {
     let tables = &*TABLES;
-    let parameter =
-        (|| Some((keys.long("discipline")?, keys.long("parameterCategory")?, keys.long("parameterNumber")?)))();
+    let parameter = parameter_of(keys);
     let mut best: Option<(usize, &'static str)> = None;
     let mut candidates: Vec<usize> = Vec::new();
     for file in files {

@@ -44,14 +44,14 @@ fn level_value(key: u64) -> f64 {
 }
 
 /// The unit the steps are counted in: the messages' own (the finest, where
-/// they differ), named as CF names it; a unit of 3, 6 or 12 hours counts hours.
+/// they differ), named as CF names it: the largest of days, hours, minutes
+/// and seconds it is a whole number of (GRIB's 3-hour unit counts hours, its
+/// quarter-hour minutes).
 fn step_unit(unit_seconds: i64) -> (i64, &'static str) {
-    match unit_seconds {
-        1 => (1, "seconds"),
-        60 => (60, "minutes"),
-        86_400 => (86_400, "days"),
-        _ => (3600, "hours"),
-    }
+    [(86_400, "days"), (3600, "hours"), (60, "minutes")]
+        .into_iter()
+        .find(|(seconds, _)| unit_seconds > 0 && unit_seconds % seconds == 0)
+        .unwrap_or((1, "seconds"))
 }
 
 /// cfgrib's attributes of its coordinates.

@@ -10,8 +10,8 @@ those of the eccodes kerchunk and cfgrib read with, and nothing is parsed
 from eccodes' code. Only data is kept: each concept's values and their
 conditions, and a few code tables' abbreviations and descriptions.
 
-Only the files the scanner can select are kept: the WMO's (current, pre-MTG2 `.lte33` and
-`.legacy`) and each centre's own local concepts (a directory named by a centre's abbreviation).
+Only the files the scanner can select are kept, for GRIB2 and GRIB1: the WMO's (GRIB2's
+current, pre-MTG2 `.lte33` and `.legacy`) and each centre's own local concepts (a directory named by a centre's abbreviation).
 eccodes selects the others (`.chemsplit`, and datasets such as `era6` or `destine`) by MARS keys
 the scanner does not read.
 
@@ -40,11 +40,13 @@ import gzip
 HERE = pathlib.Path(__file__).resolve().parent
 LIB = pathlib.Path(eccodeslib.__file__).parent
 EXPORT = LIB / "bin" / "codes_export_resource"
-CONCEPTS = ("paramId", "shortName", "name", "units", "cfName", "cfVarName", "typeOfLevelConcept")
+CONCEPTS = ("paramId", "shortName", "name", "units", "cfName", "cfVarName", "typeOfLevelConcept", "typeOfLevel", "stepType")
 CONCEPT_FILE = re.compile(
-    r"^grib2/(localConcepts/[A-Za-z0-9_]+/)?(" + "|".join(CONCEPTS) + r")(\.lte33|\.legacy|\.chemsplit)?\.def$"
+    r"^grib[12]/(localConcepts/[A-Za-z0-9_]+/)?(" + "|".join(CONCEPTS) + r")(\.lte33|\.legacy|\.chemsplit)?\.def$"
 )
-CODE_TABLE = re.compile(r"^(grib2/tables/[0-9]+/(1\.4|3\.1)\.table|common/c-11\.table|mars/type\.table)$")
+CODE_TABLE = re.compile(
+    r"^(grib2/tables/[0-9]+/(1\.4|3\.1)\.table|grib1/6\.table|common/c-11\.table|mars/type\.table)$"
+)
 
 
 def memfs_paths():
@@ -60,7 +62,8 @@ def export(path):
         return pathlib.Path(out.name).read_text(encoding="utf-8", errors="replace")
 
 
-ENTRY = re.compile(r"'([^']*)'\s*=\s*\{(.*?)\}", re.S)
+# A value is quoted with ' (most files) or " (GRIB1's stepType.def).
+ENTRY = re.compile(r"""(?:'([^']*)'|"([^"]*)")\s*=\s*\{(.*?)\}""", re.S)
 CONDITION = re.compile(r"([A-Za-z_0-9]+)\s*=\s*([^;]+);")
 
 
@@ -78,7 +81,8 @@ def condition_value(text):
 
 def concept_lines(text):
     text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
-    for value, body in ENTRY.findall(text):
+    for single, double, body in ENTRY.findall(text):
+        value = single or double
         conditions = ";".join(f"{k}={condition_value(v)}" for k, v in CONDITION.findall(body))
         if "|" in value or "\n" in value:
             sys.exit(f"a value make.py cannot write: {value!r}")
