@@ -11,7 +11,9 @@
 //! | `tables` | eccodes' concepts and code tables (`tables/make.py`) |
 //! | `describe` | cfgrib's names, levels, times and attributes of a GRIB2 message |
 //! | `edition1` | the same of a GRIB1 message |
+//! | `grid` | a grid's attributes, and a regular grid's latitudes and longitudes |
 //! | `tree` | the references: groups, arrays and coordinates |
+//! | `combine` | several files' trees read back as messages, made one tree |
 
 mod combine;
 mod describe;
