@@ -195,18 +195,37 @@ pub async fn scan_netcdf3(
     netcdf3_from(reader, url, options).await
 }
 
-/// Scans the GRIB2 file at `path` (named `url` in the references) into
-/// references in kerchunk's `grib_tree` hierarchy: a group per variable,
-/// step type and type of level, each variable an array over time, step,
-/// level and ensemble member with one chunk per message, read through the
-/// `grib` codec.
+/// Scans the GRIB file at `path` (GRIB2 or GRIB1; named `url` in the
+/// references) into references in kerchunk's `grib_tree` hierarchy: a group
+/// per variable, step type and type of level, each variable an array over
+/// time, step, level and ensemble member with one chunk per message, read
+/// through the `grib` codec of `zarrs_kerchunk_codecs`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kerchunk_scan::{ScanOptions, scan_grib};
+/// use object_store::{ObjectStore, local::LocalFileSystem, path::Path};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data");
+/// let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder).unwrap());
+/// let file = "hrrr_like.grib2"; // NCEP's tables on a Lambert grid, 15 messages
+/// let scan = scan_grib(&store, &Path::from(file), file, &ScanOptions::default()).await.unwrap();
+/// // Temperature on three pressure levels at two steps: one array, a chunk per message.
+/// let references = scan.references;
+/// assert!(references.get("t/instant/isobaricInhPa/t/.zarray").is_some());
+/// assert!(references.get("t/instant/isobaricInhPa/t/0.1.2.0.0").is_some()); // step 1, 850 hPa
+/// println!("{} references from {} requests", references.len(), scan.stats.requests);
+/// # });
+/// ```
 ///
 /// # Errors
 /// [`ScanError::Read`] if the file cannot be read; [`ScanError::Grib`]
 /// naming the message (by its offset) whose sections are malformed, or, with
 /// [`UnsupportedArrays::Fail`], a message this scanner does not read yet (a
-/// GRIB1 message, a product or grid template not scanned, a step in
-/// months); a file none of whose messages could be scanned.
+/// product or grid template not scanned, a step in months); a file none of
+/// whose messages could be scanned; an inventory beside the file that
+/// disagrees with it.
 pub async fn scan_grib(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
