@@ -21,8 +21,9 @@ cfgrib and kerchunk 0.2.10 (the test virtualenv: python/requirements.txt).
 - run_f0N.grib2: hrrr_like.grib2's messages split by their end step (0, 1 and 2 hours), as a
   forecast run's files are, and run.grib_tree.json kerchunk's grib_tree of the three.
 - names.grib2 / names.json: one small message for every parameter of NCEP's
-  local table and every 20th of the WMO's and ECMWF's (eccodes sets each by
-  its paramId), and the keys eccodes reads back: the truth for the tables.
+  local table, every 20th of the WMO's and ECMWF's, and every one of two
+  time ranges (eccodes sets each by its paramId), and the keys eccodes reads
+  back: the truth for the tables.
 """
 import json
 import pathlib
@@ -166,13 +167,20 @@ def names():
     """One message a parameter, and what eccodes calls it."""
     import re
 
+    import gzip
+
+    text = gzip.open(HERE.parents[2] / "crates/kerchunk_scan/src/grib/tables/concepts.txt.gz", "rt").read()
+    pool = text.split("%conditions\n", 1)[1].split("\n@", 1)[0].splitlines()
+    # Parameters of two time ranges (`typeOfStatisticalProcessing=[102,2]`), which eccodes reads by the last.
+    two_ranges = {n for n, conditions in enumerate(pool) if re.search(r"typeOfStatisticalProcessing=\d+,", conditions)}
     chosen = []
     for centre, table, every in ((7, "grib2/localConcepts/kwbc/paramId.def", 1), (7, "grib2/paramId.def", 20),
                                  (98, "grib2/localConcepts/ecmf/paramId.lte33.def", 20)):
-        text = (HERE.parents[2] / "crates/kerchunk_scan/src/grib/tables/concepts.txt").read_text()
         block = text.split(f"@{table}\n", 1)[1].split("\n@", 1)[0]
-        ids = sorted({int(line.split("|")[0]) for line in block.splitlines() if re.match(r"^\d+\|", line)})
+        entries = [line.split("|") for line in block.splitlines() if re.match(r"^\d+\|", line)]
+        ids = sorted({int(value) for value, _ in entries})
         chosen += [(centre, i) for i in ids[::every]]
+        chosen += sorted({(centre, int(value)) for value, n in entries if int(n) in two_ranges} - set(chosen))
     truth = []
     with open(HERE / "names.grib2", "wb") as out:
         for centre, param_id in chosen:

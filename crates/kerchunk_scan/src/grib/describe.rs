@@ -127,31 +127,47 @@ fn unit_seconds(unit: i64) -> Option<i64> {
     })
 }
 
+/// The time range a statistical product's step ends with, as eccodes' `endStep`
+/// takes it: the one range, or of two the one whose time increment is of
+/// type 2 (successive forecasts); its unit and length. `None` for a product
+/// at a point in time.
+fn statistical_range(keys: &MessageKeys) -> Result<Option<(i64, i64)>, String> {
+    let (Some(units), Some(lengths)) = (keys.values("indicatorOfUnitForTimeRange"), keys.values("lengthOfTimeRange"))
+    else {
+        return Ok(None);
+    };
+    let increments = keys.values("typeOfTimeIncrement").unwrap_or_default();
+    let at = match units.len() {
+        1 => 0,
+        2 => increments
+            .iter()
+            .position(|&t| t == 2)
+            .ok_or("two time ranges, neither of successive forecasts (type of time increment 2)")?,
+        n => return Err(format!("{n} time ranges (eccodes reads one or two)")),
+    };
+    Ok(Some((units[at], lengths.get(at).copied().unwrap_or(0))))
+}
+
 /// The end of the step in seconds: the forecast time, plus the length of
-/// each time range of a statistical product.
+/// the statistical product's time range.
 fn end_step(keys: &MessageKeys) -> Result<i64, String> {
     let unit = keys.get("indicatorOfUnitOfTimeRange").unwrap_or(1);
     let seconds = unit_seconds(unit).ok_or_else(|| {
         format!("a forecast time in units {unit} of code table 4.4 (months, years...) is not scanned")
     })?;
     let mut step = keys.get("forecastTime").unwrap_or(0).saturating_mul(seconds);
-    if let (Some(units), Some(lengths)) = (keys.values("indicatorOfUnitForTimeRange"), keys.values("lengthOfTimeRange"))
-    {
-        // eccodes' endStep adds the first range (the statistical process's own length).
-        if let (Some(&unit), Some(&length)) = (units.first(), lengths.first()) {
-            let seconds = unit_seconds(unit)
-                .ok_or_else(|| format!("a time range in units {unit} of code table 4.4 is not scanned"))?;
-            step = step.saturating_add(length.saturating_mul(seconds));
-        }
+    if let Some((unit, length)) = statistical_range(keys)? {
+        let seconds = unit_seconds(unit)
+            .ok_or_else(|| format!("a time range in units {unit} of code table 4.4 is not scanned"))?;
+        step = step.saturating_add(length.saturating_mul(seconds));
     }
     Ok(step)
 }
 
-/// The finest of the units the forecast time and the first time range are counted in, in seconds.
+/// The finest of the units the forecast time and the step's time range are counted in, in seconds.
 fn step_unit(keys: &MessageKeys) -> i64 {
     let forecast = unit_seconds(keys.get("indicatorOfUnitOfTimeRange").unwrap_or(1)).unwrap_or(3600);
-    let range =
-        keys.values("indicatorOfUnitForTimeRange").and_then(|units| units.first().copied()).and_then(unit_seconds);
+    let range = statistical_range(keys).ok().flatten().and_then(|(unit, _)| unit_seconds(unit));
     range.map_or(forecast, |range| range.min(forecast))
 }
 

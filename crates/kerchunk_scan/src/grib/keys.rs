@@ -268,7 +268,8 @@ impl MessageKeys {
             }
         }
         // eccodes' stepType concept of the statistical templates (one or two ranges).
-        let process = self.lists.get("typeOfStatisticalProcessing").and_then(|l| l.first().copied());
+        // Read as one value, a key of the loop is its last range's (eccodes' accessors by name).
+        let process = self.lists.get("typeOfStatisticalProcessing").and_then(|l| l.last().copied());
         self.step_type = match (ranges, process) {
             (1 | 2, Some(0)) => "avg",
             (1 | 2, Some(1)) => "accum",
@@ -306,8 +307,9 @@ impl Keys for MessageKeys {
     fn long(&self, key: &str) -> Option<i64> {
         match self.longs.get(key) {
             Some(value) => Some(*value),
-            // A key of the statistical loop read as one value: the first range's.
-            None => self.lists.get(key).and_then(|values| values.first().copied()),
+            // A key of the statistical loop read as one value: the last range's, as eccodes
+            // reads a key defined in each pass of a loop (`stepType` of [102, 2] is "max").
+            None => self.lists.get(key).and_then(|values| values.last().copied()),
         }
     }
 
