@@ -286,6 +286,23 @@ fn a_forecast_runs_files_make_the_tree_of_one_file() {
             assert!(found, "kerchunk's {key} ({url}, {offset}, {length}) is not referenced");
         }
     }
+    // An analysis and a forecast (another GRIB_dataType) on one grid combine into one group.
+    let mut relabelled = kerchunk::ReferenceSetBuilder::new();
+    for (key, reference) in scans[1].1.iter() {
+        match reference {
+            Reference::Inline(bytes) if key.ends_with("/.zattrs") => {
+                let text = String::from_utf8(bytes.to_vec())
+                    .unwrap()
+                    .replace("\"GRIB_dataType\":\"af\"", "\"GRIB_dataType\":\"fc\"");
+                relabelled.insert_inline(&key, text.as_bytes());
+            }
+            other => relabelled.insert_reference(&key, other),
+        }
+    }
+    let f00 = scan_in(&folder(), "run_f00.grib2", &ScanOptions::default()).unwrap().references;
+    let inputs = [("run_f00.grib2".to_owned(), f00), ("run_f01.grib2".to_owned(), relabelled.build())];
+    let mixed = kerchunk_scan::combine_grib(&inputs).unwrap();
+    assert!(mixed.skipped.is_empty(), "{:?}", mixed.skipped);
     // The same file twice: the second copy's messages are left out, named.
     let first = || {
         ("run_f00.grib2".to_owned(), scan_in(&folder(), "run_f00.grib2", &ScanOptions::default()).unwrap().references)

@@ -54,6 +54,34 @@ impl<T: Copy> Coordinate<T> {
     }
 }
 
+/// The `GRIB_*` attributes that say where a grid's points are (cfgrib's grid keys, the grid's
+/// type and its number of points).
+const GRID_KEYS: [&str; 23] = [
+    "gridType",
+    "numberOfPoints",
+    "Nx",
+    "Ny",
+    "iDirectionIncrementInDegrees",
+    "jDirectionIncrementInDegrees",
+    "iScansNegatively",
+    "jScansPositively",
+    "jPointsAreConsecutive",
+    "latitudeOfFirstGridPointInDegrees",
+    "longitudeOfFirstGridPointInDegrees",
+    "latitudeOfLastGridPointInDegrees",
+    "longitudeOfLastGridPointInDegrees",
+    "latitudeOfSouthernPoleInDegrees",
+    "longitudeOfSouthernPoleInDegrees",
+    "angleOfRotationInDegrees",
+    "DxInMetres",
+    "DyInMetres",
+    "LaDInDegrees",
+    "LoVInDegrees",
+    "Latin1InDegrees",
+    "Latin2InDegrees",
+    "gridDefinitionDescription",
+];
+
 /// One leaf group (`t2m/instant/heightAboveGround`) of a tree this crate wrote, read back.
 struct Leaf<'a> {
     refs: &'a ReferenceSet,
@@ -134,11 +162,12 @@ fn messages_of(name: &str, refs: &ReferenceSet) -> Result<Vec<Scanned>, String> 
             }
             _ => None,
         };
-        // A projected grid's coordinates are told apart by its grid keys.
+        // A grid is told apart by its grid keys alone (an analysis and a forecast, whose
+        // `GRIB_dataType` differ, are on one grid).
         let grid = serde_json::to_vec(
             &attributes
                 .iter()
-                .filter(|(k, _)| k.starts_with("GRIB_") && !k.contains("Name") && !k.contains("name"))
+                .filter(|(k, _)| k.strip_prefix("GRIB_").is_some_and(|key| GRID_KEYS.contains(&key)))
                 .collect::<BTreeMap<_, _>>(),
         )
         .unwrap_or_default();
