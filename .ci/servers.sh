@@ -66,6 +66,7 @@ http {
         listen 127.0.0.1:8781;
         location /data/ { alias $root/tests/data/; }
         location /norange/ { alias $root/tests/data/; max_ranges 0; }
+        location /scan/ { alias $root/tests/scan/; }
     }
 }
 CONF

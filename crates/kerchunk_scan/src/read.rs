@@ -204,7 +204,9 @@ impl<'a> BlockReader<'a> {
                 self.stats.bytes += bytes.len() as u64;
                 Ok(Some(bytes))
             }
-            Err(object_store::Error::NotFound { .. }) => {
+            // S3 answers 403, not 404, for a missing key to whom may not list the bucket:
+            // either way the scan goes on without the sidecar (and reads the file itself).
+            Err(object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. }) => {
                 self.stats.requests += 1;
                 Ok(None)
             }

@@ -410,3 +410,27 @@ fn grib1_messages_have_kerchunks_attributes_and_eccodes_values() {
         assert!(error.contains(reason), "{file}: {error}");
     }
 }
+
+/// Over HTTP (nginx from `.ci/servers.sh`): a file with NOAA's `.idx` beside it, one with ECMWF's
+/// `.index`, and one with neither (404s for both) give the references they give locally.
+#[test]
+fn over_http_the_references_are_the_local_ones() {
+    let Ok(server) = std::env::var("ZK_NGINX") else {
+        assert!(std::env::var_os("ZK_REQUIRE_SERVERS").is_none(), "ZK_NGINX is not set but ZK_REQUIRE_SERVERS is");
+        eprintln!("ZK_NGINX not set: this test needs `eval \"$(bash .ci/servers.sh start)\"` first; not run");
+        return;
+    };
+    let http: Arc<dyn ObjectStore> = Arc::new(
+        object_store::http::HttpBuilder::new()
+            .with_url(format!("{server}/scan/grib/"))
+            .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
+            .build()
+            .unwrap(),
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for file in ["hrrr_like.grib2", "ecmwf_like.grib2", "gefs_like.grib2"] {
+        let remote = runtime.block_on(scan_grib(&http, &StorePath::from(file), file, &ScanOptions::default())).unwrap();
+        let local = scan_in(&folder(), file, &ScanOptions::default()).unwrap();
+        assert_eq!(sorted(&remote.references), sorted(&local.references), "{file}");
+    }
+}
