@@ -34,7 +34,7 @@
 //! | NetCDF-3 classic (CDF-1), 64-bit offset (CDF-2) | yes | same offsets and lengths |
 //! | NetCDF-3 CDF-5 (64-bit data) | yes | kerchunk cannot read it |
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
-//! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.8, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
+//! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.5, 4.8, 4.9, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
 //! | GRIB1 ([`scan_grib`]) | time range indicators 0, 1, 2–5 and 10 on regular latitude/longitude grids; others left out, named | kerchunk mis-splits GRIB1 (one bogus reference) and hangs on bytes after the last message |
 //!
 //! GRIB2 in detail: each message's sections 1 to 5 are read (one read per
@@ -54,7 +54,10 @@
 //! read); the data's fill value is NaN (kerchunk's `null` reads
 //! uninitialised memory where no message is); `time` and `step` are 1-D,
 //! `valid_time` 2-D. A local parameter no table names is called
-//! `var{discipline}_{category}_{number}`. An inventory beside the file
+//! `var{discipline}_{category}_{number}`. Probability forecasts of one
+//! variable that differ only by their limits (NBM's thresholds) have no
+//! dimension of their own yet: the first is kept, the others named in
+//! [`Scan::skipped`]. An inventory beside the file
 //! (NOAA's `FILE.idx`, ECMWF's `.index`) says where the messages are, so
 //! that every header is fetched at once rather than one message after the
 //! other (each listed message checked against the file;

@@ -3,8 +3,8 @@
 //! when it is valid, and its grid.
 //!
 //! Product definition templates 4.0, 4.1, 4.2, 4.8, 4.11 and 4.12 (every
-//! HRRR, GFS, GEFS and ECMWF open-data field) and the chemical 4.40 to 4.43
-//! (CAMS) are read; another template is an error naming it, because where
+//! HRRR, GFS, GEFS and ECMWF open-data field), the probabilities 4.5 and 4.9
+//! (NBM, ECMWF's ensemble products) and the chemical 4.40 to 4.43 (CAMS) are read; another template is an error naming it, because where
 //! its level and time are is not known.
 
 use std::collections::HashMap;
@@ -176,7 +176,7 @@ impl MessageKeys {
         )?;
         // The chemical templates put a constituent type (2 octets) after the parameter.
         let (shift, chemical) = match template {
-            0 | 1 | 2 | 8 | 11 | 12 => (0, false),
+            0 | 1 | 2 | 5 | 8 | 9 | 11 | 12 => (0, false),
             40..=43 => (2, true),
             other => return Err(format!("product definition template 4.{other} is not scanned yet")),
         };
@@ -229,9 +229,25 @@ impl MessageKeys {
                 )?;
                 next += 2;
             }
+            5 | 9 => {
+                // A probability forecast: which probability, of how many, its type and limits.
+                self.read_into(
+                    s,
+                    &[
+                        ("forecastProbabilityNumber", next, next),
+                        ("totalNumberOfForecastProbabilities", next + 1, next + 1),
+                        ("probabilityType", next + 2, next + 2),
+                    ],
+                )?;
+                self.set("scaleFactorOfLowerLimit", signed(s, next + 3, next + 3)?);
+                self.set("scaledValueOfLowerLimit", signed(s, next + 4, next + 7)?);
+                self.set("scaleFactorOfUpperLimit", signed(s, next + 8, next + 8)?);
+                self.set("scaledValueOfUpperLimit", signed(s, next + 9, next + 12)?);
+                next += 13;
+            }
             _ => {}
         }
-        if matches!(template, 8 | 11 | 12 | 42 | 43) {
+        if matches!(template, 8 | 9 | 11 | 12 | 42 | 43) {
             self.statistics(s, next)?;
         }
         Ok(())
