@@ -55,6 +55,25 @@ pub async fn grib_messages(
     locate(&mut reader, url, options).await
 }
 
+/// A message's length and edition from its first 16 bytes (`indicator`,
+/// starting with `GRIB`), where each edition keeps its length; `None` for
+/// another edition (`GRIB` inside other bytes); an error for a GRIB1
+/// length of ECMWF's large-message convention, which is not read.
+pub(crate) fn indicator_length(indicator: &[u8]) -> Result<Option<(u64, u8)>, String> {
+    let Some(indicator) = indicator.get(..16) else { return Ok(None) };
+    Ok(match indicator[7] {
+        1 => {
+            let length = u64::from_be_bytes([0, 0, 0, 0, 0, indicator[4], indicator[5], indicator[6]]);
+            if length & 0x80_0000 != 0 {
+                return Err("is over 8 MiB (ECMWF's large-message convention), which is not read".into());
+            }
+            Some((length, 1))
+        }
+        2 => Some((u64::from_be_bytes(indicator[8..16].try_into().unwrap_or_default()), 2)),
+        _ => None,
+    })
+}
+
 pub(crate) async fn locate(
     reader: &mut BlockReader<'_>,
     url: &str,
@@ -69,25 +88,14 @@ pub(crate) async fn locate(
             break; // `GRIB` in the last bytes, too close to the end for a message
         }
         let indicator = reader.read(start..start + INDICATOR).await?;
-        let (length, edition) = match indicator[7] {
-            1 => {
-                let length = u64::from_be_bytes([0, 0, 0, 0, 0, indicator[4], indicator[5], indicator[6]]);
-                if length & 0x80_0000 != 0 {
-                    return Err(malformed(
-                        url,
-                        format!(
-                            "the GRIB1 message at byte {start} is over 8 MiB (ECMWF's large-message convention), which is not read"
-                        ),
-                    ));
-                }
-                (length, 1)
-            }
-            2 => (u64::from_be_bytes(indicator[8..16].try_into().unwrap_or_default()), 2),
-            // `GRIB` inside other bytes, not a message: look on past it.
-            _ => {
+        let (length, edition) = match indicator_length(&indicator) {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                // `GRIB` inside other bytes, not a message: look on past it.
                 at = start + 1;
                 continue;
             }
+            Err(reason) => return Err(malformed(url, format!("the GRIB1 message at byte {start} {reason}"))),
         };
         if length < INDICATOR || length > size - start {
             return Err(malformed(

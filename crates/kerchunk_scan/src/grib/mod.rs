@@ -128,10 +128,10 @@ async fn from_inventory(
         if prefix.len() < 16 || &prefix[..4] != b"GRIB" {
             return Err(wrong("no message starts".into()));
         }
-        let (length, edition) = match prefix[7] {
-            1 => (u64::from_be_bytes([0, 0, 0, 0, 0, prefix[4], prefix[5], prefix[6]]), 1),
-            2 => (u64::from_be_bytes(prefix[8..16].try_into().unwrap_or_default()), 2),
-            other => return Err(wrong(format!("a message of GRIB edition {other} starts"))),
+        let (length, edition) = match locate::indicator_length(prefix) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Err(wrong(format!("a message of GRIB edition {} starts", prefix[7]))),
+            Err(reason) => return Err(wrong(format!("the GRIB1 message {reason}"))),
         };
         if length < 16 || length > listed_length {
             return Err(wrong(format!("the message is {length} bytes long, not the {listed_length} it lists")));
