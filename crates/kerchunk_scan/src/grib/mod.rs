@@ -37,8 +37,22 @@ use crate::error::ScanError;
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::read::BlockReader;
 
-/// The axes of the regular grids seen so far, by their grid section.
-type GridCache = Vec<(Vec<u8>, Arc<tree::Axes>)>;
+/// The axes of the regular grids seen so far, by their grid section: one
+/// computation a grid, not a message, as the messages of a file share a few grids.
+#[derive(Default)]
+struct GridCache(Vec<(Vec<u8>, Arc<tree::Axes>)>);
+
+impl GridCache {
+    /// The axes of the grid whose section is `grid`, computed by `compute` the first time.
+    fn axes(&mut self, grid: &[u8], compute: impl FnOnce() -> Option<tree::Axes>) -> Option<Arc<tree::Axes>> {
+        if let Some((_, axes)) = self.0.iter().find(|(known, _)| known == grid) {
+            return Some(Arc::clone(axes));
+        }
+        let axes = Arc::new(compute()?);
+        self.0.push((grid.to_vec(), Arc::clone(&axes)));
+        Some(axes)
+    }
+}
 
 fn message_error(url: &str, message: &GribMessage, reason: &str) -> ScanError {
     locate::malformed(url, format!("the message at byte {}: {reason}", message.offset))
@@ -166,7 +180,7 @@ pub(crate) async fn scan(
     };
     let mut scanned = Vec::with_capacity(messages.len());
     let mut skipped = Vec::new();
-    let (mut grids, mut names) = (GridCache::new(), describe::NameCache::default());
+    let (mut grids, mut names) = (GridCache::default(), describe::NameCache::default());
     for (n, message) in messages.iter().enumerate() {
         let prefix = prefixes.get(n);
         let described = if message.edition == 2 {
@@ -241,17 +255,8 @@ fn describe_edition1(
         Ok(described) => described,
         Err(reason) => return Ok(Err(reason)),
     };
-    let known = grids.iter().find(|(section, _)| *section == description.grid).map(|(_, axes)| Arc::clone(axes));
-    let axes = match known {
-        Some(axes) => axes,
-        None => match grid.axes() {
-            Some(axes) => {
-                let axes = Arc::new(axes);
-                grids.push((description.grid.clone(), Arc::clone(&axes)));
-                axes
-            }
-            None => return Ok(Err("a regular grid whose rows and columns are not one axis each".into())),
-        },
+    let Some(axes) = grids.axes(&description.grid, || grid.axes()) else {
+        return Ok(Err("a regular grid whose rows and columns are not one axis each".into()));
     };
     Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes: Some(axes) }))
 }
@@ -273,20 +278,9 @@ fn describe_message(
         Err(reason) => return Ok(Err(reason)),
     };
     let axes = if description.grid_type == "regular_ll" {
-        // One computation a grid, not a message: the messages of a file share a few grids.
-        let known = grids.iter().find(|(grid, _)| *grid == keys.grid).map(|(_, axes)| Arc::clone(axes));
-        let axes = match known {
-            Some(axes) => axes,
-            None => match grid::regular_axes(&keys.grid, keys.get("numberOfDataPoints")) {
-                Some(axes) => {
-                    let axes = Arc::new(axes);
-                    grids.push((keys.grid.clone(), Arc::clone(&axes)));
-                    axes
-                }
-                None => {
-                    return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, no rows, or not its number of points)".into()));
-                }
-            },
+        let axes = grids.axes(&keys.grid, || grid::regular_axes(&keys.grid, keys.get("numberOfDataPoints")));
+        let Some(axes) = axes else {
+            return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, no rows, or not its number of points)".into()));
         };
         Some(axes)
     } else {
