@@ -48,7 +48,9 @@ pub enum ScanError {
         /// What its first bytes are instead.
         reason: String,
     },
-    /// A GRIB file's message, or its index (`.idx`, `.index`), is malformed.
+    /// A GRIB file's message, or its index (`.idx`, `.index`), is malformed;
+    /// or, under [`UnsupportedArrays::Fail`](crate::UnsupportedArrays::Fail),
+    /// a message is in a form not scanned yet (the reason says which).
     #[error("{url}: {reason}")]
     Grib {
         /// The file, or its index.

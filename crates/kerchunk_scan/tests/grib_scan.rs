@@ -434,3 +434,75 @@ fn over_http_the_references_are_the_local_ones() {
         assert_eq!(sorted(&remote.references), sorted(&local.references), "{file}");
     }
 }
+
+/// The product definition templates the scanner reads (the crate docs list them).
+const SCANNED_TEMPLATES: [i64; 12] = [0, 1, 2, 5, 8, 9, 11, 12, 40, 41, 42, 43];
+
+/// A whole file with messages in templates not read yet (`names.grib2`: 4.48 aerosols, 4.105,
+/// 4.128...; eccodes' reading of each template in `names.templates.json`) scans: exactly those
+/// messages are left out, each named by its offset and template; with
+/// `UnsupportedArrays::Fail` the first of them fails the scan.
+#[test]
+fn messages_in_templates_not_read_are_left_out_named() {
+    let file = std::fs::read(folder().join("names.grib2")).unwrap();
+    let templates: Vec<i64> = serde_json::from_value(json(&folder().join("names.templates.json"))).unwrap();
+    let mut expected = BTreeMap::new();
+    let mut at = 0;
+    for template in &templates {
+        if !SCANNED_TEMPLATES.contains(template) {
+            expected.insert(at, *template);
+        }
+        at += usize::try_from(u64::from_be_bytes(file[at + 8..at + 16].try_into().unwrap())).unwrap();
+    }
+    assert_eq!(at, file.len());
+    assert!(expected.len() >= 10, "names.grib2 should hold messages of templates not read");
+
+    let scanned = scan_in(&folder(), "names.grib2", &ScanOptions::default()).unwrap();
+    let left_out: BTreeMap<String, String> = scanned
+        .skipped
+        .iter()
+        .filter(|s| s.reason.contains("product definition template"))
+        .map(|s| (s.path.clone(), s.reason.clone()))
+        .collect();
+    let named: std::collections::BTreeSet<String> =
+        expected.keys().map(|at| format!("the message at byte {at}")).collect();
+    assert_eq!(left_out.keys().cloned().collect::<std::collections::BTreeSet<_>>(), named);
+    for (at, template) in &expected {
+        let reason = &left_out[&format!("the message at byte {at}")];
+        assert!(reason.contains(&format!("template 4.{template} ")), "{at}: {reason}");
+    }
+    assert!(scanned.references.iter().any(|(key, _)| key.ends_with("/.zarray")));
+
+    let strict = ScanOptions::default().with_unsupported_arrays(kerchunk_scan::UnsupportedArrays::Fail);
+    let error = scan_in(&folder(), "names.grib2", &strict).unwrap_err().to_string();
+    let (first, template) = expected.iter().next().unwrap();
+    assert!(
+        error.contains(&format!("the message at byte {first}: product definition template 4.{template} ")),
+        "{error}"
+    );
+}
+
+/// A GRIB1 message on a predefined grid (its grid definition section left out, as the flag of
+/// octet 8 of its product definition section says) is left out, named; the message beside it scans.
+#[test]
+fn a_grib1_message_on_a_predefined_grid_is_left_out_named() {
+    let codecs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib");
+    let full = std::fs::read(codecs.join("grib1_simple.grib1")).unwrap();
+    // Section 1 from octet 9; section 2 (the grid) after it: drop it and clear the flag.
+    let product = usize::try_from(u32::from_be_bytes([0, full[8], full[9], full[10]])).unwrap();
+    let grid_at = 8 + product;
+    let grid = usize::try_from(u32::from_be_bytes([0, full[grid_at], full[grid_at + 1], full[grid_at + 2]])).unwrap();
+    let mut predefined = [&full[..grid_at], &full[grid_at + grid..]].concat();
+    predefined[8 + 7] &= 0x7f;
+    let length = u32::try_from(predefined.len()).unwrap().to_be_bytes();
+    predefined[4..7].copy_from_slice(&length[1..]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two.grib1"), [full.clone(), predefined].concat()).unwrap();
+
+    let scanned = scan_in(dir.path(), "two.grib1", &ScanOptions::default()).unwrap();
+    assert_eq!(scanned.skipped.len(), 1, "{:?}", scanned.skipped);
+    assert_eq!(scanned.skipped[0].path, format!("the message at byte {}", full.len()));
+    assert!(scanned.skipped[0].reason.contains("predefined grid"), "{}", scanned.skipped[0].reason);
+    let keys: Vec<String> = scanned.references.iter().map(|(key, _)| key.into_owned()).collect();
+    assert!(keys.iter().any(|key| key.starts_with("t/instant/surface/t/0")), "{keys:?}");
+}

@@ -201,6 +201,16 @@ def names():
     (HERE / "names.json").write_text(json.dumps(truth, indent=0) + "\n")
 
 
+def templates():
+    """Each message of names.grib2's product definition template, as eccodes reads it."""
+    numbers = []
+    with open(HERE / "names.grib2", "rb") as f:
+        while (h := eccodes.codes_grib_new_from_file(f)) is not None:
+            numbers.append(eccodes.codes_get(h, "productDefinitionTemplateNumber"))
+            eccodes.codes_release(h)
+    (HERE / "names.templates.json").write_text(json.dumps(numbers) + "\n")
+
+
 def inventories():
     """The inventories beside hrrr_like.grib2 (NOAA's) and ecmwf_like.grib2 (ECMWF's)."""
     lines = []
@@ -250,6 +260,7 @@ def main():
     inventories()
     forecast_run()
     names()
+    templates()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::grib::describe::{Description, NameCache, code, epoch_seconds, title};
 use crate::grib::grid::LatLonGrid;
+use crate::grib::keys::Unread;
 use crate::grib::tables::{self, Keys, MISSING};
 
 /// A GRIB1 message's keys, as eccodes names them.
@@ -76,8 +77,9 @@ impl Keys1 {
     /// [`header_end`] bytes) is `message`.
     ///
     /// # Errors
-    /// A section past the message.
-    pub(crate) fn read(message: &[u8]) -> Result<Self, String> {
+    /// [`Unread::Malformed`] for a section past the message,
+    /// [`Unread::NotScanned`] for a predefined grid (no grid definition section).
+    pub(crate) fn read(message: &[u8]) -> Result<Self, Unread> {
         if message.len() < 8 + 28 || &message[..4] != b"GRIB" || message[7] != 1 {
             return Err("not a GRIB1 message".into());
         }
@@ -139,7 +141,7 @@ impl Keys1 {
                 .ok_or("a grid definition section past the message")?;
             keys.read_grid(grid)?;
         } else {
-            return Err("a predefined grid (no grid definition section) is not scanned".into());
+            return Err(Unread::NotScanned("a predefined grid (no grid definition section) is not scanned".into()));
         }
         Ok(keys)
     }

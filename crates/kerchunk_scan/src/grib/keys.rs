@@ -4,8 +4,9 @@
 //!
 //! Product definition templates 4.0, 4.1, 4.2, 4.8, 4.11 and 4.12 (every
 //! HRRR, GFS, GEFS and ECMWF open-data field), the probabilities 4.5 and 4.9
-//! (NBM, ECMWF's ensemble products) and the chemical 4.40 to 4.43 (CAMS) are read; another template is an error naming it, because where
-//! its level and time are is not known.
+//! (NBM, ECMWF's ensemble products) and the chemical 4.40 to 4.43 (CAMS) are
+//! read. A message in another template is left out, named, because where its
+//! level and time are is not known; a message that breaks GRIB's layout is an error.
 
 use std::collections::HashMap;
 
@@ -23,6 +24,30 @@ pub(crate) struct MessageKeys {
     pub(crate) grid: Vec<u8>,
     /// `stepType`, from the statistical process.
     pub(crate) step_type: &'static str,
+}
+
+/// Why a message's keys were not read.
+#[derive(Debug)]
+pub(crate) enum Unread {
+    /// The message breaks GRIB's layout (a section past its end, one numbered
+    /// wrong): the file is damaged, and scanning it stops.
+    Malformed(String),
+    /// The message is well formed in a form not read yet (a product template,
+    /// a GRIB1 predefined grid): it is left out, named, as
+    /// [`UnsupportedArrays`](crate::UnsupportedArrays) says.
+    NotScanned(String),
+}
+
+impl From<String> for Unread {
+    fn from(reason: String) -> Self {
+        Self::Malformed(reason)
+    }
+}
+
+impl From<&str> for Unread {
+    fn from(reason: &str) -> Self {
+        Self::Malformed(reason.to_owned())
+    }
 }
 
 /// Octets `from..=to` of `section` (numbered from 1, as the standard numbers
@@ -92,9 +117,9 @@ impl MessageKeys {
     /// at least its data representation section).
     ///
     /// # Errors
-    /// What is wrong with the message: a section past its end, a product
-    /// definition template not read.
-    pub(crate) fn read(message: &[u8]) -> Result<Self, String> {
+    /// [`Unread::Malformed`] for a section past the message's end,
+    /// [`Unread::NotScanned`] for a product definition template not read.
+    pub(crate) fn read(message: &[u8]) -> Result<Self, Unread> {
         if message.len() < 16 || &message[..4] != b"GRIB" || message[7] != 2 {
             return Err("not a GRIB2 message".into());
         }
@@ -163,7 +188,7 @@ impl MessageKeys {
         Ok(())
     }
 
-    fn product(&mut self, s: &[u8]) -> Result<(), String> {
+    fn product(&mut self, s: &[u8]) -> Result<(), Unread> {
         let template = octets(s, 8, 9)?;
         self.read_into(
             s,
@@ -178,7 +203,9 @@ impl MessageKeys {
         let (shift, chemical) = match template {
             0 | 1 | 2 | 5 | 8 | 9 | 11 | 12 => (0, false),
             40..=43 => (2, true),
-            other => return Err(format!("product definition template 4.{other} is not scanned yet")),
+            other => {
+                return Err(Unread::NotScanned(format!("product definition template 4.{other} is not scanned yet")));
+            }
         };
         if chemical {
             self.set("constituentType", octets(s, 12, 13)?);

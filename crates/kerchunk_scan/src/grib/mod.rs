@@ -36,6 +36,7 @@ use kerchunk::ReferenceSet;
 use crate::error::ScanError;
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::read::BlockReader;
+use keys::Unread;
 
 /// The axes of the regular grids seen so far, by their grid section: one
 /// computation a grid, not a message, as the messages of a file share a few grids.
@@ -249,7 +250,8 @@ fn describe_edition1(
 ) -> Result<Result<tree::Scanned, String>, ScanError> {
     let keys = match edition1::Keys1::read(bytes) {
         Ok(keys) => keys,
-        Err(reason) => return Err(message_error(url, message, &reason)),
+        Err(Unread::NotScanned(reason)) => return Ok(Err(reason)),
+        Err(Unread::Malformed(reason)) => return Err(message_error(url, message, &reason)),
     };
     let (description, grid) = match edition1::describe(keys, names) {
         Ok(described) => described,
@@ -271,7 +273,8 @@ fn describe_message(
 ) -> Result<Result<tree::Scanned, String>, ScanError> {
     let keys = match keys::MessageKeys::read(bytes) {
         Ok(keys) => keys,
-        Err(reason) => return Err(message_error(url, message, &reason)),
+        Err(Unread::NotScanned(reason)) => return Ok(Err(reason)),
+        Err(Unread::Malformed(reason)) => return Err(message_error(url, message, &reason)),
     };
     let description = match describe::describe(&keys, names) {
         Ok(description) => description,
