@@ -177,6 +177,70 @@ pub(crate) fn string(text: &str) -> String {
     out
 }
 
+/// Metadata and small arrays as JSON values (the GRIB and TIFF scanners,
+/// whose attributes come as `serde_json` maps).
+pub(crate) mod json {
+    use kerchunk::ReferenceSetBuilder;
+    use serde_json::{Map, Value, json};
+
+    /// A `.zattrs` of `attributes` and the array's dimension names.
+    pub(crate) fn attributes_json(mut attributes: Map<String, Value>, dimensions: &[&str]) -> Vec<u8> {
+        attributes.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
+        serde_json::to_vec(&Value::Object(attributes)).unwrap_or_default()
+    }
+
+    /// A `.zarray` whose chunks pass through `filters` (a list, or null) and
+    /// `compressor` (null for none).
+    pub(crate) fn zarray(
+        shape: &[u64],
+        chunks: &[u64],
+        dtype: &str,
+        fill: &Value,
+        (compressor, filters): (&Value, &Value),
+    ) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "shape": shape, "chunks": chunks, "dtype": dtype, "fill_value": fill, "order": "C",
+            "filters": filters, "dimension_separator": ".", "compressor": compressor, "zarr_format": 2,
+        }))
+        .unwrap_or_default()
+    }
+
+    /// The key of the chunk at `indices` of the array at `path` (`path/0` for a 0-d array).
+    pub(crate) fn chunk_key(path: &str, indices: &[u64]) -> String {
+        if indices.is_empty() {
+            return format!("{path}/0");
+        }
+        let indices: Vec<String> = indices.iter().map(u64::to_string).collect();
+        format!("{path}/{}", indices.join("."))
+    }
+
+    /// An inline array of little-endian values.
+    pub(crate) fn inline_array(
+        builder: &mut ReferenceSetBuilder,
+        path: &str,
+        (dtype, shape, bytes): (&str, &[u64], &[u8]),
+        attributes: Map<String, Value>,
+        dimensions: &[&str],
+    ) {
+        builder.insert_inline(
+            &format!("{path}/.zarray"),
+            &zarray(shape, shape, dtype, &Value::Null, (&Value::Null, &Value::Null)),
+        );
+        builder.insert_inline(&format!("{path}/.zattrs"), &attributes_json(attributes, dimensions));
+        builder.insert_inline(&chunk_key(path, &vec![0; shape.len()]), bytes);
+    }
+
+    /// `values` as little-endian bytes.
+    pub(crate) fn f64_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
+        values.into_iter().flat_map(f64::to_le_bytes).collect()
+    }
+
+    /// `values` as little-endian bytes.
+    pub(crate) fn i64_bytes(values: impl IntoIterator<Item = i64>) -> Vec<u8> {
+        values.into_iter().flat_map(i64::to_le_bytes).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::grib::describe::{Description, projected};
 use crate::grib::locate::GribMessage;
 use crate::options::Skipped;
+use crate::zarr::json::{attributes_json, chunk_key, f64_bytes, i64_bytes, inline_array, zarray};
 
 /// A regular grid's latitudes (of its rows) and longitudes (of its columns).
 pub(crate) type Axes = (Vec<f64>, Vec<f64>);
@@ -91,49 +92,6 @@ fn coordinate_attributes(name: &str) -> Map<String, Value> {
         Value::Object(map) => map,
         _ => Map::new(),
     }
-}
-
-fn attributes_json(mut attributes: Map<String, Value>, dimensions: &[&str]) -> Vec<u8> {
-    attributes.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
-    serde_json::to_vec(&Value::Object(attributes)).unwrap_or_default()
-}
-
-/// A `.zarray` for an uncompressed array, with `filters`.
-fn zarray(shape: &[u64], chunks: &[u64], dtype: &str, fill: &Value, filters: &Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "shape": shape, "chunks": chunks, "dtype": dtype, "fill_value": fill, "order": "C",
-        "filters": filters, "dimension_separator": ".", "compressor": null, "zarr_format": 2,
-    }))
-    .unwrap_or_default()
-}
-
-fn chunk_key(path: &str, indices: &[u64]) -> String {
-    if indices.is_empty() {
-        return format!("{path}/0");
-    }
-    let indices: Vec<String> = indices.iter().map(u64::to_string).collect();
-    format!("{path}/{}", indices.join("."))
-}
-
-/// An inline array of little-endian values.
-fn inline_array(
-    builder: &mut ReferenceSetBuilder,
-    path: &str,
-    (dtype, shape, bytes): (&str, &[u64], &[u8]),
-    attributes: Map<String, Value>,
-    dimensions: &[&str],
-) {
-    builder.insert_inline(&format!("{path}/.zarray"), &zarray(shape, shape, dtype, &Value::Null, &Value::Null));
-    builder.insert_inline(&format!("{path}/.zattrs"), &attributes_json(attributes, dimensions));
-    builder.insert_inline(&chunk_key(path, &vec![0; shape.len()]), bytes);
-}
-
-fn f64_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
-    values.into_iter().flat_map(f64::to_le_bytes).collect()
-}
-
-fn i64_bytes(values: impl IntoIterator<Item = i64>) -> Vec<u8> {
-    values.into_iter().flat_map(i64::to_le_bytes).collect()
 }
 
 /// The messages of one leaf group (a variable, a step type, a type of level) on one grid.
@@ -295,7 +253,10 @@ fn data_array(
     chunks.extend([ny, nx]);
     let data = format!("{path}/{variable}");
     let filters = json!([{"id": "grib", "var": variable, "dtype": "float64"}]);
-    builder.insert_inline(&format!("{data}/.zarray"), &zarray(&shape, &chunks, "<f8", &json!("NaN"), &filters));
+    builder.insert_inline(
+        &format!("{data}/.zarray"),
+        &zarray(&shape, &chunks, "<f8", &json!("NaN"), (&Value::Null, &filters)),
+    );
     builder.insert_inline(&format!("{data}/.zattrs"), &attributes_json(first.attributes.clone(), &names));
     let mut seen = BTreeSet::new();
     for s in messages {
@@ -400,7 +361,7 @@ fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scann
         let filters = json!([{"id": "grib", "var": name, "dtype": "float64"}]);
         builder.insert_inline(
             &format!("{coordinate}/.zarray"),
-            &zarray(&[ny, nx], &[ny, nx], "<f8", &Value::Null, &filters),
+            &zarray(&[ny, nx], &[ny, nx], "<f8", &Value::Null, (&Value::Null, &filters)),
         );
         builder.insert_inline(
             &format!("{coordinate}/.zattrs"),
