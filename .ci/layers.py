@@ -52,7 +52,7 @@ MODULE_LAYERS = {
         ("lib", "tests"),
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
-    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk", "grib"), ("lib",)],
+    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk", "grib", "tiff"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
     "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "scan", "codecs"), ("lib",)],

@@ -58,6 +58,17 @@ pub enum ScanError {
         /// What is wrong, and where.
         reason: String,
     },
+    /// A TIFF's header or directories are malformed (a loop, a table past
+    /// the file's end, counts that disagree with the image's size), or,
+    /// under [`UnsupportedArrays::Fail`](crate::UnsupportedArrays::Fail), an
+    /// image is in a form references cannot express (the reason says which).
+    #[error("{url}: {reason}")]
+    Tiff {
+        /// The file.
+        url: String,
+        /// What is wrong, and where.
+        reason: String,
+    },
     /// The HDF5 (NetCDF-4) file is malformed, truncated, or uses a feature
     /// the parser lacks, where the whole file depends on it (the superblock,
     /// a group).

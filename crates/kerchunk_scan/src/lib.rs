@@ -153,6 +153,7 @@ mod netcdf3;
 mod options;
 mod read;
 mod subchunk;
+mod tiff;
 mod zarr;
 
 use std::sync::Arc;
@@ -255,6 +256,59 @@ pub fn combine_grib(inputs: &[(String, ReferenceSet)]) -> Result<Scan, ScanError
     Ok(Scan { references, stats: ReadStats::default(), skipped })
 }
 
+/// Scans the TIFF, GeoTIFF or COG at `path` (classic or BigTIFF, either
+/// byte order; named `url` in the references) into a dataset rioxarray
+/// reads as it reads the file: `band_data` over `band`, `y` and `x` (or `y`,
+/// `x`, `band` where a pixel's samples are stored together), one chunk per
+/// tile or strip with the codec ids tifffile writes (decoded by
+/// `zarrs_kerchunk_codecs`), `x` and `y` at pixel centres, and a
+/// `spatial_ref` with the CRS (its WKT from the EPSG code, and the code);
+/// each overview in a group `overview_N` of the same layout.
+///
+/// Only the directories are read: a COG's header in the first read, and one
+/// more for a JPEG tile's first bytes where tifffile reads them too.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kerchunk_scan::{ScanOptions, scan_tiff};
+/// use object_store::{ObjectStore, local::LocalFileSystem, path::Path};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data");
+/// let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder).unwrap());
+/// let file = "cog_utm.tif"; // 2 bands by pixel, UTM zone 33N, tiles of 32, two overviews
+/// let scan = scan_tiff(&store, &Path::from(file), file, &ScanOptions::default()).await.unwrap();
+/// let references = scan.references;
+/// assert!(references.get("band_data/1.2.0").is_some()); // (y, x, band): tile row 1, column 2
+/// assert!(references.get("overview_1/band_data/.zarray").is_some());
+/// assert!(references.get("spatial_ref/.zattrs").is_some());
+/// println!("{} references from {} requests", references.len(), scan.stats.requests);
+/// # });
+/// ```
+///
+/// # Errors
+/// [`ScanError::Read`] if the file cannot be read; [`ScanError::Tiff`] for
+/// a header or directory that is malformed (a loop of directories, a tile
+/// past the file's end, tables that disagree with the image's size) or a
+/// full-resolution image references cannot express (a compression tifffile
+/// does not reference, 1-bit or 12-bit samples, strips that do not divide
+/// the image); [`ScanError::HeaderTooLarge`] for directories past
+/// [`ScanOptions::with_max_header_bytes`].
+pub async fn scan_tiff(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    let reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
+    tiff_from(reader, url, options).await
+}
+
+async fn tiff_from(mut reader: read::BlockReader<'_>, url: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
+    let (references, skipped) = tiff::scan(&mut reader, url, options).await?;
+    Ok(Scan { references, stats: reader.stats(), skipped })
+}
+
 async fn grib_from(mut reader: read::BlockReader<'_>, url: &str, options: &ScanOptions) -> Result<Scan, ScanError> {
     let (references, skipped) = grib::scan(&mut reader, url, options).await?;
     Ok(Scan { references, stats: reader.stats(), skipped })
@@ -326,8 +380,9 @@ async fn hdf5_from(
     Ok(Scan { references, stats: storage.stats(), skipped })
 }
 
-/// Scan a NetCDF-3, NetCDF-4, HDF5 or GRIB file, whichever it is (by its
-/// first bytes), with [`scan_netcdf3`], [`scan_hdf5`] or [`scan_grib`].
+/// Scan a NetCDF-3, NetCDF-4, HDF5, GRIB or TIFF file, whichever it is (by
+/// its first bytes), with [`scan_netcdf3`], [`scan_hdf5`], [`scan_grib`] or
+/// [`scan_tiff`].
 ///
 /// # Errors
 /// As those; [`ScanError::UnknownFormat`] for a file that is none of them.
@@ -345,6 +400,9 @@ pub async fn scan(
     }
     if first.starts_with(b"GRIB") {
         return grib_from(reader, url, options).await;
+    }
+    if tiff::is_tiff(&first) {
+        return tiff_from(reader, url, options).await;
     }
     hdf5_from(reader, store, path, url, options).await.map_err(|error| match error {
         ScanError::Hdf5 { source: hdf5_reader::error::Error::InvalidMagic, .. } => ScanError::UnknownFormat {

@@ -1,0 +1,325 @@
+//! TIFFs, GeoTIFFs and COGs scanned into references, checked against
+//! kerchunk's `tiff_to_zarr` (the same chunk ranges, compressors and
+//! filters, and the GeoKeys), rasterio (the values read back through the
+//! store, the geotransform, the CRS's EPSG code, the nodata value) and
+//! rioxarray (the `x` and `y` coordinates).
+//!
+//! The files: `tests/codecs/tiff` (every compression and predictor),
+//! `tests/codecs/tiff/real` (rasterio's test files, COGs among them) and
+//! `tests/scan/tiff` (COGs with overviews, BigTIFF, big-endian, points, a
+//! CRS the EPSG table lacks, a mask, sparse tiles), made by the `make.py`
+//! of each folder, with the truth they write.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kerchunk::{JsonWriteOptions, Reference, ReferenceSet};
+use kerchunk_scan::{ScanOptions, scan_tiff};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as StorePath;
+use serde_json::Value;
+use zarrs::array::{Array, ArrayBytes};
+use zarrs_kerchunk::ReferenceStoreBuilder;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every folder of TIFFs, relative to the repository's root.
+const FOLDERS: [&str; 3] = ["tests/codecs/tiff", "tests/codecs/tiff/real", "tests/scan/tiff"];
+
+/// Lossy codecs: how far a reader may be from rasterio (`make.py` of `tests/codecs/tiff`).
+const LOSSY: [&str; 4] = ["jpeg_gray", "jpeg_rgb", "jpeg_ycbcr", "webp_lossy"];
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The TIFFs of `folder` that kerchunk referenced: their names, without `.tif`.
+fn cases(folder: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join(folder))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().unwrap().strip_suffix(".kerchunk.json").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The file `name.tif` of `folder` scanned, its references naming it by its absolute path.
+fn scan(folder: &str, name: &str) -> kerchunk_scan::Scan {
+    let dir = root().join(folder).canonicalize().unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
+    let file = format!("{name}.tif");
+    let url = dir.join(&file).to_string_lossy().into_owned();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime
+        .block_on(scan_tiff(&store, &StorePath::from(file.as_str()), &url, &ScanOptions::default()))
+        .unwrap_or_else(|e| panic!("{folder}/{name}: {e}"))
+}
+
+fn text(refs: &ReferenceSet, key: &str) -> Value {
+    match refs.get(key) {
+        Some(Reference::Inline(bytes)) => serde_json::from_slice(bytes).unwrap(),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+fn range(refs: &ReferenceSet, key: &str) -> Option<(u64, u64)> {
+    match refs.get(key)? {
+        Reference::Range { offset, length, .. } => Some((offset, length)),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+/// Our data array's path for kerchunk's array `path` ("" for a single image, "0", "1"... for levels).
+fn ours(path: &str) -> String {
+    match path {
+        "" | "0" => "band_data".into(),
+        level => format!("overview_{level}/band_data"),
+    }
+}
+
+/// kerchunk's 2-D arrays (one sample) are ours with a first `band` axis of 1.
+fn with_band(values: &Value, two_d: bool) -> Value {
+    let mut values = values.as_array().unwrap().clone();
+    if two_d {
+        values.insert(0, Value::from(1));
+    }
+    Value::Array(values)
+}
+
+/// Every chunk range, compressor, filter, dtype and shape is kerchunk's; its GeoKeys and
+/// GDAL metadata are our root's attributes; the fill value is rasterio's nodata, or none.
+#[test]
+fn references_are_kerchunks() {
+    let georef = json(&root().join("tests/scan/tiff/georef.json"));
+    let mut compared = 0;
+    for folder in FOLDERS {
+        for name in cases(folder) {
+            let theirs = json(&root().join(folder).join(format!("{name}.kerchunk.json")));
+            let theirs = theirs.as_object().unwrap();
+            let scanned = scan(folder, &name);
+            let refs = &scanned.references;
+            let arrays: Vec<&str> =
+                theirs.keys().filter_map(|k| k.strip_suffix(".zarray")).map(|k| k.trim_end_matches('/')).collect();
+            let what = format!("{folder}/{name}");
+            for array in &arrays {
+                let zarray: Value = serde_json::from_str(
+                    theirs[&format!("{array}/.zarray").trim_start_matches('/').to_owned()].as_str().unwrap(),
+                )
+                .unwrap();
+                let path = ours(array);
+                let mine = text(refs, &format!("{path}/.zarray"));
+                let two_d = zarray["shape"].as_array().unwrap().len() == 2;
+                assert_eq!(mine["dtype"], zarray["dtype"], "{what} {array}");
+                assert_eq!(mine["compressor"], zarray["compressor"], "{what} {array}");
+                assert_eq!(mine["shape"], with_band(&zarray["shape"], two_d), "{what} {array}");
+                assert_eq!(mine["chunks"], with_band(&zarray["chunks"], two_d), "{what} {array}");
+                let mut filters = zarray["filters"].clone();
+                for filter in filters.as_array_mut().into_iter().flatten() {
+                    filter["shape"] = with_band(&filter["shape"], two_d);
+                }
+                assert_eq!(mine["filters"], filters, "{what} {array}");
+                let truth = &georef[format!("{folder}/{name}.tif")];
+                if !truth.is_null() {
+                    let nodata = &truth["nodata"];
+                    let fill = &mine["fill_value"];
+                    let same = fill == nodata
+                        || fill.as_f64().zip(nodata.as_f64()).is_some_and(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "{what}: fill {fill}, rasterio's nodata {nodata}");
+                }
+                // Every chunk kerchunk references, at the same range; no other.
+                let prefix = if array.is_empty() { String::new() } else { format!("{array}/") };
+                let mut expected = BTreeMap::new();
+                for (key, value) in theirs {
+                    let Some(chunk) = key.strip_prefix(&prefix).filter(|c| c.starts_with(|c: char| c.is_ascii_digit()))
+                    else {
+                        continue;
+                    };
+                    if chunk.contains('/') {
+                        continue;
+                    }
+                    let chunk = if two_d { format!("0.{chunk}") } else { chunk.to_owned() };
+                    let item = value.as_array().unwrap();
+                    expected.insert(format!("{path}/{chunk}"), (item[1].as_u64().unwrap(), item[2].as_u64().unwrap()));
+                }
+                let got: BTreeMap<String, (u64, u64)> = refs
+                    .keys_with_prefix(&format!("{path}/"))
+                    .into_iter()
+                    .filter(|k| !k.contains("/."))
+                    .map(|k| {
+                        let r = range(refs, &k).unwrap();
+                        (k, r)
+                    })
+                    .collect();
+                assert_eq!(got, expected, "{what} {array}");
+            }
+            // kerchunk's attributes (GeoKeys, model tags, GDAL's dataset items) are our root's.
+            let their_attrs: Value = serde_json::from_str(theirs[".zattrs"].as_str().unwrap()).unwrap();
+            let mine = text(refs, ".zattrs");
+            let data = text(refs, "band_data/.zattrs");
+            for (key, value) in their_attrs.as_object().unwrap() {
+                if ["_ARRAY_DIMENSIONS", "multiscales"].contains(&key.as_str()) {
+                    continue;
+                }
+                // A band's item (GDAL's `sample`) is the data array's, one value per band where
+                // they differ, of which kerchunk keeps the last.
+                let per_band = match data.get(key) {
+                    Some(Value::Array(values)) => values.iter().rev().find(|v| !v.is_null()),
+                    other => other,
+                };
+                assert!(mine.get(key) == Some(value) || per_band == Some(value), "{what}: attribute {key}: {value}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 50, "{compared}");
+}
+
+/// A `.npy` file's shape and little-endian data.
+fn npy(path: &Path) -> (Vec<usize>, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    let shape = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    (shape, bytes[10 + header_len..].to_vec())
+}
+
+/// Our values (`band, y, x`, or `y, x, band`) as rasterio's `(band, y, x)`, every `stride`th row and column.
+fn band_first(bytes: &[u8], shape: &[u64], interleaved: bool, stride: usize) -> Vec<u8> {
+    let shape: Vec<usize> = shape.iter().map(|&n| usize::try_from(n).unwrap()).collect();
+    let (bands, height, width) =
+        if interleaved { (shape[2], shape[0], shape[1]) } else { (shape[0], shape[1], shape[2]) };
+    let item = bytes.len() / (bands * height * width);
+    let mut out = Vec::new();
+    for band in 0..bands {
+        for row in (0..height).step_by(stride) {
+            for col in (0..width).step_by(stride) {
+                let at =
+                    if interleaved { (row * width + col) * bands + band } else { (band * height + row) * width + col };
+                out.extend_from_slice(&bytes[at * item..(at + 1) * item]);
+            }
+        }
+    }
+    out
+}
+
+/// Every level of every file reads, through the store and the codecs, rasterio's values.
+#[test]
+fn arrays_read_rasterios_values() {
+    const { assert!(cfg!(target_endian = "little"), "the ground truth is little-endian") };
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let dir = tempfile::tempdir().unwrap();
+    let mut read = 0;
+    for folder in FOLDERS {
+        let listed = root().join(folder).join("cases.json");
+        let levels = if listed.exists() { Some(json(&listed)) } else { None };
+        for name in cases(folder) {
+            let scanned = scan(folder, &name);
+            let path = dir.path().join(format!("{name}.json"));
+            scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
+            let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+            let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+            let entries: Vec<(String, u64, usize)> = match &levels {
+                Some(levels) => levels[&name]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .enumerate()
+                    .map(|(n, e)| (format!("{name}.{n}.npy"), e["tolerance"].as_u64().unwrap(), 7))
+                    .collect(),
+                None => vec![(format!("{name}.npy"), if LOSSY.contains(&name.as_str()) { 4 } else { 0 }, 1)],
+            };
+            for (level, (truth_file, tolerance, stride)) in entries.iter().enumerate() {
+                let array_path =
+                    if level == 0 { "/band_data".to_owned() } else { format!("/overview_{level}/band_data") };
+                let array =
+                    Array::open(store.clone(), &array_path).unwrap_or_else(|e| panic!("{name} {array_path}: {e}"));
+                let interleaved = array.attributes()["_ARRAY_DIMENSIONS"][0] == "y";
+                let bytes = array
+                    .retrieve_array_subset::<ArrayBytes>(&array.subset_all())
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let bytes = bytes.into_fixed().unwrap().into_owned();
+                let ours = band_first(&bytes, array.shape(), interleaved, *stride);
+                let (_, truth) = npy(&root().join(folder).join(truth_file));
+                assert_eq!(ours.len(), truth.len(), "{folder}/{truth_file}");
+                if *tolerance == 0 {
+                    assert!(ours == truth, "{folder}/{truth_file}: differs from rasterio's values");
+                } else {
+                    let worst = ours.iter().zip(&truth).map(|(a, b)| a.abs_diff(*b)).max().unwrap_or(0);
+                    assert!(u64::from(worst) <= *tolerance, "{folder}/{truth_file}: {worst} from rasterio");
+                }
+                read += 1;
+            }
+        }
+    }
+    assert!(read >= 60, "{read}");
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Each level's geotransform is rasterio's, its `x` and `y` rioxarray's, its CRS rasterio's EPSG
+/// code (with WKT where the EPSG table has it, and none where the file's CRS has no code).
+#[test]
+fn georeferencing_is_rasterios_and_rioxarrays() {
+    let georef = json(&root().join("tests/scan/tiff/georef.json"));
+    let mut checked = 0;
+    for (file, truth) in georef.as_object().unwrap() {
+        let (folder, name) = file.rsplit_once('/').unwrap();
+        let name = name.strip_suffix(".tif").unwrap();
+        let scanned = scan(folder, name);
+        let refs = &scanned.references;
+        for (n, level) in truth["levels"].as_array().unwrap().iter().enumerate() {
+            let group = if n == 0 { String::new() } else { format!("overview_{n}/") };
+            let spatial = text(refs, &format!("{group}spatial_ref/.zattrs"));
+            let transform: Vec<f64> =
+                spatial["GeoTransform"].as_str().unwrap().split(' ').map(|v| v.parse().unwrap()).collect();
+            let expected: Vec<f64> = serde_json::from_value(level["transform"].clone()).unwrap();
+            assert!(
+                transform.iter().zip(&expected).all(|(a, b)| close(*a, *b)),
+                "{file} {n}: {transform:?} {expected:?}"
+            );
+            for axis in ["x", "y"] {
+                let key = format!("{group}{axis}/0");
+                if level[axis].is_null() {
+                    assert!(refs.get(&key).is_none(), "{file}: {axis} on a rotated grid");
+                    continue;
+                }
+                let Some(Reference::Inline(bytes)) = refs.get(&key) else { panic!("{file}: no {key}") };
+                let values: Vec<f64> =
+                    bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+                let sample = &level[axis];
+                assert_eq!(values.len() as u64, sample["length"].as_u64().unwrap(), "{file} {axis}");
+                let every: Vec<f64> = serde_json::from_value(sample["every7"].clone()).unwrap();
+                for (ours, theirs) in values
+                    .iter()
+                    .step_by(7)
+                    .zip(&every)
+                    .chain([(values.last().unwrap(), &sample["last"].as_f64().unwrap())])
+                {
+                    assert!(close(*ours, *theirs), "{file} {n} {axis}: {ours} != {theirs}");
+                }
+            }
+            let code = spatial.get("proj:code").and_then(Value::as_str);
+            match truth["epsg"].as_i64() {
+                Some(epsg) => {
+                    assert_eq!(code, Some(format!("EPSG:{epsg}").as_str()), "{file}");
+                    let wkt = spatial["crs_wkt"].as_str().unwrap_or_else(|| panic!("{file}: no crs_wkt"));
+                    assert!(wkt.ends_with(&format!("AUTHORITY[\"EPSG\",\"{epsg}\"]]")), "{file}: {wkt}");
+                }
+                None => assert!(code.is_none() && spatial.get("crs_wkt").is_none(), "{file}: {spatial}"),
+            }
+            let data = text(refs, &format!("{group}band_data/.zattrs"));
+            assert_eq!(data["grid_mapping"], "spatial_ref", "{file}");
+            let band = text(refs, &format!("{group}band/.zarray"));
+            assert_eq!(band["shape"][0], truth["bands"], "{file}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "{checked}");
+}
