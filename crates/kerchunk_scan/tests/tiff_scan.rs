@@ -323,3 +323,167 @@ fn georeferencing_is_rasterios_and_rioxarrays() {
     }
     assert!(checked >= 40, "{checked}");
 }
+
+/// A little-endian classic TIFF: the header, then one IFD per item of `ifds` (each its
+/// entries `(tag, type, values)` as 32-bit LONGs or 16-bit SHORTs), each IFD linking to
+/// `links[i]` where given and not `FOLLOWING`, else to the following one; then `tail` bytes.
+const FOLLOWING: u32 = u32::MAX;
+
+fn tiff(ifds: &[Vec<(u16, u16, Vec<u32>)>], links: Option<&[u32]>, tail: usize) -> Vec<u8> {
+    let mut out = b"II*\0".to_vec();
+    out.extend_from_slice(&8u32.to_le_bytes());
+    let mut at = 8u32;
+    let mut starts = Vec::new();
+    for entries in ifds {
+        starts.push(at);
+        at += 2 + 12 * u32::try_from(entries.len()).unwrap() + 4;
+        for (_, kind, values) in entries {
+            let width = if *kind == 3 { 2 } else { 4 };
+            let bytes = width * u32::try_from(values.len()).unwrap();
+            if bytes > 4 {
+                at += bytes;
+            }
+        }
+    }
+    for (n, entries) in ifds.iter().enumerate() {
+        let mut values_at = starts[n] + 2 + 12 * u32::try_from(entries.len()).unwrap() + 4;
+        let mut ifd = u16::try_from(entries.len()).unwrap().to_le_bytes().to_vec();
+        let mut spill = Vec::new();
+        for (tag, kind, values) in entries {
+            let raw: Vec<u8> = if *kind == 3 {
+                values.iter().flat_map(|&v| u16::try_from(v).unwrap().to_le_bytes()).collect()
+            } else {
+                values.iter().flat_map(|&v| v.to_le_bytes()).collect()
+            };
+            ifd.extend_from_slice(&tag.to_le_bytes());
+            ifd.extend_from_slice(&kind.to_le_bytes());
+            ifd.extend_from_slice(&u32::try_from(values.len()).unwrap().to_le_bytes());
+            if raw.len() <= 4 {
+                let mut inline = raw.clone();
+                inline.resize(4, 0);
+                ifd.extend_from_slice(&inline);
+            } else {
+                ifd.extend_from_slice(&values_at.to_le_bytes());
+                values_at += u32::try_from(raw.len()).unwrap();
+                spill.extend_from_slice(&raw);
+            }
+        }
+        let following = if n + 1 < ifds.len() { starts[n + 1] } else { 0 };
+        let next = links.map_or(following, |l| if l[n] == FOLLOWING { following } else { l[n] });
+        ifd.extend_from_slice(&next.to_le_bytes());
+        out.extend_from_slice(&ifd);
+        out.extend_from_slice(&spill);
+    }
+    out.resize(out.len() + tail, 7);
+    out
+}
+
+/// A 64 × 64 uint8 image in four 32 × 32 uncompressed tiles at `data`.
+fn tiled(data: u32, extra: &[(u16, u16, Vec<u32>)]) -> Vec<(u16, u16, Vec<u32>)> {
+    let mut entries = vec![
+        (256, 4, vec![64]),
+        (257, 4, vec![64]),
+        (258, 3, vec![8]),
+        (259, 3, vec![1]),
+        (277, 3, vec![1]),
+        (322, 4, vec![32]),
+        (323, 4, vec![32]),
+        (324, 4, (0..4).map(|t| data + t * 1024).collect()),
+        (325, 4, vec![1024; 4]),
+    ];
+    for (tag, kind, values) in extra {
+        entries.retain(|(t, _, _)| t != tag);
+        entries.push((*tag, *kind, values.clone()));
+    }
+    entries.sort_by_key(|(t, _, _)| *t);
+    entries
+}
+
+fn scan_bytes(bytes: &[u8], options: &ScanOptions) -> Result<kerchunk_scan::Scan, kerchunk_scan::ScanError> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.tif"), bytes).unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(kerchunk_scan::scan(&store, &StorePath::from("x.tif"), "x.tif", options))
+}
+
+fn error(bytes: &[u8]) -> String {
+    scan_bytes(bytes, &ScanOptions::default()).map(|s| s.references.len()).unwrap_err().to_string()
+}
+
+/// Damaged files fail with an error naming the file and what is wrong: an IFD loop, tiles past
+/// the end, a table that disagrees with the image's size, a billion tiles declared, directories
+/// past the header limit, a truncated header.
+#[test]
+fn damaged_tiffs_are_errors_naming_the_fault() {
+    // The well-formed file first: four tiles after its IFD.
+    let good = tiff(&[tiled(1000, &[])], None, 5000);
+    let scanned = scan_bytes(&good, &ScanOptions::default()).unwrap();
+    assert_eq!(range(&scanned.references, "band_data/0.1.1"), Some((1000 + 3 * 1024, 1024)));
+    assert!(scanned.skipped.is_empty());
+
+    // The second IFD (an overview) links back to the first.
+    let looped = tiff(&[tiled(1000, &[]), tiled(1000, &[(254, 4, vec![1])])], Some(&[FOLLOWING, 8]), 5000);
+    assert!(error(&looped).contains("loops back to the IFD at byte 8"), "{}", error(&looped));
+
+    let past = tiff(&[tiled(1000, &[])], None, 2000);
+    let message = error(&past);
+    assert!(message.starts_with("x.tif") && message.contains("runs past the end of the file"), "{message}");
+
+    let short = tiff(&[tiled(1000, &[(324, 4, vec![1000, 2024, 3048])])], None, 5000);
+    assert!(error(&short).contains("3 offsets and 4 byte counts for an image of 4 chunks"), "{}", error(&short));
+
+    // 2^32 - 1 pixels square in tiles of 16: 2^56 tiles declared, four given.
+    let huge = tiff(
+        &[tiled(1000, &[(256, 4, vec![u32::MAX]), (257, 4, vec![u32::MAX]), (322, 4, vec![16]), (323, 4, vec![16])])],
+        None,
+        5000,
+    );
+    assert!(error(&huge).contains("for an image of"), "{}", error(&huge));
+
+    let limited = scan_bytes(&good, &ScanOptions::default().with_max_header_bytes(64)).unwrap_err();
+    assert!(matches!(limited, kerchunk_scan::ScanError::HeaderTooLarge { .. }), "{limited}");
+
+    for cut in [3, 7, 20] {
+        assert!(scan_bytes(&good[..cut], &ScanOptions::default()).is_err(), "cut at {cut}");
+    }
+    let no_ifd = [&b"II*\0"[..], &0u32.to_le_bytes()].concat();
+    assert!(error(&[no_ifd, vec![0; 64]].concat()).contains("no IFD"));
+}
+
+/// What references cannot express is left out and named (or, for the full-resolution image,
+/// an error naming why): a mask, a second page, strips that do not divide the image, a
+/// compression tifffile does not reference, 1-bit samples.
+#[test]
+fn what_references_cannot_express_is_named() {
+    let scanned = scan("tests/scan/tiff", "masked_rgb");
+    assert_eq!(scanned.skipped.len(), 1, "{:?}", scanned.skipped);
+    assert!(scanned.skipped[0].reason.contains("transparency mask"), "{:?}", scanned.skipped);
+
+    let second_page = tiff(&[tiled(1000, &[]), tiled(1000, &[])], None, 5000);
+    let scanned = scan_bytes(&second_page, &ScanOptions::default()).unwrap();
+    assert!(scanned.skipped.len() == 1 && scanned.skipped[0].reason.contains("another image"), "{:?}", scanned.skipped);
+
+    let strips = vec![
+        (256, 4, vec![10]),
+        (257, 4, vec![25]),
+        (258, 3, vec![8]),
+        (273, 4, vec![1000, 1100, 1200]),
+        (277, 3, vec![1]),
+        (278, 4, vec![10]),
+        (279, 4, vec![100, 100, 50]),
+    ];
+    let message = error(&tiff(&[strips], None, 2000));
+    assert!(message.contains("strips of 10 rows, which do not divide its 25 rows"), "{message}");
+
+    let ccitt = error(&tiff(&[tiled(1000, &[(259, 3, vec![4])])], None, 5000));
+    assert!(ccitt.contains("compression 4"), "{ccitt}");
+    let one_bit = error(&tiff(&[tiled(1000, &[(258, 3, vec![1])])], None, 5000));
+    assert!(one_bit.contains("1-bit samples"), "{one_bit}");
+
+    // An overview in a compression not referenced is left out, the full resolution kept.
+    let overview = tiled(1000, &[(254, 4, vec![1]), (259, 3, vec![4])]);
+    let scanned = scan_bytes(&tiff(&[tiled(1000, &[]), overview], None, 5000), &ScanOptions::default()).unwrap();
+    assert!(scanned.skipped.len() == 1 && scanned.skipped[0].reason.contains("compression 4"), "{:?}", scanned.skipped);
+    assert!(scanned.references.get("overview_1/band_data/.zarray").is_none());
+}
