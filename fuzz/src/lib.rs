@@ -343,16 +343,29 @@ fn assert_same(a: &ReferenceSet, b: &ReferenceSet) {
     assert_eq!(entries(a), entries(b), "whole and streamed parses differ");
 }
 
-/// A NetCDF-3 file scanned into references (`kerchunk_scan`), from an
-/// in-memory store, read in blocks of 256 bytes so that a header spans
-/// several reads. Never a panic, and every range it references lies inside
-/// the file. Returns the number of references made.
+/// The scanners [`scan_in_memory`] drives.
+#[derive(Clone, Copy)]
+enum Scanner {
+    Netcdf3,
+    Grib,
+    Tiff,
+}
+
+/// `data` scanned by `scanner` through an in-memory store, in blocks of 256
+/// bytes so that a header spans several reads, with header and reference
+/// limits small enough for fast executions. Never a panic, and every range
+/// it references lies inside the file. Returns the number of references made.
 ///
 /// # Panics
 /// Where a reference lies past the end of the file.
-pub fn netcdf3_scan(data: &[u8]) -> usize {
+fn scan_in_memory(data: &[u8], scanner: Scanner) -> usize {
     let memory = InMemory::new();
-    let path = Path::from("data.nc");
+    let name = match scanner {
+        Scanner::Netcdf3 => "data.nc",
+        Scanner::Grib => "data.grib2",
+        Scanner::Tiff => "data.tif",
+    };
+    let path = Path::from(name);
     let options = kerchunk_scan::ScanOptions::default()
         .with_block_bytes(256)
         .with_max_header_bytes(1 << 20)
@@ -360,7 +373,12 @@ pub fn netcdf3_scan(data: &[u8]) -> usize {
     futures::executor::block_on(async {
         memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
         let store: Arc<dyn ObjectStore> = Arc::new(memory);
-        let Ok(scan) = kerchunk_scan::scan_netcdf3(&store, &path, "data.nc", &options).await else { return 0 };
+        let scanned = match scanner {
+            Scanner::Netcdf3 => kerchunk_scan::scan_netcdf3(&store, &path, name, &options).await,
+            Scanner::Grib => kerchunk_scan::scan_grib(&store, &path, name, &options).await,
+            Scanner::Tiff => kerchunk_scan::scan_tiff(&store, &path, name, &options).await,
+        };
+        let Ok(scan) = scanned else { return 0 };
         for (key, reference) in scan.references.iter() {
             if let kerchunk::Reference::Range { offset, length, .. } = reference {
                 assert!(offset.checked_add(length).is_some_and(|end| end <= data.len() as u64), "{key}");
@@ -368,6 +386,14 @@ pub fn netcdf3_scan(data: &[u8]) -> usize {
         }
         scan.references.len()
     })
+}
+
+/// A NetCDF-3 file scanned into references (`kerchunk_scan`): see [`scan_in_memory`].
+///
+/// # Panics
+/// Where a reference lies past the end of the file.
+pub fn netcdf3_scan(data: &[u8]) -> usize {
+    scan_in_memory(data, Scanner::Netcdf3)
 }
 
 /// Finds the messages of `data` as a GRIB file through an in-memory store, in
@@ -401,30 +427,23 @@ pub fn grib_index(data: &[u8]) -> usize {
     found.len() + idx.len() + index.len()
 }
 
-/// Scans `data` as a GRIB file into references through an in-memory store, in
-/// blocks of 256 bytes: never a panic and never a hang, and every range it
-/// references lies inside the file. Returns the number of references made.
+/// Scans `data` as a GRIB file into references: never a panic and never a
+/// hang (see [`scan_in_memory`]).
 ///
 /// # Panics
 /// Where a reference lies past the end of the file.
 pub fn grib_scan(data: &[u8]) -> usize {
-    let memory = InMemory::new();
-    let path = Path::from("data.grib2");
-    let options = kerchunk_scan::ScanOptions::default()
-        .with_block_bytes(256)
-        .with_max_header_bytes(1 << 20)
-        .with_max_references(100_000);
-    futures::executor::block_on(async {
-        memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
-        let store: Arc<dyn ObjectStore> = Arc::new(memory);
-        let Ok(scan) = kerchunk_scan::scan_grib(&store, &path, "data.grib2", &options).await else { return 0 };
-        for (key, reference) in scan.references.iter() {
-            if let kerchunk::Reference::Range { offset, length, .. } = reference {
-                assert!(offset.checked_add(length).is_some_and(|end| end <= data.len() as u64), "{key}");
-            }
-        }
-        scan.references.len()
-    })
+    scan_in_memory(data, Scanner::Grib)
+}
+
+/// Scans `data` as a TIFF into references: never a panic, never a hang (an
+/// IFD loop), memory bounded by the header limit whatever the counts
+/// declared (see [`scan_in_memory`]).
+///
+/// # Panics
+/// Where a reference lies past the end of the file.
+pub fn tiff_scan(data: &[u8]) -> usize {
+    scan_in_memory(data, Scanner::Tiff)
 }
 
 /// Scans `data` as an HDF5 file through an in-memory store, in blocks of

@@ -83,6 +83,11 @@ fn grib_scan() {
 }
 
 #[test]
+fn tiff_scan() {
+    assert!(replay("tiff_scan", targets::tiff_scan) > 0, "the seeds scan to nothing");
+}
+
+#[test]
 fn hdf5_scan() {
     assert!(replay("hdf5_scan", targets::hdf5_scan) > 0, "the seeds scan to nothing");
 }
