@@ -169,3 +169,30 @@ def test_scanned_grib_reads_eccodes_values(case: str, tmp_path, only_rust_codecs
         }
         index = tuple(along[dim]() for dim in data.attrs["_ARRAY_DIMENSIONS"][:-2])
         assert differs(data[index], expected) is None, (case, message["offset"])
+
+
+@pytest.mark.parametrize("case", ["cog_utm", "cog_geographic_bigtiff", "point_big_endian", "laea_strips"])
+def test_scanned_tiff_opens_as_rioxarray_reads_it(case: str, tmp_path, only_rust_codecs: None) -> None:
+    """`tools.scan` on a GeoTIFF or COG (tests/scan/tiff) opens in xarray as a dataset: every
+    level's ``band_data`` reads rasterio's values, its ``x`` and ``y`` are rioxarray's, and
+    ``spatial_ref`` names rasterio's EPSG code (truth from tests/scan/tiff/make.py)."""
+    folder = ROOT / "tests" / "scan" / "tiff"
+    (tmp_path / f"{case}.tif").write_bytes((folder / f"{case}.tif").read_bytes())
+    report = tools.scan(tmp_path / f"{case}.tif", tmp_path / f"{case}.json")
+    assert report["skipped"] == []
+    truth = json.loads((folder / "georef.json").read_text())[f"tests/scan/tiff/{case}.tif"]
+    for level, expected in enumerate(truth["levels"]):
+        group = f"overview_{level}" if level else None
+        ds = xr.open_dataset(
+            ReferenceStore(str(tmp_path / f"{case}.json")), engine="zarr", consolidated=False, zarr_format=2,
+            group=group, mask_and_scale=False,
+        )
+        data = ds["band_data"].transpose("band", "y", "x")
+        values = np.load(folder / f"{case}.{level}.npy")
+        assert differs(data.values[:, ::7, ::7], values) is None, (case, level)
+        for axis in ("x", "y"):
+            assert np.allclose(ds[axis].values[::7], expected[axis]["every7"], rtol=1e-12), (case, level, axis)
+        assert list(ds["band"].values) == list(range(1, truth["bands"] + 1))
+        code = ds["spatial_ref"].attrs.get("proj:code")
+        assert code == (f"EPSG:{truth['epsg']}" if truth["epsg"] else None), (case, code)
+        assert ds["band_data"].attrs["grid_mapping"] == "spatial_ref"

@@ -40,8 +40,8 @@ pub enum ScanError {
         #[source]
         source: netcdf_reader::Error,
     },
-    /// The file is not of a format this crate scans (NetCDF-3 or HDF5).
-    #[error("{url} is neither NetCDF-3 nor HDF5 (NetCDF-4): {reason}")]
+    /// The file is not of a format this crate scans (NetCDF-3, HDF5, GRIB, TIFF).
+    #[error("{url} is neither NetCDF-3, HDF5 (NetCDF-4), GRIB nor TIFF: {reason}")]
     UnknownFormat {
         /// The file.
         url: String,

@@ -1,8 +1,8 @@
-//! Make kerchunk references from NetCDF and HDF5 files, in pure Rust: no
-//! Python, no netCDF or HDF5 C library.
+//! Make kerchunk references from NetCDF, HDF5, GRIB and TIFF files, in pure
+//! Rust: no Python, no netCDF, HDF5, eccodes, GDAL or PROJ C library.
 //!
-//! [`scan`] reads a file's first bytes and scans it as NetCDF-3 or as HDF5
-//! (NetCDF-4 is HDF5).
+//! [`scan`] reads a file's first bytes and scans it as NetCDF-3, HDF5
+//! (NetCDF-4 is HDF5), GRIB or TIFF.
 //!
 //! [`scan_netcdf3`] reads the header of a NetCDF-3 file (classic, 64-bit
 //! offset or CDF-5), in a store of any kind `object_store` reaches, and
@@ -36,6 +36,7 @@
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
 //! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.5, 4.8, 4.9, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
 //! | GRIB1 ([`scan_grib`]) | time range indicators 0, 1, 2–5 and 10 on regular latitude/longitude grids; others left out, named | kerchunk mis-splits GRIB1 (one bogus reference) and hangs on bytes after the last message |
+//! | TIFF, GeoTIFF, COG ([`scan_tiff`]) | classic and BigTIFF, both byte orders; tiles and strips; every compression and predictor tifffile references; overviews | `tiff_to_zarr`'s chunk ranges, compressors, filters and GeoKeys, in rioxarray's layout (below) |
 //!
 //! GRIB2 in detail: each message's sections 1 to 5 are read (one read per
 //! message header, with the reader's blocks), never its data. Names,
@@ -67,6 +68,41 @@
 //! Gaussian grids, alternating row scanning, the other GRIB2 product
 //! templates, GRIB1's monthly means and projected grids (each left out and
 //! named in [`Scan::skipped`]).
+//!
+//! TIFF in detail: only the directories are read (a COG's header comes in
+//! the first read), every count and offset checked against the file and
+//! [`ScanOptions::with_max_header_bytes`]. The full-resolution image is
+//! `band_data` at the root, over `band`, `y` and `x` (or `y`, `x`, `band`
+//! where a pixel's samples are stored together: zarr v2 cannot transpose
+//! them), one chunk per tile or strip, with the compressor and predictor
+//! filter under the codec ids tifffile writes (decoded by
+//! `zarrs_kerchunk_codecs`); each overview is the same in a group
+//! `overview_N` (tifffile's level N). Beside it, what rioxarray reads of the
+//! file: `x` and `y` at pixel centres (from the geotransform, a point
+//! raster's shifted as GDAL shifts it; none where the grid is rotated),
+//! `band` from 1, and `spatial_ref` with `crs_wkt` (EPSG's WKT 1 from the
+//! `crs-definitions` table, no PROJ), `spatial_ref`, `GeoTransform` and
+//! `proj:code`, named by `grid_mapping` on the data. Where the references
+//! differ from `tiff_to_zarr`'s on purpose:
+//! - the layout above: kerchunk writes a single image as a root array
+//!   (which xarray cannot open) and a pyramid as arrays `0`, `1`..., with
+//!   dimensions `Y`, `X`, `S` and no coordinates or CRS;
+//! - a one-band image has a `band` axis of 1 (kerchunk's is 2-D), so its
+//!   chunk keys start `0.` and its predictor filter's `shape` has a 1 first;
+//! - the fill value is the file's nodata (as the data's type holds it: a
+//!   float32 nodata of `-3.4e38` is `-3.3999999521443642e38`), and none
+//!   where it has none (kerchunk's 0 makes xarray mask every real zero);
+//! - GDAL's per-band metadata is the data array's, one value per band where
+//!   they differ (kerchunk keeps the last band's at the root); a scale and
+//!   offset shared by the bands are also `scale_factor` and `add_offset`;
+//! - the root's `multiscales` lists every level with its scale and corner;
+//! - a TIFF's masks and further images (not overviews) are left out and
+//!   named in [`Scan::skipped`] (kerchunk takes tifffile's first series).
+//!
+//! Strips that do not divide the image's rows (the last one short, which a
+//! zarr chunk cannot be), 1-, 4- or 12-bit samples and compressions tifffile
+//! does not reference (CCITT, old JPEG) are not scanned, as tifffile
+//! refuses them. Tiles are never held inline.
 //!
 //! HDF5 in detail: superblocks 0 to 3; object headers 1 and 2; old-style
 //! (symbol table) and new-style (compact and dense link) groups; compact,

@@ -285,7 +285,7 @@ fn scan_makes_references_that_read_exactly() {
     let (code, _, stderr) =
         run(&["scan", root.join("refs.json").to_str().unwrap(), "-o", root.join("x.json").to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("refs.json is neither NetCDF-3 nor HDF5 (NetCDF-4)"), "{stderr}");
+    assert!(stderr.contains("refs.json is neither NetCDF-3, HDF5 (NetCDF-4), GRIB nor TIFF"), "{stderr}");
 
     // --subchunk splits a fixed variable's one range; it reads the same values.
     let refs = root.join("split.json");

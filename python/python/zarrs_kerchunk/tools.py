@@ -121,7 +121,7 @@ def scan(
     anonymous: bool = False,
     executor: Any = None,
 ) -> dict[str, Any]:
-    r"""References made from NetCDF-3, NetCDF-4, HDF5 and GRIB2 files, as kerchunk makes them, reading
+    r"""References made from NetCDF-3, NetCDF-4, HDF5, GRIB2 and TIFF files, as kerchunk makes them, reading
     only their metadata, written to ``output`` (as :func:`convert` writes).
 
     ``files`` are paths or URLs, or patterns of them (``"s3://bucket/run/*.nc"``); several files

@@ -103,7 +103,7 @@ enum Command {
     },
     /// Convert between kerchunk JSON (v0, v1, plain or zstd) and fsspec's parquet layout.
     Convert(convert::Convert),
-    /// Make references from NetCDF-3, NetCDF-4, HDF5 and GRIB2 files, reading only their headers (and arrays to inline).
+    /// Make references from NetCDF-3, NetCDF-4, HDF5, GRIB2 and TIFF files, reading only their headers (and arrays to inline).
     Scan(scan::Scan),
 }
 

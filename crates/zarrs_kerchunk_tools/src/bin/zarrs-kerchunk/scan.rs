@@ -19,7 +19,7 @@ use crate::outcome::{Outcome, Result};
 #[derive(Args)]
 #[expect(clippy::struct_excessive_bools, reason = "independent command-line flags")]
 pub(crate) struct Scan {
-    /// The files, NetCDF-3 (classic, 64-bit offset or CDF-5), NetCDF-4, HDF5 or GRIB2: paths or URLs,
+    /// The files, NetCDF-3 (classic, 64-bit offset or CDF-5), NetCDF-4, HDF5, GRIB2 or TIFF (GeoTIFF, COG): paths or URLs,
     /// or patterns of them (`'s3://bucket/run/*.nc'`: `*`, `?` and `[...]` within one level of
     /// folders), expanded by listing the store.
     #[arg(required = true)]
