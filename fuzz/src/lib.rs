@@ -373,12 +373,12 @@ fn scan_in_memory(data: &[u8], scanner: Scanner) -> usize {
     futures::executor::block_on(async {
         memory.put(&path, data.to_vec().into()).await.expect("an in-memory put");
         let store: Arc<dyn ObjectStore> = Arc::new(memory);
-        let scanned = match scanner {
+        let result = match scanner {
             Scanner::Netcdf3 => kerchunk_scan::scan_netcdf3(&store, &path, name, &options).await,
             Scanner::Grib => kerchunk_scan::scan_grib(&store, &path, name, &options).await,
             Scanner::Tiff => kerchunk_scan::scan_tiff(&store, &path, name, &options).await,
         };
-        let Ok(scan) = scanned else { return 0 };
+        let Ok(scan) = result else { return 0 };
         for (key, reference) in scan.references.iter() {
             if let kerchunk::Reference::Range { offset, length, .. } = reference {
                 assert!(offset.checked_add(length).is_some_and(|end| end <= data.len() as u64), "{key}");
