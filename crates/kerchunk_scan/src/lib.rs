@@ -501,9 +501,10 @@ pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<R
 ///   minutes or seconds where days do not count every date whole; standard
 ///   calendar). Where arrays have the dimension, each file must be one long
 ///   along it; where none has it, every array that is not a coordinate (an
-///   array named in some array's `_ARRAY_DIMENSIONS`) gets it as a new first
-///   axis with chunks of 1, as kerchunk's `coo_map` with a regex or `attr:`
-///   gives it, and the coordinates must be the same in every file;
+///   array named in some array's `_ARRAY_DIMENSIONS` or `grid_mapping`, in
+///   its group) gets it as a new first axis with chunks of 1, as kerchunk's
+///   `coo_map` with a regex or `attr:` gives it, and the coordinates must be
+///   the same in every file (so COGs of one grid become a time series);
 /// - with [`CombineOptions::with_time_units`], times (from the files'
 ///   coordinates, unless `Data`, or from dates) are written in those units;
 ///   files in another calendar than the one asked for are an error.

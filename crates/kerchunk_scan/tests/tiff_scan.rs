@@ -487,3 +487,67 @@ fn what_references_cannot_express_is_named() {
     assert!(scanned.skipped.len() == 1 && scanned.skipped[0].reason.contains("compression 4"), "{:?}", scanned.skipped);
     assert!(scanned.references.get("overview_1/band_data/.zarray").is_none());
 }
+
+/// Copies of `tests/scan/tiff/NAME.tif` named `names` in a new folder, each scanned (its
+/// references naming it by its file name), with the folder.
+fn copies(name: &str, names: &[&str]) -> (tempfile::TempDir, Vec<(String, ReferenceSet)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = root().join("tests/scan/tiff").join(format!("{name}.tif"));
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut scanned = Vec::new();
+    for file in names {
+        std::fs::copy(&source, dir.path().join(file)).unwrap();
+        let scan = runtime.block_on(scan_tiff(&store, &StorePath::from(*file), file, &ScanOptions::default())).unwrap();
+        scanned.push(((*file).to_owned(), scan.references));
+    }
+    (dir, scanned)
+}
+
+fn url_of(refs: &ReferenceSet, key: &str) -> String {
+    match refs.get(key) {
+        Some(Reference::Range { url, .. }) => url.unwrap().to_owned(),
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+/// COGs of one grid, one a day with the date only in their names, become a time series: every
+/// level's `band_data` gains `time` (the files in date order), while `x`, `y`, `band` and the
+/// grid mapping `spatial_ref` stay as they are, checked the same in every file.
+#[test]
+fn cogs_of_one_grid_combine_along_time_from_their_names() {
+    let names = ["scene_20240103.tif", "scene_20240101.tif", "scene_20240102.tif"];
+    let (_dir, scanned) = copies("cog_utm", &names);
+    let source: kerchunk_scan::CoordinateSource = r"name:scene_(\d{8})\.tif$:%Y%m%d".parse().unwrap();
+    let options = kerchunk_scan::CombineOptions::new("time").with_coordinate(source);
+    let combined = kerchunk_scan::combine_with(scanned, &options).unwrap();
+    for group in ["", "overview_1/", "overview_2/"] {
+        let data = text(&combined, &format!("{group}band_data/.zattrs"));
+        assert_eq!(data["_ARRAY_DIMENSIONS"], serde_json::json!(["time", "y", "x", "band"]), "{group}");
+        assert_eq!(text(&combined, &format!("{group}band_data/.zarray"))["shape"][0], 3);
+        assert_eq!(url_of(&combined, &format!("{group}band_data/1.0.0.0")), "scene_20240102.tif");
+        for unchanged in ["x", "y", "band", "spatial_ref"] {
+            let attrs = text(&combined, &format!("{group}{unchanged}/.zattrs"));
+            assert!(!attrs["_ARRAY_DIMENSIONS"].to_string().contains("time"), "{group}{unchanged}: {attrs}");
+        }
+    }
+    let time = text(&combined, "time/.zattrs");
+    assert!(time["units"].as_str().unwrap().starts_with("days since 2024-01-01"), "{time}");
+}
+
+/// Single-band files of one scene (`_B1`, `_B2`...) become one array along `band`, the band
+/// numbers from their names.
+#[test]
+fn single_band_files_combine_along_band_from_their_names() {
+    let names = ["scene_B3.tif", "scene_B1.tif", "scene_B2.tif"];
+    let (_dir, scanned) = copies("cog_geographic_bigtiff", &names);
+    let source: kerchunk_scan::CoordinateSource = r"name:_B(\d+)\.tif$".parse().unwrap();
+    let options = kerchunk_scan::CombineOptions::new("band").with_coordinate(source);
+    let combined = kerchunk_scan::combine_with(scanned, &options).unwrap();
+    assert_eq!(text(&combined, "band_data/.zarray")["shape"], serde_json::json!([3, 90, 180]));
+    assert_eq!(url_of(&combined, "band_data/2.0.0"), "scene_B3.tif");
+    let Some(Reference::Inline(bands)) = combined.get("band/0") else { panic!("no band/0") };
+    let bands: Vec<i64> = bands.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
+    assert_eq!(bands, [1, 2, 3]);
+    assert_eq!(text(&combined, "overview_1/band_data/.zarray")["shape"][0], 3);
+}

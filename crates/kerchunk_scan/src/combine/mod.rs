@@ -69,7 +69,7 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
         .collect();
     // With no array along the dimension, the arrays that are not coordinates gain it.
     let stacked: Vec<String> = if concatenated.is_empty() {
-        let coordinates = dimension_names(&first.references);
+        let coordinates = coordinate_paths(&first.references);
         let kept = |path: &String| coordinates.contains(path) || options.identical.contains(path);
         arrays.iter().filter(|path| path.as_str() != dimension && !kept(path)).cloned().collect()
     } else {
@@ -142,19 +142,37 @@ fn combine_outer(
     combine(combined, &outer)
 }
 
-/// The names of the dimensions the arrays of `set` are laid along, from
-/// their `_ARRAY_DIMENSIONS`: the arrays of these names are coordinates.
-fn dimension_names(set: &ReferenceSet) -> Vec<String> {
-    let mut names: Vec<String> = array_paths(set)
-        .iter()
-        .filter_map(|path| attributes(set, path))
-        .filter_map(|attrs| attrs["_ARRAY_DIMENSIONS"].as_array().cloned())
-        .flatten()
-        .filter_map(|name| name.as_str().map(str::to_owned))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+/// The paths of the arrays of `set` that describe the others rather than
+/// hold data: those of the dimensions the arrays are laid along (their
+/// `_ARRAY_DIMENSIONS`, in their own group) and the CF grid mappings they
+/// name (`grid_mapping`, a TIFF's `spatial_ref`). A new dimension from the
+/// files' names leaves them as they are, checked the same in every file.
+fn coordinate_paths(set: &ReferenceSet) -> Vec<String> {
+    let mut paths = Vec::new();
+    for path in array_paths(set) {
+        let Some(attrs) = attributes(set, &path) else { continue };
+        // A name is of an array in the same group (`overview_1/band_data` names `overview_1/x`)
+        // or, as NetCDF-4 scopes dimensions, in a group above it.
+        let mut groups = vec![String::new()];
+        let mut at = 0;
+        while let Some(slash) = path[at..].find('/') {
+            at += slash + 1;
+            groups.push(path[..at].to_owned());
+        }
+        let dimensions = attrs["_ARRAY_DIMENSIONS"].as_array().into_iter().flatten().filter_map(Value::as_str);
+        // CF's grid mapping (`spatial_ref`, `crs`): `name`, or `name: x y name2: ...`.
+        let mapping = attrs["grid_mapping"].as_str().unwrap_or_default();
+        let mappings = if mapping.contains(':') {
+            mapping.split_whitespace().filter_map(|word| word.strip_suffix(':')).collect::<Vec<_>>()
+        } else {
+            mapping.split_whitespace().collect()
+        };
+        let names: Vec<&str> = dimensions.chain(mappings).collect();
+        paths.extend(groups.iter().flat_map(|group| names.iter().map(move |name| format!("{group}{name}"))));
+    }
+    paths.sort();
+    paths.dedup();
+    paths
 }
 
 /// Concatenate the array at `path` of every input along its axis `axis`
