@@ -59,17 +59,19 @@ const LAYERS: [i64; 12] = [101, 104, 106, 108, 110, 112, 114, 116, 120, 121, 128
 
 /// Where the sections before the data end in `bytes`, the start of a GRIB1
 /// message: the indicator (8 octets), the product definition and, if its
-/// flag says so, the grid definition; `None` where `bytes` stops first.
-pub(crate) fn header_end(bytes: &[u8]) -> Option<usize> {
+/// flag says so, the grid definition. `Err(need)` where `bytes` stops first:
+/// the length of the start that says more (the next section's length).
+pub(crate) fn header_end(bytes: &[u8]) -> Result<usize, usize> {
     let length =
         |at: usize| bytes.get(at..at + 3).map(|b| usize::from(b[0]) << 16 | usize::from(b[1]) << 8 | usize::from(b[2]));
-    let product = length(8)?;
-    let flags = *bytes.get(8 + 7)?;
-    let end = 8usize.checked_add(product)?;
+    let product = length(8).ok_or(8 + 3_usize)?;
+    let flags = *bytes.get(8 + 7).ok_or(8 + 8_usize)?;
+    // Three octets of length: the sum cannot overflow.
+    let end = 8 + product;
     if flags & 0x80 == 0 {
-        return Some(end);
+        return Ok(end);
     }
-    end.checked_add(length(end)?)
+    Ok(end + length(end).ok_or(end + 3)?)
 }
 
 impl Keys1 {

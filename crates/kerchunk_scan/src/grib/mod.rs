@@ -192,7 +192,7 @@ pub(crate) async fn scan(
             };
             describe_message(&bytes, message, url, (&mut grids, &mut names))?
         } else {
-            let prefix = prefix.and_then(|p| Some(p.slice(..edition1::header_end(p)?)));
+            let prefix = prefix.and_then(|p| Some(p.slice(..edition1::header_end(p).ok()?)));
             let bytes = match prefix {
                 Some(bytes) => bytes,
                 None => header1(reader, message, url, options).await?,
@@ -233,10 +233,10 @@ async fn header1(
         }
         let bytes = reader.read(message.offset..message.offset + end).await?;
         match edition1::header_end(&bytes) {
-            Some(at) if at as u64 <= end => return Ok(bytes.slice(..at)),
-            Some(at) => end = at as u64,
-            // The grid section's length is past what was read: read up to it.
-            None => end += 3,
+            Ok(at) if at as u64 <= end => return Ok(bytes.slice(..at)),
+            // A section's length is past what was read: read up to the end it gives, or to it.
+            Ok(at) => end = at as u64,
+            Err(need) => end = (need as u64).max(end + 1),
         }
     }
 }
