@@ -196,3 +196,19 @@ def test_scanned_tiff_opens_as_rioxarray_reads_it(case: str, tmp_path, only_rust
         code = ds["spatial_ref"].attrs.get("proj:code")
         assert code == (f"EPSG:{truth['epsg']}" if truth["epsg"] else None), (case, code)
         assert ds["band_data"].attrs["grid_mapping"] == "spatial_ref"
+        assert "spatial_ref" in ds.coords  # as rioxarray has it
+
+
+def test_a_scanned_grib_tree_opens_as_a_datatree(tmp_path, only_rust_codecs: None) -> None:
+    """``xr.open_datatree(engine="zarrs_kerchunk")`` opens every group of a scanned GRIB file
+    (grib_tree's hierarchy), each leaf as ``open_dataset`` opens it."""
+    folder = ROOT / "tests" / "scan" / "grib"
+    (tmp_path / "hrrr_like.grib2").write_bytes((folder / "hrrr_like.grib2").read_bytes())
+    tools.scan(tmp_path / "hrrr_like.grib2", tmp_path / "refs.json")
+    tree = xr.open_datatree(tmp_path / "refs.json", engine="zarrs_kerchunk")
+    messages = json.loads((folder / "hrrr_like.messages.json").read_text())
+    leaves = {f"/{m['cfVarName']}/{m['stepType']}/{m['typeOfLevel']}" for m in messages}
+    assert leaves <= set(tree.groups)
+    for leaf in leaves:
+        alone = xr.open_dataset(tmp_path / "refs.json", engine="zarrs_kerchunk", group=leaf)
+        xr.testing.assert_identical(tree[leaf].to_dataset(inherit=False), alone)

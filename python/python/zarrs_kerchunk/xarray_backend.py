@@ -9,6 +9,10 @@ Variable-length strings are read through zarr-python, as the zarr engine reads t
 Keyword arguments that are not xarray's decoders are the options of
 :class:`~zarrs_kerchunk.ReferenceStore` (``storage_options``, ``allowed_prefixes`` ...).
 
+``xr.open_datatree(location, engine="zarrs_kerchunk")`` opens every group of the set as a node of
+a tree, each as :func:`open_dataset` opens it: a COG's overviews (``overview_1``...) or a GRIB
+file's ``grib_tree`` hierarchy as the scanner writes them.
+
 A set whose root is an array, not a group (kerchunk's references to a single-level TIFF), opens
 as a dataset of one data variable named :data:`ROOT_ARRAY_NAME` (``"data"``), its dimensions
 from ``_ARRAY_DIMENSIONS`` and its fill value as ``_FillValue``, decoded as the zarr engine
@@ -235,6 +239,39 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
             use_cftime=use_cftime,
             decode_timedelta=decode_timedelta,
         )
+
+
+    def open_groups_as_dict(  # type: ignore[override]
+        self,
+        filename_or_obj: str | os.PathLike[str] | ReferenceStore,
+        *,
+        group: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """Every group of the set (under ``group``, if given) opened by :meth:`open_dataset`,
+        by its path from the root (``"/"``, ``"/overview_1"`` ...)."""
+        import zarr
+
+        decoders = {key: kwargs.pop(key) for key in list(kwargs) if key in self.open_dataset_parameters}
+        store = filename_or_obj if isinstance(filename_or_obj, ReferenceStore) else ReferenceStore(filename_or_obj, **kwargs)
+        base = (group or "").strip("/")
+        top = zarr.open_group(store, mode="r", zarr_format=2, path=base or None)
+        paths = [""] + sorted(path for path, member in top.members(max_depth=None) if isinstance(member, zarr.Group))
+        groups = {}
+        for path in paths:
+            inner = "/".join(part for part in (base, path) if part)
+            groups["/" + path] = self.open_dataset(store, group=inner or None, **decoders)
+        return groups
+
+    def open_datatree(  # type: ignore[override]
+        self,
+        filename_or_obj: str | os.PathLike[str] | ReferenceStore,
+        **kwargs: Any,
+    ):
+        """The set's groups as an ``xarray.DataTree`` (see :meth:`open_groups_as_dict`)."""
+        from xarray import DataTree
+
+        return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
 
 
 def _root_is_an_array(store: ReferenceStore) -> bool:

@@ -14,6 +14,10 @@
 //! overview_1/...     the same, for each reduced-resolution image (tifffile's level 1...)
 //! ```
 //!
+//! `xr.open_dataset` opens the full resolution, and `group="overview_N"` an
+//! overview. `xr.open_datatree` cannot hold the overviews under it: xarray
+//! wants a child's `x` and `y` to be its parent's.
+//!
 //! kerchunk's `tiff_to_zarr` (tifffile's `write_fsspec`) writes a single
 //! image as the root array `Y, X` and a pyramid as arrays `0`, `1`... with
 //! the GeoKeys as attributes but no coordinates and no CRS. The chunk
@@ -264,6 +268,8 @@ fn build(
         let mut attributes = Map::new();
         if geo.is_some() {
             attributes.insert("grid_mapping".into(), json!("spatial_ref"));
+            // xarray makes the arrays of `coordinates` coordinates, as rioxarray has `spatial_ref`.
+            attributes.insert("coordinates".into(), json!("spatial_ref"));
         }
         if let Some(xml) = main.text(tag::GDAL_METADATA) {
             attributes.extend(gdal::band_attributes(&gdal::items(xml), level.samples));
