@@ -441,6 +441,27 @@ fn damaged_tiffs_are_errors_naming_the_fault() {
     );
     assert!(error(&huge).contains("for an image of"), "{}", error(&huge));
 
+    // One strip of 2^32 - 1 columns: its x would be 32 GiB, held in the references.
+    let wide = tiff(
+        &[tiled(
+            1000,
+            &[
+                (256, 4, vec![u32::MAX]),
+                (257, 4, vec![1]),
+                (322, 4, vec![u32::MAX]),
+                (323, 4, vec![16]),
+                (324, 4, vec![1000]),
+                (325, 4, vec![16]),
+            ],
+        )],
+        None,
+        5000,
+    );
+    assert!(error(&wide).contains("whose x and y (34359738368 bytes, with its overviews') pass"), "{}", error(&wide));
+    // 2^31 samples a pixel: a `band` axis as long.
+    let samples = tiff(&[tiled(1000, &[(277, 4, vec![1 << 31]), (284, 3, vec![1])])], None, 5000);
+    assert!(error(&samples).contains("pixels of 2147483648 samples"), "{}", error(&samples));
+
     let limited = scan_bytes(&good, &ScanOptions::default().with_max_header_bytes(64)).unwrap_err();
     assert!(matches!(limited, kerchunk_scan::ScanError::HeaderTooLarge { .. }), "{limited}");
 

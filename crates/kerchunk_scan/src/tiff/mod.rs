@@ -73,6 +73,19 @@ pub(crate) async fn scan(
             Err(reason) => return Err(tiff_error(url, format!("the IFD at byte {}: {reason}", ifd.offset))),
         }
     }
+    // Every level's `x` and `y` are held in the references: 8 bytes a column and a row, within
+    // the header limit.
+    let axes =
+        levels.iter().fold(0u64, |sum, l| sum.saturating_add(l.width.saturating_add(l.height).saturating_mul(8)));
+    if axes > options.max_header_bytes {
+        return Err(tiff_error(
+            url,
+            format!(
+                "an image of {} × {} pixels, whose x and y ({axes} bytes, with its overviews') pass the {} of ScanOptions::with_max_header_bytes",
+                levels[0].width, levels[0].height, options.max_header_bytes
+            ),
+        ));
+    }
     let chunks: u64 = levels.iter().map(|l| l.offsets.len() as u64).sum();
     if chunks > options.max_references {
         return Err(tiff_error(
@@ -156,7 +169,8 @@ async fn image(
     let size = reader.size();
     let (width, height) = (ifd.first(tag::IMAGE_WIDTH, 0), ifd.first(tag::IMAGE_LENGTH, 0));
     let samples = ifd.first(tag::SAMPLES_PER_PIXEL, 1);
-    if width == 0 || height == 0 || samples == 0 {
+    // SamplesPerPixel is a SHORT: more is a damaged file (and a `band` axis that long).
+    if width == 0 || height == 0 || samples == 0 || samples > u64::from(u16::MAX) {
         return Ok(Err(format!("an image of {width} × {height} pixels of {samples} samples")));
     }
     let interleaved = ifd.first(tag::PLANAR_CONFIGURATION, 1) == 1 && samples > 1;
