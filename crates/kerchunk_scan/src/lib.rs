@@ -94,7 +94,10 @@
 //!   where it has none (kerchunk's 0 makes xarray mask every real zero);
 //! - GDAL's per-band metadata is the data array's, one value per band where
 //!   they differ (kerchunk keeps the last band's at the root); a scale and
-//!   offset shared by the bands are also `scale_factor` and `add_offset`;
+//!   offset shared by the bands are also `scale_factor` and `add_offset`,
+//!   and the raster type is `AREA_OR_POINT`, as rioxarray has them; GDAL's
+//!   metadata text is unescaped twice, as GDAL writes and reads it (kerchunk
+//!   leaves `&amp;` where the file means `&`);
 //! - the root's `multiscales` lists every level with its scale and corner;
 //! - a TIFF's masks and further images (not overviews) are left out and
 //!   named in [`Scan::skipped`] (kerchunk takes tifffile's first series).

@@ -14,7 +14,8 @@ It writes, beside itself:
   every 7th row and column) and cases.json, as tests/codecs/tiff/real/make.py does;
 - georef.json: for every TIFF of the three folders, what rasterio and rioxarray read: the
   EPSG code, the nodata value, the bands, and per level (the full resolution, then each
-  overview) its size, GDAL's geotransform and rioxarray's x and y (every 7th, and the last).
+  overview) its size, GDAL's geotransform and rioxarray's x and y (every 7th, and the last),
+  the bands' scales, offsets and descriptions, and the dataset's metadata items (tags).
 """
 import json
 import math
@@ -63,6 +64,11 @@ FILES = {
                     "interleave": "pixel"}, "mask"),
     "sparse": ("GTiff", "uint8", 1, (64, 64), "EPSG:32631", from_origin(300000, 5000000, 20, 20), None,
                {"tiled": True, "blockxsize": 32, "blockysize": 32, "sparse_ok": True}, "sparse"),
+    # Bands by band, each with a description; a scale and offset the bands share, and a
+    # dataset item: GDAL_METADATA's band and dataset items.
+    "described_bands": ("GTiff", "int16", 3, (32, 48), "EPSG:32632", from_origin(400000, 5500000, 100, 100), -999,
+                        {"tiled": True, "blockxsize": 16, "blockysize": 16, "compress": "lzw",
+                         "interleave": "band"}, "describe"),
 }
 
 
@@ -81,6 +87,12 @@ def write(name):
                 dst.write(values[:, :32, :32], window=rasterio.windows.Window(0, 0, 32, 32))
                 return
             dst.write(values)
+            if edit == "describe":
+                for band, name in enumerate(["red edge", "near infrared", "short-wave <1>"], start=1):
+                    dst.set_band_description(band, name)
+                dst.scales = (0.01,) * bands
+                dst.offsets = (-5.0,) * bands
+                dst.update_tags(PRODUCT="demo & test")
             if edit == "mask":
                 mask = np.full((height, width), 255, np.uint8)
                 mask[:10, :10] = 0
@@ -132,6 +144,8 @@ def georeference(path):
         count = src.count
         overviews = len(src.overviews(1))
         masks = [flag.name for flag in src.mask_flag_enums[0]]
+        scales, offsets, descriptions = list(src.scales), list(src.offsets), list(src.descriptions)
+        tags = src.tags()
     for level in range(overviews + 1):
         options = {"overview_level": level - 1} if level else {}
         with rasterio.open(path, **options) as src:
@@ -146,7 +160,8 @@ def georeference(path):
         })
     if nodata is not None and math.isnan(nodata):
         nodata = "NaN"
-    return {"epsg": epsg, "nodata": nodata, "bands": count, "mask_flags": masks, "levels": levels}
+    return {"epsg": epsg, "nodata": nodata, "bands": count, "mask_flags": masks, "levels": levels,
+            "scales": scales, "offsets": offsets, "descriptions": descriptions, "tags": tags}
 
 
 def main():

@@ -80,7 +80,16 @@ pub(crate) fn items(xml: &str) -> Vec<Item> {
                     }
                 }
             }
-            Ok(Event::End(end)) if end.name().as_ref() == b"Item" => items.extend(open.take()),
+            Ok(Event::End(end)) if end.name().as_ref() == b"Item" => {
+                // GDAL escapes a value before its XML writer escapes it again (`&amp;amp;`), and
+                // unescapes it twice when it reads: so do we (kerchunk keeps `&amp;`).
+                items.extend(open.take().map(|mut item| {
+                    if let Ok(text) = quick_xml::escape::unescape(&item.value) {
+                        item.value = text.into_owned();
+                    }
+                    item
+                }));
+            }
             Ok(Event::Eof) | Err(_) => return items,
             Ok(_) => {}
         }
@@ -157,7 +166,7 @@ mod tests {
     fn items_with_their_band_role_and_escapes() {
         let xml = r#"<GDALMetadata>
   <Item name="AREA_OR_POINT">Area</Item>
-  <Item name="DESCRIPTION" sample="0" role="description">a &amp; b &#x41;</Item>
+  <Item name="DESCRIPTION" sample="0" role="description">a &amp;amp; b &#x41; &amp;lt;1&amp;gt;</Item>
   <Item name="SCALE" sample="1" role="scale">0.5</Item>
 </GDALMetadata>"#;
         let read = items(xml);
@@ -168,7 +177,7 @@ mod tests {
                 name: "DESCRIPTION".into(),
                 sample: Some(0),
                 role: Some("description".into()),
-                value: "a & b A".into()
+                value: "a & b A <1>".into()
             }
         );
         assert_eq!(dataset_attributes(&read).get("AREA_OR_POINT"), Some(&Value::String("Area".into())));

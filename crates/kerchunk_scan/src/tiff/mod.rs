@@ -285,6 +285,10 @@ fn build(
             // xarray makes the arrays of `coordinates` coordinates, as rioxarray has `spatial_ref`.
             attributes.insert("coordinates".into(), json!("spatial_ref"));
         }
+        if let Some(geo) = &geo {
+            // As GDAL names the raster type (GTRasterTypeGeoKey), and rioxarray keeps it.
+            attributes.insert("AREA_OR_POINT".into(), json!(if geo.area { "Area" } else { "Point" }));
+        }
         if let Some(xml) = main.text(tag::GDAL_METADATA) {
             attributes.extend(gdal::band_attributes(&gdal::items(xml), level.samples));
         }
