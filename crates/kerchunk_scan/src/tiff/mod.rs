@@ -269,9 +269,8 @@ fn build(
     if let Some(geo) = &geo {
         root.extend(geo.attributes.clone());
     }
-    if let Some(xml) = main.text(tag::GDAL_METADATA) {
-        root.extend(gdal::dataset_attributes(&gdal::items(xml)));
-    }
+    let items = main.text(tag::GDAL_METADATA).map(gdal::items).unwrap_or_default();
+    root.extend(gdal::dataset_attributes(&items));
     builder.insert_inline(".zattrs", &serde_json::to_vec(&Value::Object(root)).unwrap_or_default());
     for (n, level) in levels.iter().enumerate() {
         let group = if n == 0 { String::new() } else { format!("overview_{n}/") };
@@ -280,18 +279,14 @@ fn build(
         }
         let transform = geo.as_ref().and_then(|g| g.transform).map(|t| scaled(t, &levels[0], level));
         let mut attributes = Map::new();
-        if geo.is_some() {
+        if let Some(geo) = &geo {
             attributes.insert("grid_mapping".into(), json!("spatial_ref"));
             // xarray makes the arrays of `coordinates` coordinates, as rioxarray has `spatial_ref`.
             attributes.insert("coordinates".into(), json!("spatial_ref"));
-        }
-        if let Some(geo) = &geo {
             // As GDAL names the raster type (GTRasterTypeGeoKey), and rioxarray keeps it.
             attributes.insert("AREA_OR_POINT".into(), json!(if geo.area { "Area" } else { "Point" }));
         }
-        if let Some(xml) = main.text(tag::GDAL_METADATA) {
-            attributes.extend(gdal::band_attributes(&gdal::items(xml), level.samples));
-        }
+        attributes.extend(gdal::band_attributes(&items, level.samples));
         data_array(&mut builder, url, &group, level, &fill, attributes);
         coordinates(&mut builder, &group, level, geo.as_ref(), transform);
     }
