@@ -124,7 +124,7 @@ fn pyramid<'t>(tiff: &'t Tiff, skipped: &mut Vec<Skipped>) -> (&'t Ifd, Vec<(usi
 
 /// One image's chunk grid and its chunks' places in the file.
 #[derive(Debug)]
-struct Image {
+struct Image<'t> {
     width: u64,
     height: u64,
     samples: u64,
@@ -134,11 +134,12 @@ struct Image {
     block: (u64, u64),
     dtype: String,
     pipeline: codec::Pipeline,
-    offsets: Vec<u64>,
-    counts: Vec<u64>,
+    /// The IFD's tables, as read (no copy).
+    offsets: &'t [u64],
+    counts: &'t [u64],
 }
 
-impl Image {
+impl Image<'_> {
     /// The data array's shape and chunk shape, and its dimension names.
     fn layout(&self) -> ([u64; 3], [u64; 3], [&'static str; 3]) {
         let (rows, cols) = self.block;
@@ -153,6 +154,7 @@ impl Image {
     fn chunk_indices(&self, n: u64) -> [u64; 3] {
         let across = self.width.div_ceil(self.block.1);
         let down = self.height.div_ceil(self.block.0);
+        // `image` checked across × down × planes (with checked_mul) against the table's length.
         let (plane, within) = (n / (across * down), n % (across * down));
         let (row, col) = (within / across, within % across);
         if self.interleaved { [row, col, 0] } else { [plane, row, col] }
@@ -160,12 +162,12 @@ impl Image {
 }
 
 /// `ifd` as an [`Image`]; `Ok(Err(reason))` where references cannot express it.
-async fn image(
+async fn image<'t>(
     reader: &mut BlockReader<'_>,
     tiff: &Tiff,
-    ifd: &Ifd,
+    ifd: &'t Ifd,
     url: &str,
-) -> Result<Result<Image, String>, ScanError> {
+) -> Result<Result<Image<'t>, String>, ScanError> {
     let size = reader.size();
     let (width, height) = (ifd.first(tag::IMAGE_WIDTH, 0), ifd.first(tag::IMAGE_LENGTH, 0));
     let samples = ifd.first(tag::SAMPLES_PER_PIXEL, 1);
@@ -179,7 +181,7 @@ async fn image(
         (block, offsets, ifd.unsigned(tag::TILE_BYTE_COUNTS))
     } else if let Some(offsets) = ifd.unsigned(tag::STRIP_OFFSETS) {
         let rows = ifd.first(tag::ROWS_PER_STRIP, height).min(height);
-        if rows > 0 && height % rows != 0 && height > rows {
+        if rows > 0 && height % rows != 0 {
             return Ok(Err(format!(
                 "strips of {rows} rows, which do not divide its {height} rows: the last is short, and a zarr chunk cannot be (tifffile refuses too)"
             )));
@@ -227,17 +229,7 @@ async fn image(
         Ok(pipeline) => pipeline,
         Err(reason) => return Ok(Err(reason)),
     };
-    Ok(Ok(Image {
-        width,
-        height,
-        samples,
-        interleaved,
-        block,
-        dtype,
-        pipeline,
-        offsets: offsets.to_vec(),
-        counts: counts.to_vec(),
-    }))
+    Ok(Ok(Image { width, height, samples, interleaved, block, dtype, pipeline, offsets, counts }))
 }
 
 /// Whether the first JPEG tile of an RGB image carries a JFIF marker, as
@@ -256,7 +248,7 @@ async fn is_jfif(reader: &mut BlockReader<'_>, ifd: &Ifd, offsets: &[u64], count
 /// the georeferencing and metadata of `main` and GDAL's `structural` metadata.
 fn build(
     url: &str,
-    (levels, main, structural): (&[Image], &Ifd, Map<String, Value>),
+    (levels, main, structural): (&[Image<'_>], &Ifd, Map<String, Value>),
     skipped: &mut Vec<Skipped>,
 ) -> ReferenceSet {
     let geo = Georeference::read(main);
@@ -297,7 +289,7 @@ fn data_array(
     builder: &mut ReferenceSetBuilder,
     url: &str,
     group: &str,
-    level: &Image,
+    level: &Image<'_>,
     fill: &Value,
     attributes: Map<String, Value>,
 ) {
@@ -309,7 +301,7 @@ fn data_array(
         &zarray(&shape, &chunks, &level.dtype, fill, (&level.pipeline.compressor, &filters)),
     );
     builder.insert_inline(&format!("{path}/.zattrs"), &attributes_json(attributes, &dimensions));
-    for (n, (&offset, &count)) in level.offsets.iter().zip(&level.counts).enumerate() {
+    for (n, (&offset, &count)) in level.offsets.iter().zip(level.counts).enumerate() {
         // A tile never written (GDAL's SPARSE_OK) reads as the fill value, as GDAL reads it.
         if offset == 0 || count == 0 {
             continue;
@@ -322,7 +314,7 @@ fn data_array(
 fn coordinates(
     builder: &mut ReferenceSetBuilder,
     group: &str,
-    level: &Image,
+    level: &Image<'_>,
     geo: Option<&Georeference>,
     transform: Option<[f64; 6]>,
 ) {
@@ -376,7 +368,7 @@ fn axis_attributes(geographic: bool) -> (Map<String, Value>, Map<String, Value>)
 
 /// The geotransform of `level`, an overview of `full`: the same corner,
 /// pixels larger by the ratio of the sizes (as GDAL derives it).
-fn scaled(t: [f64; 6], full: &Image, level: &Image) -> [f64; 6] {
+fn scaled(t: [f64; 6], full: &Image<'_>, level: &Image<'_>) -> [f64; 6] {
     #[allow(clippy::cast_precision_loss)] // Image sizes are far below 2^52.
     let (sx, sy) = (full.width as f64 / level.width as f64, full.height as f64 / level.height as f64);
     [t[0], t[1] * sx, t[2] * sy, t[3], t[4] * sx, t[5] * sy]
@@ -384,7 +376,7 @@ fn scaled(t: [f64; 6], full: &Image, level: &Image) -> [f64; 6] {
 
 /// OME-NGFF 0.4 `multiscales`: each level's data array, its scale and the
 /// corner of its first pixel (y first), as tifffile writes them.
-fn multiscales(levels: &[Image], geo: Option<&Georeference>) -> Value {
+fn multiscales(levels: &[Image<'_>], geo: Option<&Georeference>) -> Value {
     let transform = geo.and_then(|g| g.transform);
     let datasets: Vec<Value> = levels
         .iter()
