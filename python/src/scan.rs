@@ -54,6 +54,9 @@ struct ScanArguments {
     fail_unsupported: bool,
     /// Whether a GRIB file's inventory beside it gives its messages (`ScanOptions::with_grib_inventory`).
     grib_inventory: bool,
+    /// Whether messages an inventory lists as one variable at several levels share a header
+    /// read (`ScanOptions::with_grib_levels_from_inventory`).
+    grib_levels_from_inventory: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
     subchunk: Vec<(String, u64)>,
 }
@@ -121,7 +124,9 @@ impl ScanArguments {
         if self.fail_unsupported {
             scan_options = scan_options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
-        scan_options = scan_options.with_grib_inventory(self.grib_inventory);
+        scan_options = scan_options
+            .with_grib_inventory(self.grib_inventory)
+            .with_grib_levels_from_inventory(self.grib_levels_from_inventory);
         let invalid = |e: CombineOptionError| Error::new(Kind::Invalid, e.to_string());
         let coords = self
             .coords

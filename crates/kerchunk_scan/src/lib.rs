@@ -62,7 +62,11 @@
 //! (NOAA's `FILE.idx`, ECMWF's `.index`) says where the messages are, so
 //! that every header is fetched at once rather than one message after the
 //! other (each listed message checked against the file;
-//! [`ScanOptions::with_grib_inventory`]). [`combine_grib`] makes several GRIB
+//! [`ScanOptions::with_grib_inventory`]). With NOAA's, messages whose lines
+//! differ only in their level's numbers (`TMP:500 mb`, `TMP:850 mb`) share
+//! one header read, their levels taken from their lines: one request per
+//! distinct variable, the inventory trusted for those levels
+//! ([`ScanOptions::with_grib_levels_from_inventory`]). [`combine_grib`] makes several GRIB
 //! files one tree by their messages' own coordinates. GRIB1 messages are
 //! named from eccodes' GRIB1 tables the same way. Not yet: reduced and
 //! Gaussian grids, alternating row scanning, the other GRIB2 product

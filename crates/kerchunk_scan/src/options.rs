@@ -12,6 +12,7 @@ pub struct ScanOptions {
     pub(crate) inline_variables: Vec<String>,
     pub(crate) unsupported: UnsupportedArrays,
     pub(crate) grib_inventory: bool,
+    pub(crate) grib_levels_from_inventory: bool,
 }
 
 /// What a scan does with an array references cannot express: an HDF5
@@ -56,6 +57,7 @@ impl Default for ScanOptions {
             inline_variables: Vec::new(),
             unsupported: UnsupportedArrays::Skip,
             grib_inventory: true,
+            grib_levels_from_inventory: true,
         }
     }
 }
@@ -144,6 +146,21 @@ impl ScanOptions {
     #[must_use]
     pub fn with_grib_inventory(mut self, read: bool) -> Self {
         self.grib_inventory = read;
+        self
+    }
+
+    /// Whether, with a NOAA inventory, messages whose lines differ only in
+    /// their level's numbers (`TMP:500 mb`, `TMP:850 mb`) take their level
+    /// from their line (the default), the rest of their header from the
+    /// first such message's, read: one header read per distinct variable
+    /// rather than one per message. Their levels are then the inventory's
+    /// word, unread in the file; `false` reads every message's header. A
+    /// line whose numbers do not give its message's fixed surfaces (as the
+    /// first one's line and header show), or that repeats another's, has its
+    /// header read either way.
+    #[must_use]
+    pub fn with_grib_levels_from_inventory(mut self, taken: bool) -> Self {
+        self.grib_levels_from_inventory = taken;
         self
     }
 }

@@ -206,14 +206,58 @@ fn sorted(refs: &ReferenceSet) -> Vec<(String, String)> {
 }
 
 /// NOAA's `.idx` beside `hrrr_like.grib2` and ECMWF's `.index` beside `ecmwf_like.grib2` give the
-/// references the messages' own lengths give, the headers read together.
+/// references the messages' own lengths give, the headers read together; from NOAA's, with the
+/// levels of its lines or every header read.
 #[test]
 fn an_inventory_gives_the_same_references() {
     for file in ["hrrr_like.grib2", "ecmwf_like.grib2"] {
-        let listed = scan_in(&folder(), file, &ScanOptions::default()).unwrap();
         let walked = scan_in(&folder(), file, &ScanOptions::default().with_grib_inventory(false)).unwrap();
-        assert_eq!(sorted(&listed.references), sorted(&walked.references), "{file}");
-        assert!(listed.skipped.is_empty() && walked.skipped.is_empty());
+        for levels in [true, false] {
+            let options = ScanOptions::default().with_grib_levels_from_inventory(levels);
+            let listed = scan_in(&folder(), file, &options).unwrap();
+            assert_eq!(sorted(&listed.references), sorted(&walked.references), "{file}, levels {levels}");
+            assert!(listed.skipped.is_empty() && walked.skipped.is_empty());
+        }
+    }
+}
+
+/// With NOAA's `.idx`, one header is read per distinct variable (its name, kind of level and
+/// forecast): `hrrr_like.grib2`'s 15 lines are 10 such, 2 m and 1.5 m temperature at the
+/// analysis one of them, and the three pressure levels at each step two more. Every other line is
+/// read where the levels are not taken from the lines, and where the inventory's numbers do not
+/// give the headers' levels. Numbers in other units are scaled as the first line and its header
+/// show.
+#[test]
+fn an_inventory_saves_a_header_read_per_level() {
+    let requests = |folder: &Path, levels: bool| {
+        // A first read of 16 bytes, not the whole small file, so that each header is a request.
+        let options = ScanOptions::default()
+            .with_grib_levels_from_inventory(levels)
+            .with_block_bytes(16)
+            .with_first_read_bytes(16);
+        scan_in(folder, "hrrr_like.grib2", &options).unwrap().stats.requests
+    };
+    // The first read and the inventory's, then the headers'.
+    assert_eq!(requests(&folder(), true), 2 + 10);
+    assert_eq!(requests(&folder(), false), 2 + 15);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(folder().join("hrrr_like.grib2"), dir.path().join("hrrr_like.grib2")).unwrap();
+    let idx = std::fs::read_to_string(folder().join("hrrr_like.grib2.idx")).unwrap();
+    let walked = scan_in(&folder(), "hrrr_like.grib2", &ScanOptions::default().with_grib_inventory(false)).unwrap();
+    let cases: [(&[(&str, &str)], u64); 3] = [
+        // The 2 m analysis's line says 3 m: the 1.5 m one's level cannot be taken from its line.
+        (&[(":2 m above ground:anl:", ":3 m above ground:anl:")], 11),
+        // Two kinds of level, each read.
+        (&[(":2 m above ground:anl:", ":200 cm above ground:anl:")], 11),
+        // Numbers a hundred times the levels, as both lines say.
+        (&[(":2 m above", ":200 m above"), (":1.5 m above", ":150 m above")], 10),
+    ];
+    for (changes, reads) in cases {
+        let changed = changes.iter().fold(idx.clone(), |text, (from, to)| text.replace(from, to));
+        std::fs::write(dir.path().join("hrrr_like.grib2.idx"), changed).unwrap();
+        assert_eq!(requests(dir.path(), true), 2 + reads, "{changes:?}");
+        let listed = scan_in(dir.path(), "hrrr_like.grib2", &ScanOptions::default()).unwrap();
+        assert_eq!(sorted(&listed.references), sorted(&walked.references), "{changes:?}");
     }
 }
 

@@ -110,6 +110,7 @@ def scan(
     inline_threshold: int | None = None,
     fail_unsupported: bool = False,
     grib_inventory: bool = True,
+    grib_levels_from_inventory: bool = True,
     subchunk: dict[str, int] | None = None,
     version: int = 1,
     url_templates: bool = False,
@@ -141,6 +142,9 @@ def scan(
     set); ``skip_existing`` leaves out files it has already, which are otherwise an error.
     A GRIB file's inventory beside it (NOAA's ``FILE.idx``, ECMWF's ``.index``) says where its
     messages are unless ``grib_inventory`` is false; one that disagrees with the file is an error.
+    With NOAA's, messages whose lines differ only in their level's numbers (``TMP:500 mb``,
+    ``TMP:850 mb``) share one header read, their levels taken from their lines, unless
+    ``grib_levels_from_inventory`` is false.
     ``subchunk`` splits uncompressed arrays' chunks (``{"temp": 4}``: each into 4 along its first
     dimension), as kerchunk's ``utils.subchunk``.
 
@@ -163,7 +167,8 @@ def scan(
     arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "merge": merge, "identical": list(identical or []),
                  "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
                  "inline_threshold": inline_threshold,
-                 "fail_unsupported": fail_unsupported, "grib_inventory": grib_inventory, "subchunk": list((subchunk or {}).items())}
+                 "fail_unsupported": fail_unsupported, "grib_inventory": grib_inventory,
+                 "grib_levels_from_inventory": grib_levels_from_inventory, "subchunk": list((subchunk or {}).items())}
     files = [os.fspath(f) for f in files]
     if executor is None:
         return json.loads(_rs.scan(files, os.fspath(output), arguments, write))

@@ -211,11 +211,30 @@ def templates():
     (HERE / "names.templates.json").write_text(json.dumps(numbers) + "\n")
 
 
+# wgrib2's names and level texts for hrrr_like's messages, in the forms of the HRRR and GFS
+# inventories in kerchunk's tests (tests/grib_idx_fixtures: `TMP:2 m above ground:anl:`,
+# `TMP:500 mb:1 hour fcst:`, `APCP:surface:0-1 hour acc fcst:`, `REFC:entire atmosphere:anl:`).
+WGRIB2_NAMES = {"2t": "TMP", "t": "TMP", "10u": "UGRD", "10v": "VGRD", "tp": "APCP", "refc": "REFC"}
+WGRIB2_LEVELS = {"heightAboveGround": "{:g} m above ground", "isobaricInhPa": "{:g} mb", "surface": "surface",
+                 "atmosphere": "entire atmosphere"}
+
+
+def wgrib2_line(m):
+    """A message's inventory line as wgrib2 writes it, after its number and offset."""
+    hours = m["step_seconds"] // 3600
+    if m["stepType"] == "accum":
+        forecast = f"0-{hours} hour acc fcst"
+    else:
+        forecast = f"{hours} hour fcst" if hours else "anl"
+    level = WGRIB2_LEVELS[m["typeOfLevel"]].format(m["level"])
+    return f"d=2024010212:{WGRIB2_NAMES[m['shortName']]}:{level}:{forecast}:"
+
+
 def inventories():
     """The inventories beside hrrr_like.grib2 (NOAA's) and ecmwf_like.grib2 (ECMWF's)."""
     lines = []
     for n, m in enumerate(json.loads((HERE / "hrrr_like.messages.json").read_text()), 1):
-        lines.append(f"{n}:{m['offset']}:d=2024010212:{m['shortName'].upper()}:{m['typeOfLevel']}:{m['stepType']}:")
+        lines.append(f"{n}:{m['offset']}:{wgrib2_line(m)}")
     (HERE / "hrrr_like.grib2.idx").write_text("\n".join(lines) + "\n")
     lines = []
     for m in json.loads((HERE / "ecmwf_like.messages.json").read_text()):

@@ -76,6 +76,47 @@ fn signed(section: &[u8], from: usize, to: usize) -> Result<i64, String> {
     Ok(if raw & sign == 0 { raw } else { -(raw & (sign - 1)) })
 }
 
+/// How far a product definition template read here moves the octets after
+/// the parameter: the chemical templates put a constituent type (2 octets)
+/// there. `None` for a template not read.
+fn template_shift(template: i64) -> Option<usize> {
+    match template {
+        0 | 1 | 2 | 5 | 8 | 9 | 11 | 12 => Some(0),
+        40..=43 => Some(2),
+        _ => None,
+    }
+}
+
+/// A copy of the GRIB2 message header `message` whose fixed surfaces (the
+/// first, then the second) are `surfaces`, each a scale factor and a scaled
+/// value: a message an inventory says differs from this one only in its
+/// level. Surfaces not given are kept.
+///
+/// # Errors
+/// Why the surfaces cannot be written there: the header is malformed, in a
+/// template not read, or a value does not fit its octets.
+pub(crate) fn with_surfaces(message: &[u8], surfaces: &[(i64, i64)]) -> Result<Vec<u8>, String> {
+    let at = sections(message)?.product_at;
+    let template = octets(&message[at..], 8, 9)?;
+    let shift = template_shift(template).ok_or("a product definition template not read")?;
+    let mut copy = message.to_vec();
+    for (&(factor, value), factor_octet) in surfaces.iter().zip([24, 30]) {
+        let factor_octet = at + shift + factor_octet - 1;
+        // All ones is "missing" in both octets' forms.
+        let magnitude = u8::try_from(factor.unsigned_abs()).ok().filter(|m| *m < 0x7f);
+        let scaled = u32::try_from(value).ok().filter(|v| *v != u32::MAX);
+        let (Some(magnitude), Some(scaled)) = (magnitude, scaled) else {
+            return Err(format!(
+                "a level of scale factor {factor} and scaled value {value} does not fit GRIB2's octets"
+            ));
+        };
+        let target = copy.get_mut(factor_octet..factor_octet + 5).ok_or("the product definition section is short")?;
+        target[0] = if factor < 0 { magnitude | 0x80 } else { magnitude };
+        target[1..].copy_from_slice(&scaled.to_be_bytes());
+    }
+    Ok(copy)
+}
+
 /// The sections of the message's first field: 1, the last 2 before the
 /// data (if any), 3, 4 and 5, each from its first octet.
 struct Sections<'a> {
@@ -83,11 +124,14 @@ struct Sections<'a> {
     local: Option<&'a [u8]>,
     grid: &'a [u8],
     product: &'a [u8],
+    /// Where the product definition section starts in the message.
+    product_at: usize,
     representation: &'a [u8],
 }
 
 fn sections(message: &[u8]) -> Result<Sections<'_>, String> {
     let mut found: [Option<&[u8]>; 6] = [None; 6];
+    let mut product_at = 0;
     let mut at = 16;
     while at + 5 <= message.len() && &message[at..at + 4] != b"7777" {
         let length = usize::try_from(octets(&message[at..], 1, 4)?).unwrap_or(usize::MAX);
@@ -96,7 +140,12 @@ fn sections(message: &[u8]) -> Result<Sections<'_>, String> {
             .filter(|s| s.len() >= 5)
             .ok_or_else(|| format!("a section at octet {} of {length} octets runs past the message", at + 1))?;
         match section[4] {
-            number @ 1..=5 => found[usize::from(number)] = Some(section),
+            number @ 1..=5 => {
+                found[usize::from(number)] = Some(section);
+                if number == 4 {
+                    product_at = at;
+                }
+            }
             6 | 7 => break,
             number => return Err(format!("a section numbered {number} at octet {}", at + 1)),
         }
@@ -108,6 +157,7 @@ fn sections(message: &[u8]) -> Result<Sections<'_>, String> {
         local: found[2],
         grid: need(3, "grid definition")?,
         product: need(4, "product definition")?,
+        product_at,
         representation: need(5, "data representation")?,
     })
 }
@@ -199,15 +249,10 @@ impl MessageKeys {
                 ("parameterNumber", 11, 11),
             ],
         )?;
-        // The chemical templates put a constituent type (2 octets) after the parameter.
-        let (shift, chemical) = match template {
-            0 | 1 | 2 | 5 | 8 | 9 | 11 | 12 => (0, false),
-            40..=43 => (2, true),
-            other => {
-                return Err(Unread::NotScanned(format!("product definition template 4.{other} is not scanned yet")));
-            }
+        let Some(shift) = template_shift(template) else {
+            return Err(Unread::NotScanned(format!("product definition template 4.{template} is not scanned yet")));
         };
-        if chemical {
+        if shift > 0 {
             self.set("constituentType", octets(s, 12, 13)?);
             self.set("is_chemical", 1);
         } else {

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `locate` | each message's offset, length and edition |
 //! | `inventory` | NOAA's `.idx` and ECMWF's `.index` |
+//! | `listed` | the messages an inventory lists, and which share a header read |
 //! | `keys` | a message's keys from its sections |
 //! | `tables` | eccodes' concepts and code tables (`tables/make.py`) |
 //! | `describe` | cfgrib's names, levels, times and attributes of a GRIB2 message |
@@ -21,6 +22,7 @@ mod edition1;
 mod grid;
 mod inventory;
 mod keys;
+mod listed;
 mod locate;
 mod tables;
 mod tree;
@@ -37,6 +39,7 @@ use crate::error::ScanError;
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::read::BlockReader;
 use keys::Unread;
+use listed::Header;
 
 /// The axes of the regular grids seen so far, by their grid section: one
 /// computation a grid, not a message, as the messages of a file share a few grids.
@@ -117,55 +120,6 @@ async fn header(
     reader.read(message.offset..message.offset + at.min(message.length)).await
 }
 
-/// The bytes read of a message's start, in one request with the others.
-const PREFIX: u64 = 4096;
-
-/// The messages an inventory (at `inventory`) lists, each checked against
-/// the file, and the first bytes of each (which hold its header, mostly):
-/// fetched several at a time, rather than each message's length read
-/// before the next can be found.
-async fn from_inventory(
-    reader: &mut BlockReader<'_>,
-    url: &str,
-    (inventory, entries): (&str, &[IndexEntry]),
-) -> Result<(Vec<GribMessage>, Vec<bytes::Bytes>), ScanError> {
-    let mut listed: Vec<(u64, u64)> = entries.iter().map(|e| (e.offset, e.length)).collect();
-    listed.sort_unstable();
-    listed.dedup_by_key(|(offset, _)| *offset);
-    let ranges: Vec<std::ops::Range<u64>> =
-        listed.iter().map(|&(offset, length)| offset..offset + length.min(PREFIX)).collect();
-    let prefixes = reader.read_exact_ranges(&ranges).await?;
-    let mut messages = Vec::with_capacity(listed.len());
-    for (&(offset, listed_length), prefix) in listed.iter().zip(&prefixes) {
-        let wrong = |what: String| {
-            locate::malformed(url, format!("its inventory {inventory} lists a message at byte {offset}, where {what}"))
-        };
-        if prefix.len() < 16 || &prefix[..4] != b"GRIB" {
-            return Err(wrong("no message starts".into()));
-        }
-        let (length, edition) = match locate::indicator_length(prefix) {
-            Ok(Some(found)) => found,
-            Ok(None) => return Err(wrong(format!("a message of GRIB edition {} starts", prefix[7]))),
-            Err(reason) => return Err(wrong(format!("the GRIB1 message {reason}"))),
-        };
-        if length < 16 || length > listed_length {
-            return Err(wrong(format!("the message is {length} bytes long, not the {listed_length} it lists")));
-        }
-        // NOAA's ranges run to the next listed message: a message in between
-        // that the inventory leaves out would be lost, so where there is
-        // room for one, its first bytes are looked at.
-        let after = offset + length;
-        if listed_length - length >= 16 && &reader.read(after..after + 4).await?[..] == b"GRIB" {
-            return Err(locate::malformed(
-                url,
-                format!("its inventory {inventory} lists no message at byte {after}, where one starts"),
-            ));
-        }
-        messages.push(GribMessage { offset, length, edition });
-    }
-    Ok((messages, prefixes))
-}
-
 /// The references of the GRIB file `reader` reads (at `url`): every GRIB2
 /// message, in `grib_tree`'s hierarchy, and what was left out.
 pub(crate) async fn scan(
@@ -175,16 +129,25 @@ pub(crate) async fn scan(
 ) -> Result<(ReferenceSet, Vec<Skipped>), ScanError> {
     let listed =
         if options.grib_inventory { inventory::beside(reader, url, options.max_header_bytes).await? } else { None };
-    let (messages, prefixes) = match &listed {
-        Some((inventory, entries)) => from_inventory(reader, url, (inventory, entries)).await?,
-        None => (locate(reader, url, options).await?, Vec::new()),
+    let messages: Vec<(GribMessage, Option<Header>)> = match &listed {
+        Some((inventory, entries)) => {
+            let levels = options.grib_levels_from_inventory;
+            let listed = listed::from_inventory(reader, url, (inventory, entries), levels).await?;
+            listed.into_iter().map(|(message, header)| (message, Some(header))).collect()
+        }
+        None => locate(reader, url, options).await?.into_iter().map(|message| (message, None)).collect(),
     };
     let mut scanned = Vec::with_capacity(messages.len());
     let mut skipped = Vec::new();
     let (mut grids, mut names) = (GridCache::default(), describe::NameCache::default());
-    for (n, message) in messages.iter().enumerate() {
-        let prefix = prefixes.get(n);
-        let described = if message.edition == 2 {
+    for (message, header_known) in &messages {
+        let prefix = match header_known {
+            Some(Header::Read(prefix)) => Some(prefix),
+            _ => None,
+        };
+        let described = if let Some(Header::Made(made)) = header_known {
+            describe_message(made, message, url, (&mut grids, &mut names))?
+        } else if message.edition == 2 {
             let prefix = prefix.and_then(|p| Some(p.slice(..header_end(p, message.length)?)));
             let bytes = match prefix {
                 Some(bytes) => bytes,

@@ -83,6 +83,11 @@ pub(crate) struct Scan {
     /// the file is an error.
     #[arg(long)]
     no_idx: bool,
+    /// Read the header of every GRIB message a NOAA inventory lists. Otherwise messages whose
+    /// lines differ only in their level's numbers (`TMP:500 mb`, `TMP:850 mb`) share one header
+    /// read, their levels taken from their lines: one request per distinct variable.
+    #[arg(long)]
+    idx_every_header: bool,
     /// Split an uncompressed array's chunks (a contiguous dataset, a NetCDF-3 variable) into this
     /// many along its first dimension, as kerchunk's `subchunk` does: `temp=4` (repeatable).
     #[arg(long, value_name = "ARRAY=FACTOR", value_parser = split_factor)]
@@ -109,7 +114,7 @@ impl Scan {
         if self.fail_unsupported {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
-        options = options.with_grib_inventory(!self.no_idx);
+        options = options.with_grib_inventory(!self.no_idx).with_grib_levels_from_inventory(!self.idx_every_header);
         let output = self.output.clone().or_else(|| self.append_to.clone()).expect("clap requires one");
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
