@@ -26,6 +26,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 CRATE_LAYERS = [
     ("kerchunk", "zarrs_zlib_sized", "zarrs_kerchunk_codecs", "zarrs_cf"),
     ("zarrs_kerchunk", "kerchunk_scan"),
+    ("kerchunk_icechunk",),
     ("zarrs_kerchunk_tools", "zarrs_kerchunk_examples"),
     ("zarrs_kerchunk_python",),
 ]
@@ -53,6 +54,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk", "grib", "tiff"), ("lib",)],
+    "kerchunk_icechunk": [("error", "metadata"), ("chunks", "containers", "location"), ("export",), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
     "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "scan", "codecs"), ("lib",)],

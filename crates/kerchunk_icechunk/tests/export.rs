@@ -1,0 +1,162 @@
+//! Reference sets written into icechunk repositories read back through `zarrs_icechunk` as they
+//! read through the references; inline chunks are stored and empty ones refused; a pinned target
+//! that changes fails its read in icechunk. (`tests/icechunk/check.py` reads such repositories
+//! with icechunk-python against the conformance corpus's ground truth.)
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use icechunk::config::Credentials;
+use icechunk::repository::VersionInfo;
+use icechunk::{Repository, RepositoryConfig};
+use kerchunk_icechunk::{ExportOptions, IcechunkLocation, export};
+use zarrs::array::{Array, ArrayBytes};
+use zarrs_icechunk::AsyncIcechunkStore;
+use zarrs_kerchunk::{AsyncReferenceStore, Pin, Pins, ReferenceStoreBuilder};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
+}
+
+/// The repository at `folder`, opened with every container it names authorised.
+async fn reopened(folder: &Path) -> Repository {
+    let storage = icechunk::new_local_filesystem_storage(folder).await.unwrap();
+    let repository = Repository::open(Arc::clone(&storage)).execute().await.unwrap();
+    let config: &RepositoryConfig = repository.config();
+    let authorised: HashMap<String, Option<Credentials>> = config
+        .virtual_chunk_containers
+        .iter()
+        .flatten()
+        .map(|(prefix, _)| (prefix.clone(), Some(Credentials::LocalFileSystemAccess)))
+        .collect();
+    Repository::open(storage).authorize_virtual_chunk_access(authorised).execute().await.unwrap()
+}
+
+async fn icechunk_store(folder: &Path) -> Arc<AsyncIcechunkStore> {
+    let repository = reopened(folder).await;
+    let session = repository.readonly_session(&VersionInfo::BranchTipRef("main".into())).await.unwrap();
+    Arc::new(AsyncIcechunkStore::new(session))
+}
+
+async fn export_to(references: &AsyncReferenceStore, folder: &Path) -> kerchunk_icechunk::Exported {
+    let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
+    let repository = location.open_or_create().await.unwrap();
+    export(references, &repository, &location.storage, &ExportOptions::default()).await.unwrap()
+}
+
+/// Every array of every JSON and parquet reference file of the conformance corpus reads the same
+/// bytes through zarrs from the repository as from the references (which the store's own
+/// conformance tests hold to the corpus's ground truth).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_conformance_case_reads_back_the_same() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let scratch = tempfile::tempdir().unwrap();
+    let (mut checked, mut unread) = (0, Vec::new());
+    for case in std::fs::read_dir(data()).unwrap().map(|e| e.unwrap().path()) {
+        let Ok(manifest) = std::fs::read(case.join("case.json")) else { continue };
+        let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        for reference in manifest["references"].as_array().unwrap() {
+            let file = reference["file"].as_str().unwrap();
+            let name = format!("{}-{file}", case.file_name().unwrap().to_string_lossy());
+            let references = Arc::new(AsyncReferenceStore::open(case.join(file).to_str().unwrap()).await.unwrap());
+            let exported = export_to(&references, &scratch.path().join(&name)).await;
+            let repository = icechunk_store(&scratch.path().join(&name)).await;
+            assert_eq!(exported.arrays, manifest["arrays"].as_array().unwrap().len(), "{name}");
+            for entry in manifest["arrays"].as_array().unwrap() {
+                let path = format!("/{}", entry["path"].as_str().unwrap());
+                let theirs = match Array::async_open(Arc::clone(&repository), &path).await {
+                    Ok(array) => array,
+                    // zarrs reads no `null_terminated_bytes` (numpy's `|S5`), which zarr-python
+                    // writes and reads (tests/icechunk/check.py reads it there).
+                    Err(e) if e.to_string().contains("null_terminated_bytes") => {
+                        unread.push(format!("{name}{path}"));
+                        continue;
+                    }
+                    Err(e) => panic!("{name}{path}: {e}"),
+                };
+                let ours = Array::async_open(Arc::clone(&references), &path).await.unwrap();
+                let read = |bytes: ArrayBytes<'_>| match bytes {
+                    ArrayBytes::Fixed(bytes) => bytes.to_vec(),
+                    ArrayBytes::Variable(variable) => variable.bytes().to_vec(),
+                    ArrayBytes::Optional(..) => panic!("{name}{path}: optional values"),
+                };
+                let from_repository = read(theirs.async_retrieve_array_subset(&theirs.subset_all()).await.unwrap());
+                let from_references = read(ours.async_retrieve_array_subset(&ours.subset_all()).await.unwrap());
+                assert!(from_repository == from_references, "{name}{path}: the bytes differ");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 60, "{checked}");
+    assert_eq!(unread, ["exotic_dtypes-refs.json/fixed_S5"]);
+}
+
+/// Inline values become chunks in the repository; an empty chunk (`[url, 0, 0]`) is an error
+/// naming its key: icechunk stores no chunk of no bytes, and a missing one would read as the fill
+/// value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inline_chunks_are_stored_and_empty_ones_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let target = scratch.path().join("data.bin");
+    std::fs::write(&target, [1u8, 0, 2, 0, 3, 0, 4, 0]).unwrap();
+    let mut refs = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [6], \"chunks\": [2], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 9, \"order\": \"C\", \"filters\": null}",
+        "a/0": [target.to_str().unwrap(), 0, 4],
+        "a/2": "base64:BQAGAA==",
+    });
+    let file = scratch.path().join("refs.json");
+    std::fs::write(&file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let exported = export_to(&references, &scratch.path().join("repo")).await;
+    assert_eq!((exported.virtual_chunks, exported.inline_chunks), (1, 1));
+    let store = icechunk_store(&scratch.path().join("repo")).await;
+    let array = Array::async_open(store, "/a").await.unwrap();
+    let values = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
+    assert_eq!(values, [1, 2, 9, 9, 5, 6]);
+
+    refs["a/1"] = serde_json::json!([target.to_str().unwrap(), 0, 0]);
+    std::fs::write(&file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let location = IcechunkLocation::parse(&format!("icechunk://{}", scratch.path().join("empty").display())).unwrap();
+    let repository = location.open_or_create().await.unwrap();
+    let error = export(&references, &repository, "empty", &ExportOptions::default()).await.unwrap_err().to_string();
+    assert!(error.contains("\"a/1\"") && error.contains("empty chunk"), "{error}");
+}
+
+/// A target pinned when the references were exported, then changed, fails its read in icechunk
+/// (its checksum), where an unpinned export reads the new bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_target_that_changes_fails_in_icechunk() {
+    let scratch = tempfile::tempdir().unwrap();
+    let target = scratch.path().join("data.bin");
+    std::fs::write(&target, [1u8, 0, 2, 0]).unwrap();
+    let references = serde_json::json!({"version": 1, "refs": {
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [2], \"chunks\": [2], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
+        "a/0": [target.to_str().unwrap()],
+    }});
+    let file = scratch.path().join("refs.json");
+    std::fs::write(&file, references.to_string()).unwrap();
+    let plain = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let url = plain.target(Some(target.to_str().unwrap())).unwrap().url().to_owned();
+    let observed: Pin = plain.target(Some(target.to_str().unwrap())).unwrap().observe().await.unwrap();
+    let mut pins = Pins::default();
+    pins.insert(url, observed);
+    let pinned = ReferenceStoreBuilder::new().with_pins(pins).open_async(file.to_str().unwrap()).await.unwrap();
+    export_to(&pinned, &scratch.path().join("pinned")).await;
+    export_to(&plain, &scratch.path().join("plain")).await;
+    let read = |folder: PathBuf| async move {
+        let store = icechunk_store(&folder).await;
+        let array = Array::async_open(store, "/a").await.unwrap();
+        array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await
+    };
+    assert_eq!(read(scratch.path().join("pinned")).await.unwrap(), [1, 2]);
+    // The same size, other bytes, a later time.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(&target, [3u8, 0, 4, 0]).unwrap();
+    let error = read(scratch.path().join("pinned")).await.unwrap_err().to_string();
+    assert!(error.to_lowercase().contains("modified") || error.contains("checksum"), "{error}");
+    assert_eq!(read(scratch.path().join("plain")).await.unwrap(), [3, 4]);
+}
