@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Every test of every crate, then the Python package's: the README's test command.
+# Every test of every crate, then the Python package's, then the icechunk readers': the README's
+# test command.
 # Everything is built first, untimed (a cold build on a busy 2-core machine can take
 # most of an hour); then the tests run under a time limit, so a hung test fails in
 # minutes, by name, instead of holding CI to its limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step() { echo "tests: [$1/4] $2 ($(date +%H:%M:%S))" >&2; }
+step() { echo "tests: [$1/5] $2 ($(date +%H:%M:%S))" >&2; }
 
 step 1 "building every crate's tests (cargo test --no-run; the longest step on a cold machine)"
 cargo test --no-run --workspace --all-features
@@ -19,6 +20,11 @@ fi
 step 4 "running the Python tests (at most 15 minutes)"
 if ! timeout --kill-after=10 900 bash python/tests/run.sh --no-build; then
     echo "tests: the Python package's tests failed or ran for more than 15 minutes" >&2
+    exit 1
+fi
+step 5 "the conformance cases written into icechunk repositories, read back by icechunk-python (at most 10 minutes)"
+if ! timeout --kill-after=10 600 bash tests/icechunk/run.sh; then
+    echo "tests: the icechunk check failed or ran for more than 10 minutes" >&2
     exit 1
 fi
 echo "tests: all passed ($(date +%H:%M:%S))" >&2

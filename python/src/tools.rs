@@ -10,9 +10,10 @@ use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::output::{OutputError, write_references};
+use zarrs_kerchunk_tools::output::{OutputError, write_icechunk, write_references};
 
 use crate::errors::{Error, Kind, object_store_kind, read_kind};
+use zarrs_kerchunk_tools::output::ExportError as kerchunk_icechunk_error;
 use crate::runtime;
 use crate::store::StoreHandle;
 
@@ -21,6 +22,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(audit, module)?)?;
     module.add_function(wrap_pyfunction!(pin, module)?)?;
     module.add_function(wrap_pyfunction!(convert, module)?)?;
+    module.add_function(wrap_pyfunction!(convert_icechunk, module)?)?;
     Ok(())
 }
 
@@ -112,6 +114,30 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
         .map_err(|e| output_error(&e).into())
 }
 
+/// The set's references committed into the icechunk repository at `location`
+/// (`icechunk://PATH[@BRANCH]`), created if absent; a JSON report of the commit.
+#[pyfunction]
+#[pyo3(signature = (store, location, message=None))]
+fn convert_icechunk(py: Python<'_>, store: &StoreHandle, location: &str, message: Option<&str>) -> PyResult<String> {
+    runtime::check_process()?;
+    let Some(parsed) = zarrs_kerchunk_tools::output::IcechunkLocation::parse(location) else {
+        return Err(Error::new(Kind::Invalid, format!("{location} is not an icechunk://PATH location")).into());
+    };
+    let source = store.zarrs_store();
+    let exported =
+        py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(output_error(&e)))?;
+    let report = serde_json::json!({
+        "snapshot": exported.snapshot,
+        "branch": parsed.branch,
+        "groups": exported.groups,
+        "arrays": exported.arrays,
+        "virtual_chunks": exported.virtual_chunks,
+        "inline_chunks": exported.inline_chunks,
+        "containers": exported.containers,
+    });
+    Ok(report.to_string())
+}
+
 fn to_json(value: &impl serde::Serialize) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| PyValueError::new_err(format!("cannot report: {e}")))
 }
@@ -131,6 +157,8 @@ pub(crate) fn output_error(error: &OutputError) -> Error {
         OutputError::Store { source, .. } => object_store_kind(source),
         OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => Kind::Denied,
         OutputError::Write { source, .. } if matches!(**source, WriteError::Read(_)) => Kind::Invalid,
+        // A key, array or target the repository cannot hold; the repository's own failures are unreachable.
+        OutputError::Icechunk(error) if !matches!(error, kerchunk_icechunk_error::Repository { .. }) => Kind::Invalid,
         _ => Kind::Unreachable,
     };
     Error::new(kind, error_chain(error))

@@ -73,6 +73,37 @@ def test_convert_writes_what_reads_exactly(case, tmp_path: Path) -> None:
             shutil.rmtree(output, ignore_errors=True) if output.is_dir() else output.unlink(missing_ok=True)
 
 
+def test_convert_commits_into_an_icechunk_repository(tmp_path: Path) -> None:
+    """`tools.convert` to `icechunk://PATH` creates the repository, commits, and commits again on
+    the same branch; what it committed is reported. (Reading the repositories back, through
+    icechunk-python, is tests/icechunk/run.sh's: icechunk-python needs Python 3.12.)"""
+    case = DATA / "nc4_deflate_shuffle"
+    arrays = json.loads((case / "case.json").read_text())["arrays"]
+    first = tools.convert(case / "refs.json", f"icechunk://{tmp_path / 'repo'}", message="first")
+    assert (first["branch"], first["arrays"], first["inline_chunks"]) == ("main", len(arrays), 0), first
+    # Every chunk of the grid the case lists as neither missing nor inline.
+    assert first["virtual_chunks"] == sum(
+        a["n_chunks_grid"] - a["n_missing_chunks"] - len(a["inline_chunks"]) for a in arrays)
+    assert first["containers"] == [case.resolve().as_uri() + "/"]
+    second = tools.convert(ReferenceStore(case / "refs.json"), f"icechunk://{tmp_path / 'repo'}@main")
+    assert second["snapshot"] != first["snapshot"]
+
+
+def test_convert_refuses_what_icechunk_cannot_hold_naming_it(tmp_path: Path) -> None:
+    """An empty chunk ([url, 0, 0]) is an error naming its key, outside OSError's family (zarr would
+    take an OSError's subclass FileNotFoundError for a missing key)."""
+    target = tmp_path / "data.bin"
+    target.write_bytes(b"\x01\x00\x02\x00")
+    refs = {".zgroup": '{"zarr_format": 2}',
+            "a/.zarray": json.dumps({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<u2",
+                                     "compressor": None, "fill_value": 0, "order": "C", "filters": None}),
+            "a/0": [str(target), 0, 4], "a/1": [str(target), 0, 0]}
+    (tmp_path / "refs.json").write_text(json.dumps({"version": 1, "refs": refs}))
+    with pytest.raises(InvalidReferencesError, match='"a/1".*empty chunk') as raised:
+        tools.convert(tmp_path / "refs.json", f"icechunk://{tmp_path / 'repo'}")
+    assert not isinstance(raised.value, OSError)
+
+
 def _generated_reference(k: int) -> str | list | None:
     """The `k`th chunk's reference in a generated set: missing, inline or a range, by k % 10."""
     kind = k % 10

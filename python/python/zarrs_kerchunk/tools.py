@@ -84,14 +84,23 @@ def convert(
     record_size: int = 100_000,
     paths: str = "auto",
     compression: bool = True,
+    message: str | None = None,
     **options: Any,
-) -> int:
+) -> int | dict[str, Any]:
     """Write the references to ``output``, a path or URL: a parquet root if its name ends in
     ``.parq``, ``.parquet`` or ``/``, zstd JSON if in ``.zst``, JSON otherwise. Returns the number
-    of references written. ``storage_options`` and ``anonymous`` also reach the output's store."""
-    write = _write_options(version, url_templates, zstd, record_size, paths, compression, options)
+    of references written. ``storage_options`` and ``anonymous`` also reach the output's store.
+
+    ``icechunk://PATH`` (``@BRANCH`` after it; ``main`` by default) is an icechunk repository,
+    created if absent: the references are committed into it as virtual chunks, with ``message``,
+    and what was committed is returned (``snapshot``, ``arrays``, ``virtual_chunks``,
+    ``inline_chunks``, and the virtual chunk ``containers`` readers authorise)."""
+    output = os.fspath(output)
     store = _store(references, options)
-    return _rs.convert(store._handle, os.fspath(output), write)
+    if output.startswith("icechunk://") or output.startswith("icechunk+"):
+        return json.loads(_rs.convert_icechunk(store._handle, output, message))
+    write = _write_options(version, url_templates, zstd, record_size, paths, compression, options)
+    return _rs.convert(store._handle, output, write)
 
 
 def scan(

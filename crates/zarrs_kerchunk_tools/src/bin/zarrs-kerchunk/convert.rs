@@ -24,10 +24,15 @@ pub(crate) struct Convert {
     #[command(flatten)]
     open: Opening,
     /// Where to write: a name ending in `.parq`, `.parquet` or `/` is a parquet root; `.json.zst`
-    /// is zstd-compressed JSON; anything else JSON. A local path or a URL.
+    /// is zstd-compressed JSON; anything else JSON. A local path or a URL. `icechunk://PATH`
+    /// (`@BRANCH` after it, `main` by default) is an icechunk repository, created if absent,
+    /// the references committed into it as virtual chunks.
     output: String,
     #[command(flatten)]
     format: Output,
+    /// The commit message, when writing into an icechunk repository.
+    #[arg(long)]
+    message: Option<String>,
 }
 
 /// How references are written: the options of every command that writes them.
@@ -104,6 +109,22 @@ impl Convert {
             .builder()?
             .with_record_cache(RecordCacheOptions::default().with_max_records(2))
             .open(&self.open.refs)?;
+        if let Some(location) = kerchunk_icechunk::IcechunkLocation::parse(&self.output) {
+            let exported = zarrs_kerchunk_tools::output::write_icechunk(&source, &location, self.message.as_deref())?;
+            eprintln!(
+                "{} arrays, {} virtual and {} stored chunks committed to {} ({}, snapshot {}) in {:.2?}; \
+                 readers authorise these virtual chunk containers: {}",
+                exported.arrays,
+                exported.virtual_chunks,
+                exported.inline_chunks,
+                self.output,
+                location.branch,
+                exported.snapshot,
+                start.elapsed(),
+                exported.containers.join(", "),
+            );
+            return Ok(Outcome::Done);
+        }
         let written = self.format.write(source.source().as_ref(), &self.output, &self.open.registry())?;
         eprintln!("{written} references written to {} in {:.2?}", self.output, start.elapsed());
         Ok(Outcome::Done)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Write every conformance case into icechunk repositories with the command line, and read each
+# back through icechunk-python and zarr-python against the case's ground truth (check.py).
+# icechunk-python 2.3 needs Python >= 3.12: ZK_PYTHON312 names one, else python3.12 on the
+# PATH or in pyenv's versions. Without one this fails: the check is never skipped.
+#
+#   tests/icechunk/run.sh    (virtualenv: target/icechunk-venv, from requirements.txt)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="$root/target/icechunk-venv"
+find_python() {
+    if [ -n "${ZK_PYTHON312:-}" ]; then echo "$ZK_PYTHON312"; return; fi
+    for candidate in python3.12 "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python3.12; do
+        if "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
+            command -v "$candidate" || echo "$candidate"
+            return
+        fi
+    done
+    echo "icechunk: no Python 3.12 for icechunk-python (set ZK_PYTHON312)" >&2
+    exit 1
+}
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+    python="$(find_python)"
+    echo "icechunk: making $venv with $python" >&2
+    "$python" -m venv --clear "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+    cp "$here/requirements.txt" "$venv/requirements.txt"
+fi
+# The features of the workspace's test build, so the binary it built is the one run.
+cargo build --quiet --workspace --all-features --bin zarrs-kerchunk
+binary="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/zarrs-kerchunk"
+# icechunk-python logs each local repository's warning that it is not for concurrent commits.
+ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" "$here/check.py" "$binary"
