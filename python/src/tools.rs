@@ -10,10 +10,9 @@ use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::output::{OutputError, write_icechunk, write_references};
+use zarrs_kerchunk_tools::output::{ExportError, OutputError, write_icechunk, write_references};
 
 use crate::errors::{Error, Kind, object_store_kind, read_kind};
-use zarrs_kerchunk_tools::output::ExportError as kerchunk_icechunk_error;
 use crate::runtime;
 use crate::store::StoreHandle;
 
@@ -124,8 +123,7 @@ fn convert_icechunk(py: Python<'_>, store: &StoreHandle, location: &str, message
         return Err(Error::new(Kind::Invalid, format!("{location} is not an icechunk://PATH location")).into());
     };
     let source = store.zarrs_store();
-    let exported =
-        py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(output_error(&e)))?;
+    let exported = py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(output_error(&e)))?;
     let report = serde_json::json!({
         "snapshot": exported.snapshot,
         "branch": parsed.branch,
@@ -158,7 +156,7 @@ pub(crate) fn output_error(error: &OutputError) -> Error {
         OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => Kind::Denied,
         OutputError::Write { source, .. } if matches!(**source, WriteError::Read(_)) => Kind::Invalid,
         // A key, array or target the repository cannot hold; the repository's own failures are unreachable.
-        OutputError::Icechunk(error) if !matches!(error, kerchunk_icechunk_error::Repository { .. }) => Kind::Invalid,
+        OutputError::Icechunk(error) if !matches!(error, ExportError::Repository { .. }) => Kind::Invalid,
         _ => Kind::Unreachable,
     };
     Error::new(kind, error_chain(error))

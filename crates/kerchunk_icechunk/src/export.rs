@@ -14,7 +14,7 @@ use icechunk::{ObjectStoreConfig, Repository, RepositoryConfig, Store};
 use kerchunk::{OwnedReference, Walk};
 use serde_json::{Map, Value};
 use tokio::sync::RwLock;
-use zarrs_kerchunk::{AsyncReferenceStore, Pin};
+use zarrs_kerchunk::{AsyncReferenceStore, Pin, Target};
 
 use crate::chunks::{self, ChunkLayout};
 use crate::containers;
@@ -171,6 +171,15 @@ fn reference_error(key: &str, reason: impl Into<String>) -> ExportError {
     ExportError::Reference { key: key.to_owned(), reason: reason.into() }
 }
 
+/// A target as its chunks' references need it.
+struct ResolvedTarget {
+    target: Target,
+    location: VirtualChunkLocation,
+    checksum: Option<Checksum>,
+    /// The pinned size.
+    size: Option<u64>,
+}
+
 /// The writes of one export, and what they have written.
 struct Writer<'a> {
     store: &'a Store,
@@ -183,6 +192,10 @@ struct Writer<'a> {
     pending: HashMap<String, Vec<(ChunkIndices, VirtualChunkRef)>>,
     /// The container prefixes of the targets, and their stores.
     prefixes: BTreeMap<String, ObjectStoreConfig>,
+    /// Each URL as written, resolved.
+    targets: HashMap<Option<Arc<str>>, Arc<ResolvedTarget>>,
+    /// The sizes of whole-file targets, measured.
+    sizes: HashMap<String, u64>,
     virtual_chunks: u64,
     inline_chunks: u64,
 }
@@ -197,6 +210,8 @@ impl<'a> Writer<'a> {
             groups: 0,
             pending: HashMap::new(),
             prefixes: BTreeMap::new(),
+            targets: HashMap::new(),
+            sizes: HashMap::new(),
             virtual_chunks: 0,
             inline_chunks: 0,
         }
@@ -267,36 +282,61 @@ impl<'a> Writer<'a> {
             OwnedReference::Whole { url } => (url, 0, None),
             OwnedReference::Malformed { reason } => return Err(reference_error(key, reason.to_string())),
         };
-        let target = self
-            .references
-            .target(url.as_deref())
-            .map_err(|e| reference_error(key, format!("its target does not resolve: {e}")))?;
-        let length = match (length, target.pin()) {
-            (Some(length), _) => length,
-            (None, Some(pin)) => pin.size,
-            (None, None) => {
-                let observed = target.observe().await.map_err(|source| ExportError::Target {
-                    key: key.to_owned(),
-                    url: target.url().to_owned(),
-                    source,
-                })?;
-                observed.size
-            }
+        let target = self.target(key, url)?;
+        let length = match length.or(target.size) {
+            Some(length) => length,
+            None => self.measure(key, &target).await?,
         };
         if length == 0 {
             return Err(empty_chunk(key));
         }
-        let (prefix, store) = containers::container_of(target.url()).map_err(|reason| reference_error(key, reason))?;
-        self.prefixes.entry(prefix).or_insert(store);
-        let location = VirtualChunkLocation::from_url(target.url())
-            .map_err(|e| reference_error(key, format!("icechunk refuses its target {}: {e}", target.url())))?;
-        let reference = VirtualChunkRef { location, offset, length, checksum: target.pin().and_then(checksum) };
+        let reference =
+            VirtualChunkRef { location: target.location.clone(), offset, length, checksum: target.checksum.clone() };
         let queue = self.pending.entry(array.clone()).or_default();
         queue.push((ChunkIndices(indices), reference));
         if queue.len() >= BATCH {
             self.flush(&array).await?;
         }
         Ok(())
+    }
+
+    /// The target a reference's URL (as written) reads, resolved once per URL:
+    /// resolving and parsing it for each of a million chunks would cost more than the rest.
+    fn target(&mut self, key: &str, url: Option<Arc<str>>) -> Result<Arc<ResolvedTarget>, ExportError> {
+        if let Some(known) = self.targets.get(&url) {
+            return Ok(Arc::clone(known));
+        }
+        let target = self
+            .references
+            .target(url.as_deref())
+            .map_err(|e| reference_error(key, format!("its target does not resolve: {e}")))?;
+        let (prefix, store) = containers::container_of(target.url()).map_err(|reason| reference_error(key, reason))?;
+        self.prefixes.entry(prefix).or_insert(store);
+        let location = VirtualChunkLocation::from_url(target.url())
+            .map_err(|e| reference_error(key, format!("icechunk refuses its target {}: {e}", target.url())))?;
+        let resolved = Arc::new(ResolvedTarget {
+            location,
+            checksum: target.pin().and_then(checksum),
+            size: target.pin().map(|pin| pin.size),
+            target,
+        });
+        self.targets.insert(url, Arc::clone(&resolved));
+        Ok(resolved)
+    }
+
+    /// The size of a whole-file reference's unpinned target: one metadata request per target.
+    async fn measure(&mut self, key: &str, target: &ResolvedTarget) -> Result<u64, ExportError> {
+        let url = target.target.url().to_owned();
+        if let Some(&size) = self.sizes.get(&url) {
+            return Ok(size);
+        }
+        let observed = target.target.observe().await.map_err(|source| ExportError::Target {
+            key: key.to_owned(),
+            url: url.clone(),
+            source,
+        })?;
+        self.sizes.insert(url, observed.size);
+        Ok(observed.size)
     }
 
     async fn inline(&mut self, key: &str, array: &str, indices: &[u32], bytes: Bytes) -> Result<(), ExportError> {
