@@ -54,13 +54,13 @@ MODULE_LAYERS = {
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk", "grib", "tiff"), ("lib",)],
-    "kerchunk_icechunk": [("error", "metadata"), ("chunks", "containers", "location"), ("export",), ("lib",)],
-    "zarrs_kerchunk_tools": [("inspect", "output"), ("make",), ("lib",)],
+    "kerchunk_icechunk": [("error", "metadata", "to_v2"), ("chunks", "containers", "location"), ("export", "import"), ("lib",)],
+    "zarrs_kerchunk_tools": [("inspect", "output", "icechunk"), ("make",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
     "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "scan", "codecs"), ("lib",)],
 }
 
-PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_]+))")
+PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def module_of(src: pathlib.Path, file: pathlib.Path) -> str:
@@ -74,7 +74,7 @@ def reexports(src: pathlib.Path) -> dict:
     """Names the crate root re-exports, and the module each comes from."""
     homes = {}
     lib = (src / "lib.rs").read_text()
-    for module, names in re.findall(r"pub use ([a-z_]+)(?:::[a-z_]+)*::\{?([A-Za-z_, ]+)\}?;", lib):
+    for module, names in re.findall(r"pub use ([a-z_][a-z0-9_]*)(?:::[a-z0-9_]+)*::\{?([A-Za-z0-9_, ]+)\}?;", lib):
         for name in names.split(","):
             homes[name.strip()] = module
     return homes

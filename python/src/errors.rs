@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use zarrs_kerchunk::kerchunk::error_chain;
 use zarrs_kerchunk::object_store;
 use zarrs_kerchunk::{OpenError, ReadError, ResolveError};
+use zarrs_kerchunk_tools::icechunk::{ExportError, IcechunkError, ImportError};
 
 /// Which exception of `zarrs_kerchunk.errors` an error becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,4 +133,17 @@ fn io_kind(error: &std::io::Error) -> Kind {
 /// A failed local read of `what`.
 pub(crate) fn io_error(what: &str, error: &std::io::Error) -> PyErr {
     Error::new(io_kind(error), format!("cannot read {what}: {error}")).into()
+}
+
+/// A repository that is not there is not found; a key, node or target it cannot hold is invalid;
+/// the repository's other failures are unreachable.
+pub(crate) fn icechunk_error(error: &IcechunkError) -> Error {
+    let kind = match error {
+        IcechunkError::Import(ImportError::NotFound { .. }) => Kind::NotFound,
+        IcechunkError::Import(ImportError::Repository { .. })
+        | IcechunkError::Export(ExportError::Repository { .. })
+        | IcechunkError::Runtime { .. } => Kind::Unreachable,
+        _ => Kind::Invalid,
+    };
+    Error::new(kind, error_chain(error))
 }

@@ -11,13 +11,14 @@ use pyo3::types::PyDict;
 use pyo3_bytes::PyBytes;
 use zarrs_kerchunk::kerchunk::{Lookup, SourceError, error_chain};
 use zarrs_kerchunk::{AsyncReferenceStore, MetadataView, ReferenceStore};
+use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, open_icechunk};
 use zarrs_storage::byte_range::ByteRange;
 use zarrs_storage::{
     AsyncListableStorageTraits, AsyncReadableStorageTraits, ListableStorageTraits, ReadableStorageTraits, StoreKey,
     StorePrefix,
 };
 
-use crate::errors::{Error, Kind, open_error, read_error};
+use crate::errors::{Error, Kind, icechunk_error, open_error, read_error};
 use crate::options::StoreOptions;
 use crate::runtime;
 
@@ -45,7 +46,11 @@ impl StoreHandle {
     fn open(py: Python<'_>, location: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         runtime::check_process()?;
         let builder = StoreOptions::extract(options)?.builder(runtime::handle())?;
-        let zarrs = py.detach(|| builder.open(&location)).map_err(|e| open_error(&location, &e))?;
+        // An icechunk repository (`icechunk://PATH[@REF]`) is read back as references.
+        let zarrs = py.detach(|| match IcechunkLocation::parse(&location) {
+            Some(repository) => open_icechunk(&builder, &repository).map_err(|e| icechunk_error(&e)),
+            None => builder.open(&location).map_err(|e| open_error(&location, &e)),
+        })?;
         let sync = zarrs.with_metadata_view(MetadataView::AsWritten);
         let store = sync.to_async();
         Ok(Self { zarrs: Arc::new(zarrs), sync: Arc::new(sync), store: Arc::new(store), location })

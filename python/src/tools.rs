@@ -9,10 +9,11 @@ use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
+use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, write_icechunk};
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
-use zarrs_kerchunk_tools::output::{ExportError, OutputError, write_icechunk, write_references};
+use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
-use crate::errors::{Error, Kind, object_store_kind, read_kind};
+use crate::errors::{Error, Kind, icechunk_error, object_store_kind, read_kind};
 use crate::runtime;
 use crate::store::StoreHandle;
 
@@ -119,11 +120,12 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
 #[pyo3(signature = (store, location, message=None))]
 fn convert_icechunk(py: Python<'_>, store: &StoreHandle, location: &str, message: Option<&str>) -> PyResult<String> {
     runtime::check_process()?;
-    let Some(parsed) = zarrs_kerchunk_tools::output::IcechunkLocation::parse(location) else {
+    let Some(parsed) = IcechunkLocation::parse(location) else {
         return Err(Error::new(Kind::Invalid, format!("{location} is not an icechunk://PATH location")).into());
     };
     let source = store.zarrs_store();
-    let exported = py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(output_error(&e)))?;
+    let exported =
+        py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(icechunk_error(&e)))?;
     let report = serde_json::json!({
         "snapshot": exported.snapshot,
         "branch": parsed.branch,
@@ -155,8 +157,6 @@ pub(crate) fn output_error(error: &OutputError) -> Error {
         OutputError::Store { source, .. } => object_store_kind(source),
         OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => Kind::Denied,
         OutputError::Write { source, .. } if matches!(**source, WriteError::Read(_)) => Kind::Invalid,
-        // A key, array or target the repository cannot hold; the repository's own failures are unreachable.
-        OutputError::Icechunk(error) if !matches!(error, ExportError::Repository { .. }) => Kind::Invalid,
         _ => Kind::Unreachable,
     };
     Error::new(kind, error_chain(error))

@@ -89,6 +89,20 @@ def test_convert_commits_into_an_icechunk_repository(tmp_path: Path) -> None:
     assert second["snapshot"] != first["snapshot"]
 
 
+@pytest.mark.parametrize("case", cases(), ids=lambda c: c.name)
+def test_an_icechunk_repository_opens_as_the_references_it_was_made_from(case, tmp_path: Path) -> None:
+    """Every conformance case committed into a repository and opened back as references
+    (`ReferenceStore("icechunk://PATH")`) reads exactly the case's ground truth, as the
+    references did."""
+    tools.convert(case.folder / case.references()[0], f"icechunk://{tmp_path / 'repo'}")
+    assert check(case, ReferenceStore(f"icechunk://{tmp_path / 'repo'}@main")) == []
+
+
+def test_a_missing_repository_is_not_found(tmp_path: Path) -> None:
+    with pytest.raises(ReferencesNotFoundError, match="no icechunk repository"):
+        ReferenceStore(f"icechunk://{tmp_path / 'nothing'}")
+
+
 def test_convert_refuses_what_icechunk_cannot_hold_naming_it(tmp_path: Path) -> None:
     """An empty chunk ([url, 0, 0]) is an error naming its key, outside OSError's family (zarr would
     take an OSError's subclass FileNotFoundError for a missing key)."""

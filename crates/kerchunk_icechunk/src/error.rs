@@ -1,10 +1,11 @@
-//! What can go wrong writing references into an icechunk repository.
+//! What can go wrong writing references into an icechunk repository, or reading them back.
 
 use zarrs_kerchunk::ReadError;
 
-/// An array whose Zarr v2 metadata cannot be written as Zarr v3.
+/// A node whose metadata cannot be written in the other Zarr version (an
+/// array's v2 metadata as v3 on export, a node's v3 metadata as v2 on import).
 #[derive(Debug, thiserror::Error)]
-#[error("the array {path:?} cannot be written as Zarr v3: {reason}")]
+#[error("the node {path:?} cannot be converted between Zarr v2 and v3: {reason}")]
 #[non_exhaustive]
 pub struct MetadataError {
     /// The array's path in the references (`""` for an array at the root).
@@ -45,6 +46,32 @@ pub enum ExportError {
     #[error("the references could not be read: {0}")]
     Source(#[source] kerchunk::SourceError),
     /// The repository refused a write, or could not be reached.
+    #[error("the icechunk repository {location}: {what}: {source}")]
+    Repository {
+        /// The repository.
+        location: String,
+        /// What was being done.
+        what: String,
+        /// icechunk's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Why a repository could not be read back as references.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// There is no repository there.
+    #[error("no icechunk repository at {location}")]
+    NotFound {
+        /// Where one was looked for.
+        location: String,
+    },
+    /// A node's metadata cannot be written as Zarr v2.
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    /// The repository could not be opened or read.
     #[error("the icechunk repository {location}: {what}: {source}")]
     Repository {
         /// The repository.

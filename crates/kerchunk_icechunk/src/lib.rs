@@ -1,18 +1,30 @@
 //! Kerchunk reference sets written into [icechunk] repositories as virtual
 //! chunks: every Zarr v2 array becomes Zarr v3, every range reference a
-//! virtual chunk reference to the same bytes, in one commit.
+//! virtual chunk reference to the same bytes, in one commit ([`export`]); and
+//! a repository's snapshot read back as references ([`import`]): Zarr v3
+//! metadata as v2, virtual chunks as range references, stored chunks as
+//! inline values or ranges of the repository's own `chunks/` files.
 //!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use kerchunk_icechunk::{ExportOptions, IcechunkLocation, export};
+//! ```
+//! use kerchunk_icechunk::{ExportOptions, IcechunkLocation, export, import, version_of};
 //! use zarrs_kerchunk::AsyncReferenceStore;
 //!
-//! let references = AsyncReferenceStore::open("combined.json").await?;
-//! let location = IcechunkLocation::parse("icechunk://repo").expect("a repository's location");
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! # let refs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/nc4_deflate_shuffle/refs.json");
+//! # let folder = tempfile::tempdir()?;
+//! # let repo = format!("icechunk://{}", folder.path().display());
+//! let references = AsyncReferenceStore::open(refs).await?;
+//! let location = IcechunkLocation::parse(&repo).expect("a repository's location");
 //! let repository = location.open_or_create().await?;
 //! let options = ExportOptions::default().with_message("the 2020 run");
-//! let exported = export(&references, &repository, "repo", &options).await?;
-//! println!("{} virtual chunks, containers {:?}", exported.virtual_chunks, exported.containers);
+//! let exported = export(&references, &repository, &location.storage, &options).await?;
+//! assert_eq!((exported.arrays, exported.virtual_chunks), (5, 45));
+//!
+//! // And back: the branch's snapshot as references, every key of the original.
+//! let version = version_of(&repository, "main", &location.storage).await?;
+//! let set = import(&repository, &version, &location.storage, &location.storage_url()?).await?;
+//! assert_eq!(set.len(), references.source().in_memory().expect("a JSON set").len());
 //! # Ok(()) }
 //! ```
 //!
@@ -42,9 +54,12 @@ mod chunks;
 mod containers;
 mod error;
 mod export;
+mod import;
 mod location;
 pub mod metadata;
+mod to_v2;
 
-pub use error::{ExportError, MetadataError};
+pub use error::{ExportError, ImportError, MetadataError};
 pub use export::{ExportOptions, Exported, export};
+pub use import::{import, version_of};
 pub use location::IcechunkLocation;

@@ -1,12 +1,13 @@
 //! Where a repository is, as the command line and Python write it:
 //! `icechunk://PATH` for a local folder, `icechunk+s3://bucket/prefix` in a
-//! bucket; `@REF` after either names a branch (`main` by default).
+//! bucket; `@REF` after either names a branch to write to, or a branch, tag
+//! or snapshot to read (`main` by default).
 
 use std::sync::Arc;
 
 use icechunk::Repository;
 
-use crate::error::ExportError;
+use crate::error::{ExportError, ImportError};
 
 /// A repository's place and the branch to use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,7 +16,8 @@ pub struct IcechunkLocation {
     /// Where the repository's storage is: a local folder, or a URL
     /// (`s3://bucket/prefix`).
     pub storage: String,
-    /// The branch (`main` unless `@REF` says otherwise).
+    /// The branch to write to, or the branch, tag or snapshot to read
+    /// (`main` unless `@REF` says otherwise).
     pub branch: String,
 }
 
@@ -45,6 +47,51 @@ impl IcechunkLocation {
     #[must_use]
     pub fn is_local(&self) -> bool {
         !self.storage.contains("://")
+    }
+
+    /// The repository, which must exist.
+    ///
+    /// # Errors
+    /// [`ImportError::NotFound`] if there is none; [`ImportError::Repository`]
+    /// if its storage cannot be reached or read.
+    pub async fn open(&self) -> Result<Repository, ImportError> {
+        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| ImportError::Repository {
+            location: self.storage.clone(),
+            what: what.to_owned(),
+            source,
+        };
+        let not_found = || ImportError::NotFound { location: self.storage.clone() };
+        if self.is_local() && !std::path::Path::new(&self.storage).is_dir() {
+            return Err(not_found());
+        }
+        let path = self.local_folder().map_err(|e| fail("finding its folder", e))?;
+        let storage = icechunk::new_local_filesystem_storage(&path)
+            .await
+            .map_err(|e| fail("opening its storage", Box::new(e)))?;
+        if !Repository::exists(Arc::clone(&storage), None).await.map_err(|e| fail("looking for it", Box::new(e)))? {
+            return Err(not_found());
+        }
+        Repository::open(storage).execute().await.map_err(|e| fail("opening it", Box::new(e)))
+    }
+
+    /// The repository's storage as a URL (`file:///data/repo`), which
+    /// references to the chunks it stores point into.
+    ///
+    /// # Errors
+    /// Why the folder cannot be found.
+    pub fn storage_url(&self) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+        let folder = self.local_folder()?;
+        url::Url::from_directory_path(&folder)
+            .map(|url| url.to_string())
+            .map_err(|()| format!("{} is not an absolute folder", folder.display()).into())
+    }
+
+    /// The local folder, which must exist.
+    fn local_folder(&self) -> Result<std::path::PathBuf, Box<dyn std::error::Error + Send + Sync>> {
+        if !self.is_local() {
+            return Err("repositories in object storage are not read yet: use icechunk://PATH".into());
+        }
+        Ok(std::fs::canonicalize(&self.storage)?)
     }
 
     /// The repository, opened, or created where there is none.

@@ -10,9 +10,6 @@ use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore, ObjectStoreExt};
 use zarrs_kerchunk::{StoreRegistry, write_json, write_parquet};
 
-#[cfg(feature = "icechunk")]
-pub use kerchunk_icechunk::{ExportError, Exported, IcechunkLocation};
-
 /// Why references could not be written, or a place could not be reached.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -42,19 +39,6 @@ pub enum OutputError {
         /// The operating system's error.
         #[source]
         source: std::io::Error,
-    },
-    /// Writing the references into an icechunk repository failed.
-    #[cfg(feature = "icechunk")]
-    #[error(transparent)]
-    Icechunk(#[from] ExportError),
-    /// The store's runtime could not run the write.
-    #[error("cannot write {place}: {source}")]
-    Runtime {
-        /// The path or URL.
-        place: String,
-        /// The runtime's error.
-        #[source]
-        source: zarrs_kerchunk::ReadError,
     },
     /// Writing the references failed.
     #[error("cannot write {place}: {source}")]
@@ -137,30 +121,4 @@ pub fn place(place: &str, registry: &StoreRegistry, create: bool) -> Result<(Arc
     let store = object_store::local::LocalFileSystem::new_with_prefix(parent)
         .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) })?;
     Ok((Arc::new(store), name.into()))
-}
-
-/// Write the references `references` reads into the icechunk repository at
-/// `location` (created if absent) as one commit with `message` on the
-/// location's branch: see [`kerchunk_icechunk`] for what changes on the way.
-///
-/// # Errors
-/// [`OutputError::Icechunk`] naming the key, array, target or repository
-/// step that failed; [`OutputError::Runtime`] if the store's runtime cannot run it.
-#[cfg(feature = "icechunk")]
-pub fn write_icechunk(
-    references: &zarrs_kerchunk::ReferenceStore,
-    location: &IcechunkLocation,
-    message: Option<&str>,
-) -> Result<Exported, OutputError> {
-    let mut options = kerchunk_icechunk::ExportOptions::default().with_branch(location.branch.clone());
-    if let Some(message) = message {
-        options = options.with_message(message);
-    }
-    let (store, location) = (references.to_async(), location.clone());
-    let place = location.storage.clone();
-    let exported = references.block_on(async move {
-        let repository = location.open_or_create().await?;
-        kerchunk_icechunk::export(&store, &repository, &location.storage, &options).await
-    });
-    Ok(exported.map_err(|source| OutputError::Runtime { place, source })??)
 }

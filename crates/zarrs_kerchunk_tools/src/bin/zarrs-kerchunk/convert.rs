@@ -5,6 +5,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, ReferenceSource};
 use zarrs_kerchunk::{RecordCacheOptions, StoreRegistry};
+use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, write_icechunk};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::options::{Opening, progress_bar};
@@ -104,13 +105,10 @@ impl Convert {
     pub(crate) fn run(self) -> Result {
         let start = Instant::now();
         // Each source record is read once, in order: two cached records are all a conversion needs.
-        let source = self
-            .open
-            .builder()?
-            .with_record_cache(RecordCacheOptions::default().with_max_records(2))
-            .open(&self.open.refs)?;
-        if let Some(location) = kerchunk_icechunk::IcechunkLocation::parse(&self.output) {
-            let exported = zarrs_kerchunk_tools::output::write_icechunk(&source, &location, self.message.as_deref())?;
+        let builder = self.open.builder()?.with_record_cache(RecordCacheOptions::default().with_max_records(2));
+        let source = self.open.open_with(&builder)?;
+        if let Some(location) = IcechunkLocation::parse(&self.output) {
+            let exported = write_icechunk(&source, &location, self.message.as_deref())?;
             eprintln!(
                 "{} arrays, {} virtual and {} stored chunks committed to {} ({}, snapshot {}) in {:.2?}; \
                  readers authorise these virtual chunk containers: {}",

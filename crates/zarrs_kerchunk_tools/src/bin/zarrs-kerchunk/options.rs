@@ -28,7 +28,9 @@ impl Access {
 /// Where the references are, and how to open them.
 #[derive(Args)]
 pub(crate) struct Opening {
-    /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a URL.
+    /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a
+    /// URL; or an icechunk repository, `icechunk://PATH` (`@BRANCH`, `@TAG` or `@SNAPSHOT` after it;
+    /// `main` by default), read back as references.
     pub(crate) refs: String,
     #[command(flatten)]
     access: Access,
@@ -100,7 +102,20 @@ impl Opening {
 
     /// The store over the references.
     pub(crate) fn open(&self) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
-        Ok(self.builder()?.open(&self.refs)?)
+        self.open_with(&self.builder()?)
+    }
+
+    /// The store over the references, opened by `builder`: an icechunk
+    /// repository's (`icechunk://PATH[@REF]`) read back as references, any
+    /// other location's as it is.
+    pub(crate) fn open_with(
+        &self,
+        builder: &ReferenceStoreBuilder,
+    ) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
+        if let Some(location) = zarrs_kerchunk_tools::icechunk::IcechunkLocation::parse(&self.refs) {
+            return Ok(zarrs_kerchunk_tools::icechunk::open_icechunk(builder, &location)?);
+        }
+        Ok(builder.open(&self.refs)?)
     }
 }
 
