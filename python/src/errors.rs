@@ -140,8 +140,8 @@ pub(crate) fn io_error(what: &str, error: &std::io::Error) -> PyErr {
 pub(crate) fn icechunk_error(error: &IcechunkError) -> Error {
     let kind = match error {
         IcechunkError::Import(ImportError::NotFound { .. }) => Kind::NotFound,
-        IcechunkError::Import(ImportError::Repository { .. })
-        | IcechunkError::Export(ExportError::Repository { .. })
+        IcechunkError::Import(ImportError::Repository(_))
+        | IcechunkError::Export(ExportError::Repository(_))
         | IcechunkError::Runtime { .. } => Kind::Unreachable,
         _ => Kind::Invalid,
     };

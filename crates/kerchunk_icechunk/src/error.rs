@@ -14,6 +14,31 @@ pub struct MetadataError {
     pub reason: String,
 }
 
+/// A step of a repository's that failed: icechunk's error, where it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("the icechunk repository {location}: {what}: {source}")]
+#[non_exhaustive]
+pub struct RepositoryError {
+    /// The repository.
+    pub location: String,
+    /// What was being done.
+    pub what: String,
+    /// icechunk's error, or the reason.
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl RepositoryError {
+    /// A failure of `what` at `location`, from its cause.
+    pub(crate) fn at<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+        location: &str,
+        what: impl Into<String>,
+    ) -> impl FnOnce(E) -> Self {
+        let (location, what) = (location.to_owned(), what.into());
+        move |source| Self { location, what, source: source.into() }
+    }
+}
+
 /// Why references could not be written into an icechunk repository.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -46,16 +71,8 @@ pub enum ExportError {
     #[error("the references could not be read: {0}")]
     Source(#[source] kerchunk::SourceError),
     /// The repository refused a write, or could not be reached.
-    #[error("the icechunk repository {location}: {what}: {source}")]
-    Repository {
-        /// The repository.
-        location: String,
-        /// What was being done.
-        what: String,
-        /// icechunk's error.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
 }
 
 /// Why a repository could not be read back as references.
@@ -72,14 +89,6 @@ pub enum ImportError {
     #[error(transparent)]
     Metadata(#[from] MetadataError),
     /// The repository could not be opened or read.
-    #[error("the icechunk repository {location}: {what}: {source}")]
-    Repository {
-        /// The repository.
-        location: String,
-        /// What was being done.
-        what: String,
-        /// icechunk's error.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
 }

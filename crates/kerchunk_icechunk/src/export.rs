@@ -18,7 +18,7 @@ use zarrs_kerchunk::{AsyncReferenceStore, Pin, Target};
 
 use crate::chunks::{self, ChunkLayout};
 use crate::containers;
-use crate::error::{ExportError, MetadataError};
+use crate::error::{ExportError, MetadataError, RepositoryError};
 use crate::metadata;
 
 /// Virtual references handed to icechunk at once, per array.
@@ -88,14 +88,10 @@ pub async fn export(
     location: &str,
     options: &ExportOptions,
 ) -> Result<Exported, ExportError> {
-    let failed = |what: &str| {
-        let (location, what) = (location.to_owned(), what.to_owned());
-        move |source: Box<dyn std::error::Error + Send + Sync>| ExportError::Repository { location, what, source }
-    };
     let session = repository
         .writable_session(&options.branch)
         .await
-        .map_err(|e| failed(&format!("a session on branch {}", options.branch))(Box::new(e)))?;
+        .map_err(RepositoryError::at(location, &format!("a session on branch {}", options.branch)))?;
     let session = Arc::new(RwLock::new(session));
     let store = Store::from_session(Arc::clone(&session)).await;
     let mut writer = Writer::new(&store, references, location);
@@ -128,15 +124,15 @@ pub async fn export(
     let names: Vec<String> = prefixes.keys().cloned().collect();
     if !prefixes.is_empty() {
         let containers =
-            containers::containers(prefixes).map_err(|e| failed("its virtual chunk containers")(e.into()))?;
+            containers::containers(prefixes).map_err(RepositoryError::at(location, "its virtual chunk containers"))?;
         let mut all = repository.config().virtual_chunk_containers.clone().unwrap_or_default();
         for container in containers {
             all.insert(container.url_prefix().to_owned(), container);
         }
         let config = RepositoryConfig { virtual_chunk_containers: Some(all), ..RepositoryConfig::default() };
         let reopened =
-            repository.reopen(Some(config), None).await.map_err(|e| failed("its configuration")(Box::new(e)))?;
-        reopened.save_config().await.map_err(|e| failed("saving its configuration")(Box::new(e)))?;
+            repository.reopen(Some(config), None).await.map_err(RepositoryError::at(location, "its configuration"))?;
+        reopened.save_config().await.map_err(RepositoryError::at(location, "saving its configuration"))?;
     }
     let snapshot = session
         .write()
@@ -144,7 +140,7 @@ pub async fn export(
         .commit(options.message.clone())
         .execute()
         .await
-        .map_err(|e| failed("the commit")(Box::new(e)))?;
+        .map_err(RepositoryError::at(location, "the commit"))?;
     Ok(Exported {
         snapshot: snapshot.to_string(),
         groups,
@@ -218,7 +214,7 @@ impl<'a> Writer<'a> {
     }
 
     fn repository_error(&self, what: String) -> impl FnOnce(icechunk::store::StoreError) -> ExportError + '_ {
-        move |source| ExportError::Repository { location: self.location.to_owned(), what, source: Box::new(source) }
+        move |source| ExportError::Repository(RepositoryError::at(self.location, what)(source))
     }
 
     /// Every group and array of the references' metadata (keys to their

@@ -10,7 +10,7 @@ use icechunk::format::manifest::ChunkPayload;
 use icechunk::repository::VersionInfo;
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 
-use crate::error::ImportError;
+use crate::error::{ImportError, RepositoryError};
 use crate::to_v2;
 
 /// The version `name` names in `repository`: a branch, else a tag, else a snapshot id.
@@ -26,11 +26,10 @@ pub async fn version_of(repository: &Repository, name: &str, location: &str) -> 
     }
     match icechunk::format::SnapshotId::try_from(name) {
         Ok(id) => Ok(VersionInfo::SnapshotId(id)),
-        Err(e) => Err(ImportError::Repository {
-            location: location.to_owned(),
-            what: format!("finding {name:?}"),
-            source: format!("no branch, tag or snapshot of that name ({e})").into(),
-        }),
+        Err(e) => Err(RepositoryError::at(location, format!("finding {name:?}"))(format!(
+            "no branch, tag or snapshot of that name ({e})"
+        ))
+        .into()),
     }
 }
 
@@ -47,17 +46,15 @@ pub async fn import(
     location: &str,
     storage_url: &str,
 ) -> Result<ReferenceSet, ImportError> {
-    let failed = |what: &str| {
-        let (location, what) = (location.to_owned(), what.to_owned());
-        move |source: Box<dyn std::error::Error + Send + Sync>| ImportError::Repository { location, what, source }
-    };
-    let session =
-        repository.readonly_session(version).await.map_err(|e| failed(&format!("opening {version:?}"))(Box::new(e)))?;
+    let session = repository
+        .readonly_session(version)
+        .await
+        .map_err(RepositoryError::at(location, &format!("opening {version:?}")))?;
     let mut references = ReferenceSetBuilder::new();
-    let nodes = session.list_nodes(&Path::root()).await.map_err(|e| failed("listing its nodes")(Box::new(e)))?;
+    let nodes = session.list_nodes(&Path::root()).await.map_err(RepositoryError::at(location, "listing its nodes"))?;
     let mut zero_dimensional = std::collections::HashSet::new();
     for node in nodes {
-        let node = node.map_err(|e| failed("listing its nodes")(Box::new(e)))?;
+        let node = node.map_err(RepositoryError::at(location, "listing its nodes"))?;
         let path = node.path.to_string().trim_start_matches('/').to_owned();
         let v2 = to_v2::node_v2(&path, &node.user_data)?;
         let folder = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}/{name}") };
@@ -71,11 +68,11 @@ pub async fn import(
                 .insert_inline(&folder(".zattrs"), serde_json::Value::Object(v2.attributes).to_string().as_bytes());
         }
     }
-    let chunks = session.all_chunks().await.map_err(|e| failed("listing its chunks")(Box::new(e)))?;
+    let chunks = session.all_chunks().await.map_err(RepositoryError::at(location, "listing its chunks"))?;
     let mut chunks = std::pin::pin!(chunks);
     let storage = storage_url.trim_end_matches('/');
     while let Some(chunk) = chunks.next().await {
-        let (path, info) = chunk.map_err(|e| failed("listing its chunks")(Box::new(e)))?;
+        let (path, info) = chunk.map_err(RepositoryError::at(location, "listing its chunks"))?;
         let path = path.to_string().trim_start_matches('/').to_owned();
         let indices: Vec<String> = info.coord.0.iter().map(u32::to_string).collect();
         let part =

@@ -59,7 +59,7 @@ mod location;
 pub mod metadata;
 mod to_v2;
 
-pub use error::{ExportError, ImportError, MetadataError};
+pub use error::{ExportError, ImportError, MetadataError, RepositoryError};
 pub use export::{ExportOptions, Exported, export};
 pub use import::{import, version_of};
 pub use location::IcechunkLocation;

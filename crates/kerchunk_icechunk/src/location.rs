@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use icechunk::Repository;
 
-use crate::error::{ExportError, ImportError};
+use crate::error::{ExportError, ImportError, RepositoryError};
 
 /// A repository's place and the branch to use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,10 +55,8 @@ impl IcechunkLocation {
     /// [`ImportError::NotFound`] if there is none; [`ImportError::Repository`]
     /// if its storage cannot be reached or read.
     pub async fn open(&self) -> Result<Repository, ImportError> {
-        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| ImportError::Repository {
-            location: self.storage.clone(),
-            what: what.to_owned(),
-            source,
+        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| {
+            ImportError::Repository(RepositoryError::at(&self.storage, what)(source))
         };
         let not_found = || ImportError::NotFound { location: self.storage.clone() };
         if self.is_local() && !std::path::Path::new(&self.storage).is_dir() {
@@ -78,12 +76,15 @@ impl IcechunkLocation {
     /// references to the chunks it stores point into.
     ///
     /// # Errors
-    /// Why the folder cannot be found.
-    pub fn storage_url(&self) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
-        let folder = self.local_folder()?;
+    /// [`ImportError::Repository`] naming why the folder cannot be found.
+    pub fn storage_url(&self) -> Result<String, ImportError> {
+        let failed = |reason: Box<dyn std::error::Error + Send + Sync>| {
+            ImportError::Repository(RepositoryError::at(&self.storage, "finding its folder")(reason))
+        };
+        let folder = self.local_folder().map_err(failed)?;
         url::Url::from_directory_path(&folder)
             .map(|url| url.to_string())
-            .map_err(|()| format!("{} is not an absolute folder", folder.display()).into())
+            .map_err(|()| failed(format!("{} is not an absolute folder", folder.display()).into()))
     }
 
     /// The local folder, which must exist.
@@ -100,10 +101,8 @@ impl IcechunkLocation {
     /// [`ExportError::Repository`] if its storage cannot be reached, or is
     /// in a bucket of a kind this build does not write to.
     pub async fn open_or_create(&self) -> Result<Repository, ExportError> {
-        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| ExportError::Repository {
-            location: self.storage.clone(),
-            what: what.to_owned(),
-            source,
+        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| {
+            ExportError::Repository(RepositoryError::at(&self.storage, what)(source))
         };
         if !self.is_local() {
             return Err(fail(

@@ -12,11 +12,28 @@ use icechunk::repository::VersionInfo;
 use icechunk::{Repository, RepositoryConfig};
 use kerchunk_icechunk::{ExportOptions, IcechunkLocation, export};
 use zarrs::array::{Array, ArrayBytes};
+use zarrs::storage::AsyncReadableStorageTraits;
 use zarrs_icechunk::AsyncIcechunkStore;
 use zarrs_kerchunk::{AsyncReferenceStore, Pin, Pins, ReferenceStoreBuilder};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
+}
+
+/// Every reference file of the conformance corpus: a name for it (`case-file`), its path, and
+/// its case's manifest.
+fn reference_files() -> Vec<(String, PathBuf, serde_json::Value)> {
+    let mut files = Vec::new();
+    for case in std::fs::read_dir(data()).unwrap().map(|e| e.unwrap().path()) {
+        let Ok(manifest) = std::fs::read(case.join("case.json")) else { continue };
+        let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        for reference in manifest["references"].as_array().unwrap() {
+            let file = reference["file"].as_str().unwrap();
+            let name = format!("{}-{file}", case.file_name().unwrap().to_string_lossy());
+            files.push((name, case.join(file), manifest.clone()));
+        }
+    }
+    files
 }
 
 /// The repository at `folder`, opened with every container it names authorised.
@@ -53,39 +70,26 @@ async fn every_conformance_case_reads_back_the_same() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
     let scratch = tempfile::tempdir().unwrap();
     let (mut checked, mut unread) = (0, Vec::new());
-    for case in std::fs::read_dir(data()).unwrap().map(|e| e.unwrap().path()) {
-        let Ok(manifest) = std::fs::read(case.join("case.json")) else { continue };
-        let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
-        for reference in manifest["references"].as_array().unwrap() {
-            let file = reference["file"].as_str().unwrap();
-            let name = format!("{}-{file}", case.file_name().unwrap().to_string_lossy());
-            let references = Arc::new(AsyncReferenceStore::open(case.join(file).to_str().unwrap()).await.unwrap());
-            let exported = export_to(&references, &scratch.path().join(&name)).await;
-            let repository = icechunk_store(&scratch.path().join(&name)).await;
-            assert_eq!(exported.arrays, manifest["arrays"].as_array().unwrap().len(), "{name}");
-            for entry in manifest["arrays"].as_array().unwrap() {
-                let path = format!("/{}", entry["path"].as_str().unwrap());
-                let theirs = match Array::async_open(Arc::clone(&repository), &path).await {
-                    Ok(array) => array,
-                    // zarrs reads no `null_terminated_bytes` (numpy's `|S5`), which zarr-python
-                    // writes and reads (tests/icechunk/check.py reads it there).
-                    Err(e) if e.to_string().contains("null_terminated_bytes") => {
-                        unread.push(format!("{name}{path}"));
-                        continue;
-                    }
-                    Err(e) => panic!("{name}{path}: {e}"),
-                };
-                let ours = Array::async_open(Arc::clone(&references), &path).await.unwrap();
-                let read = |bytes: ArrayBytes<'_>| match bytes {
-                    ArrayBytes::Fixed(bytes) => bytes.to_vec(),
-                    ArrayBytes::Variable(variable) => variable.bytes().to_vec(),
-                    ArrayBytes::Optional(..) => panic!("{name}{path}: optional values"),
-                };
-                let from_repository = read(theirs.async_retrieve_array_subset(&theirs.subset_all()).await.unwrap());
-                let from_references = read(ours.async_retrieve_array_subset(&ours.subset_all()).await.unwrap());
-                assert!(from_repository == from_references, "{name}{path}: the bytes differ");
-                checked += 1;
-            }
+    for (name, file, manifest) in reference_files() {
+        let references = Arc::new(AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap());
+        let exported = export_to(&references, &scratch.path().join(&name)).await;
+        let repository = icechunk_store(&scratch.path().join(&name)).await;
+        assert_eq!(exported.arrays, manifest["arrays"].as_array().unwrap().len(), "{name}");
+        for entry in manifest["arrays"].as_array().unwrap() {
+            let path = format!("/{}", entry["path"].as_str().unwrap());
+            let theirs = match Array::async_open(Arc::clone(&repository), &path).await {
+                Ok(array) => array,
+                // zarrs reads no `null_terminated_bytes` (numpy's `|S5`), which zarr-python
+                // writes and reads (tests/icechunk/check.py reads it there).
+                Err(e) if e.to_string().contains("null_terminated_bytes") => {
+                    unread.push(format!("{name}{path}"));
+                    continue;
+                }
+                Err(e) => panic!("{name}{path}: {e}"),
+            };
+            let ours = Array::async_open(Arc::clone(&references), &path).await.unwrap();
+            assert!(bytes_of(&theirs).await == bytes_of(&ours).await, "{name}{path}: the bytes differ");
+            checked += 1;
         }
     }
     assert!(checked >= 60, "{checked}");
@@ -101,58 +105,49 @@ async fn every_conformance_case_comes_back_as_references() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
     let scratch = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for case in std::fs::read_dir(data()).unwrap().map(|e| e.unwrap().path()) {
-        let Ok(manifest) = std::fs::read(case.join("case.json")) else { continue };
-        let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
-        for reference in manifest["references"].as_array().unwrap() {
-            let file = reference["file"].as_str().unwrap();
-            let name = format!("{}-{file}", case.file_name().unwrap().to_string_lossy());
-            let folder = scratch.path().join(&name);
-            let references = Arc::new(AsyncReferenceStore::open(case.join(file).to_str().unwrap()).await.unwrap());
-            export_to(&references, &folder).await;
-            let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
-            let repository = location.open().await.unwrap();
-            let version = kerchunk_icechunk::version_of(&repository, "main", &name).await.unwrap();
-            let storage = location.storage_url().unwrap();
-            let imported = kerchunk_icechunk::import(&repository, &version, &name, &storage).await.unwrap();
-            let imported = Arc::new(ReferenceStoreBuilder::new().build_async(imported, &storage).unwrap());
-            for entry in manifest["arrays"].as_array().unwrap() {
-                let path = entry["path"].as_str().unwrap();
-                let (before, after) = (zarray(&references, path).await, zarray(&imported, path).await);
-                for field in ["shape", "dtype", "order"] {
-                    assert_eq!(before[field], after[field], "{name}/{path}: {field}");
-                }
-                let chunks = |v: &serde_json::Value| {
-                    let shape = v["shape"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap());
-                    let chunks = v["chunks"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap());
-                    shape.zip(chunks).map(|(n, c)| if n == 0 { 1 } else { c }).collect::<Vec<_>>()
-                };
-                assert_eq!(chunks(&before), chunks(&after), "{name}/{path}: chunks");
-                if !before["fill_value"].is_null() {
-                    assert_eq!(before["fill_value"], after["fill_value"], "{name}/{path}: fill_value");
-                }
-                let path = format!("/{path}");
-                let (ours, theirs) = (
-                    Array::async_open(Arc::clone(&references), &path).await.unwrap(),
-                    Array::async_open(Arc::clone(&imported), &path).await,
-                );
-                let theirs = match theirs {
-                    Ok(array) => array,
-                    Err(e) => panic!("{name}{path}: {e}"),
-                };
-                let read = |bytes: ArrayBytes<'_>| match bytes {
-                    ArrayBytes::Fixed(bytes) => bytes.to_vec(),
-                    ArrayBytes::Variable(variable) => variable.bytes().to_vec(),
-                    ArrayBytes::Optional(..) => panic!("{name}{path}: optional values"),
-                };
-                let a = read(ours.async_retrieve_array_subset(&ours.subset_all()).await.unwrap());
-                let b = read(theirs.async_retrieve_array_subset(&theirs.subset_all()).await.unwrap());
-                assert!(a == b, "{name}{path}: the bytes differ");
-                checked += 1;
+    for (name, file, manifest) in reference_files() {
+        let folder = scratch.path().join(&name);
+        let references = Arc::new(AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap());
+        export_to(&references, &folder).await;
+        let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
+        let repository = location.open().await.unwrap();
+        let version = kerchunk_icechunk::version_of(&repository, "main", &name).await.unwrap();
+        let storage = location.storage_url().unwrap();
+        let imported = kerchunk_icechunk::import(&repository, &version, &name, &storage).await.unwrap();
+        let imported = Arc::new(ReferenceStoreBuilder::new().build_async(imported, &storage).unwrap());
+        for entry in manifest["arrays"].as_array().unwrap() {
+            let path = entry["path"].as_str().unwrap();
+            let (before, after) = (zarray(&references, path).await, zarray(&imported, path).await);
+            for field in ["shape", "dtype", "order"] {
+                assert_eq!(before[field], after[field], "{name}/{path}: {field}");
             }
+            let chunks = |v: &serde_json::Value| {
+                let shape = v["shape"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap());
+                let chunks = v["chunks"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap());
+                shape.zip(chunks).map(|(n, c)| if n == 0 { 1 } else { c }).collect::<Vec<_>>()
+            };
+            assert_eq!(chunks(&before), chunks(&after), "{name}/{path}: chunks");
+            if !before["fill_value"].is_null() {
+                assert_eq!(before["fill_value"], after["fill_value"], "{name}/{path}: fill_value");
+            }
+            let path = format!("/{path}");
+            let ours = Array::async_open(Arc::clone(&references), &path).await.unwrap();
+            let theirs = Array::async_open(Arc::clone(&imported), &path).await;
+            let theirs = theirs.unwrap_or_else(|e| panic!("{name}{path}: {e}"));
+            assert!(bytes_of(&theirs).await == bytes_of(&ours).await, "{name}{path}: the bytes differ");
+            checked += 1;
         }
     }
     assert!(checked >= 60, "{checked}");
+}
+
+/// Every byte of `array`, decoded (fixed-size values, or variable-length ones' bytes).
+async fn bytes_of<S: ?Sized + AsyncReadableStorageTraits + 'static>(array: &Array<S>) -> Vec<u8> {
+    match array.async_retrieve_array_subset(&array.subset_all()).await.unwrap() {
+        ArrayBytes::Fixed(bytes) => bytes.to_vec(),
+        ArrayBytes::Variable(variable) => variable.bytes().to_vec(),
+        ArrayBytes::Optional(..) => panic!("{}: optional values", array.path()),
+    }
 }
 
 /// The `.zarray` of the array at `path`, as the references hold it.

@@ -71,11 +71,7 @@ pub fn open_icechunk(
     let (set, storage) = runtime.block_on(async {
         let repository = location.open().await?;
         let version = kerchunk_icechunk::version_of(&repository, &location.branch, &location.storage).await?;
-        let storage = location.storage_url().map_err(|source| ImportError::Repository {
-            location: location.storage.clone(),
-            what: "finding its folder".into(),
-            source,
-        })?;
+        let storage = location.storage_url()?;
         let set = kerchunk_icechunk::import(&repository, &version, &location.storage, &storage).await?;
         Ok::<_, IcechunkError>((set, storage))
     })?;
