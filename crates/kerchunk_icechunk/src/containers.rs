@@ -60,5 +60,9 @@ mod tests {
         assert_eq!(prefix("https://example.com:8080/x/y.nc").unwrap(), "https://example.com:8080/");
         assert_eq!(prefix("s3://bucket/x/y.nc").unwrap(), "s3://bucket/");
         assert!(prefix("ftp://host/x").unwrap_err().contains("scheme ftp"));
+        #[cfg(feature = "gcp")]
+        assert_eq!(prefix("gs://bucket/x/y.nc").unwrap(), "gs://bucket/");
+        #[cfg(feature = "azure")]
+        assert_eq!(prefix("az://container/x/y.nc").unwrap(), "az://container/");
     }
 }

@@ -23,7 +23,8 @@
 //! | `cli` | yes | the `zarrs-kerchunk` binary (`info`, `stats`, `cat`, `plot`, `audit`, `pin`, `convert`, `scan`), with every store and the parquet layout, and `zarrs_zlib_sized` with libdeflate to decode |
 //! | `write` | with `cli` | [`output`]: references written to a path or URL, JSON or a parquet root by its name |
 //! | `scan` | with `cli` | [`make`]: references made from NetCDF and HDF5 files (patterns, many files combined) |
-//! | `icechunk` | with `cli` | [`icechunk`]: references written into an icechunk repository as virtual chunks, and a repository opened as references (`kerchunk_icechunk`; icechunk 2.3, Rust 1.95) |
+//! | `icechunk` | with `cli` | [`icechunk`]: references written into an icechunk repository as virtual chunks, and a repository opened as references (`kerchunk_icechunk`; icechunk 2.3, Rust 1.95); local files and HTTP |
+//! | `icechunk-remote` | with `cli` | `icechunk`'s virtual chunk containers for targets in S3, GCS and Azure |
 //!
 //! # Compatibility
 //!
