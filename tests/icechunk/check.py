@@ -2,7 +2,9 @@
 """Every conformance case (tests/data), each of its reference files written into an icechunk
 repository by `zarrs-kerchunk convert REFS icechunk://PATH`, reads back through icechunk-python
 and zarr-python equal to the case's ground truth (expected/*.npy, made by h5py, netCDF4 and
-xarray when the case was made), every array, exactly.
+xarray when the case was made), every array, exactly. And repositories VirtualiZarr writes of
+the JSON files it can parse, imported as references (`convert icechunk://VZ refs.json`), read
+the same ground truth.
 
     check.py ZARRS_KERCHUNK_BINARY
 """
@@ -35,12 +37,17 @@ def same(found, expected):
     return None if equal else "values differ"
 
 
-def check(binary, case_dir, file, scratch):
-    repo_dir = scratch / f"{case_dir.name}-{file}"
-    made = subprocess.run([binary, "convert", str(case_dir / file), f"icechunk://{repo_dir}"],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        return [f"convert: {made.stderr.strip()}"]
+def convert(binary, source, output):
+    """`zarrs-kerchunk convert SOURCE OUTPUT`; its error, or None."""
+    made = subprocess.run([binary, "convert", str(source), str(output)], capture_output=True, text=True)
+    return None if made.returncode == 0 else f"convert {source} {output}: {made.stderr.strip()}"
+
+
+def check(binary, case_dir, references, repo_dir):
+    """The references written into a repository at `repo_dir` by the command line, read back
+    through icechunk-python against the case's ground truth: the failures."""
+    if (error := convert(binary, references, f"icechunk://{repo_dir}")) is not None:
+        return [error]
     storage = icechunk.local_filesystem_storage(str(repo_dir))
     repo = icechunk.Repository.open(storage)
     # Each container authorised by name, as a reader must: local folders with no credentials.
@@ -61,6 +68,51 @@ def check(binary, case_dir, file, scratch):
     return failures
 
 
+# The JSON files of the corpus VirtualiZarr 2.8 writes into repositories. The others it refuses:
+# complex fill values (exotic_dtypes), version 0 files and hdf4_sd's v0-shaped one ("refs"),
+# one dimension name of two sizes (hdf5_contiguous, inline_mixed, zstd_json_v1), `gen` templates
+# (v1_templates_gen), zstd-compressed JSON, and cf_conventions' all_leap calendar. It writes
+# nc4_deflate_shuffle/refs.v1.json's URLs with their templates unexpanded (`{{root}}/data.nc`),
+# which no reader can read: a repository that is wrong before it is imported. Of
+# hdf5_nested_groups it writes the root's arrays only (its dataset holds no nested groups).
+VIRTUALIZARR = ["cf_air/refs.json", "mzz_time_concat/refs.json",
+                "nc4_deflate_shuffle/refs.json",
+                "nc4_fill_missing/refs.json", "nc4_scalar_coords_bigendian/refs.json",
+                "netcdf3_classic/refs.json", "parquet_fastparquet/refs.json"]
+
+
+def virtualizarr_repository(references, repo_dir):
+    """The repository VirtualiZarr writes of `references` (its kerchunk parser, then
+    `vz.to_icechunk`), with a container for their folder."""
+    from obspec_utils.registry import ObjectStoreRegistry
+    from obstore.store import LocalStore
+    from virtualizarr.parsers import KerchunkJSONParser
+
+    folder = f"file://{references.parent}/"
+    registry = ObjectStoreRegistry({"file://": LocalStore()})
+    dataset = KerchunkJSONParser(fs_root=folder)(f"file://{references}", registry).to_virtual_dataset()
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(folder, icechunk.local_filesystem_store(str(references.parent))))
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(repo_dir)), config=config,
+                                      authorize_virtual_chunk_access={
+                                          folder: icechunk.credentials.LocalFileSystemAccess})
+    session = repo.writable_session("main")
+    dataset.vz.to_icechunk(session.store)
+    session.commit("written by VirtualiZarr")
+
+
+def check_imported(binary, case_dir, file, scratch):
+    """A repository VirtualiZarr wrote, read back by `convert icechunk://VZ refs.json` (our import):
+    those references, written into a repository again, read the case's ground truth."""
+    name = f"{case_dir.name}-{file}"
+    virtualizarr_repository(case_dir / file, scratch / f"vz-{name}")
+    imported = scratch / f"imported-{name}.json"
+    if (error := convert(binary, f"icechunk://{scratch / f'vz-{name}'}", imported)) is not None:
+        return [error]
+    return check(binary, case_dir, imported, scratch / f"again-{name}")
+
+
 def main():
     binary = sys.argv[1]
     failures, checked = [], 0
@@ -69,9 +121,17 @@ def main():
             case_dir = case_file.parent
             for reference in json.loads(case_file.read_text())["references"]:
                 checked += 1
-                for failure in check(binary, case_dir, reference["file"], pathlib.Path(scratch)):
-                    failures.append(f"{case_dir.name}/{reference['file']}: {failure}")
-    print(f"icechunk: {checked} reference files written and read back, {len(failures)} failures")
+                file, scratch_dir = reference["file"], pathlib.Path(scratch)
+                repo_dir = scratch_dir / f"{case_dir.name}-{file}"
+                for failure in check(binary, case_dir, case_dir / file, repo_dir):
+                    failures.append(f"{case_dir.name}/{file}: {failure}")
+        for name in VIRTUALIZARR:
+            checked += 1
+            case_dir, file = ROOT / "tests" / "data" / name.split("/")[0], name.split("/")[1]
+            for failure in check_imported(binary, case_dir, file, pathlib.Path(scratch)):
+                failures.append(f"{name}, as VirtualiZarr wrote it and we imported it: {failure}")
+    print(f"icechunk: {checked} reference files written and read back (VirtualiZarr's repositories of "
+          f"{len(VIRTUALIZARR)} of them imported), {len(failures)} failures")
     for failure in failures:
         print("  " + failure)
     sys.exit(1 if failures or checked == 0 else 0)
