@@ -81,7 +81,9 @@ pub struct Exported {
 ///
 /// # Errors
 /// [`ExportError`] naming the key, the array, the target or the repository's
-/// step that failed; nothing is committed then.
+/// step that failed; nothing is committed then (though a failed commit finds
+/// the repository's configuration already naming the new containers, which
+/// are saved just before it).
 pub async fn export(
     references: &AsyncReferenceStore,
     repository: &Repository,
