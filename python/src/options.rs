@@ -34,6 +34,17 @@ const NAMES: &str = "storage_options, anonymous, target, templates, allowed_pref
                      url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout";
 
 impl StoreOptions {
+    /// The object store's options for an icechunk repository's own storage:
+    /// `storage_options`, and `anonymous` as S3's unsigned requests.
+    pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
+        let mut options: Vec<(String, String)> =
+            self.storage_options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if self.anonymous {
+            options.push(("aws_skip_signature".into(), "true".into()));
+        }
+        options
+    }
+
     /// The options in `options` (`None`: the defaults).
     ///
     /// # Errors

@@ -45,10 +45,12 @@ impl StoreHandle {
     #[pyo3(signature = (location, options=None))]
     fn open(py: Python<'_>, location: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         runtime::check_process()?;
-        let builder = StoreOptions::extract(options)?.builder(runtime::handle())?;
+        let options = StoreOptions::extract(options)?;
+        let builder = options.builder(runtime::handle())?;
         // An icechunk repository (`icechunk://PATH[@REF]`) is read back as references.
-        let zarrs = py.detach(|| match IcechunkLocation::parse(&location) {
-            Some(repository) => open_icechunk(&builder, &repository).map_err(|e| icechunk_error(&e)),
+        let repository = IcechunkLocation::parse(&location).map(|l| l.with_options(options.repository_options()));
+        let zarrs = py.detach(|| match &repository {
+            Some(repository) => open_icechunk(&builder, repository).map_err(|e| icechunk_error(&e)),
             None => builder.open(&location).map_err(|e| open_error(&location, &e)),
         })?;
         let sync = zarrs.with_metadata_view(MetadataView::AsWritten);

@@ -14,6 +14,7 @@ use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
 use crate::errors::{Error, Kind, icechunk_error, object_store_kind, read_kind};
+use crate::options::StoreOptions;
 use crate::runtime;
 use crate::store::StoreHandle;
 
@@ -115,14 +116,23 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
 }
 
 /// The set's references committed into the icechunk repository at `location`
-/// (`icechunk://PATH[@BRANCH]`), created if absent; a JSON report of the commit.
+/// (`icechunk://PATH[@BRANCH]`, `icechunk+s3://bucket/prefix`), created if
+/// absent, its storage reached with `options` (`storage_options`,
+/// `anonymous`); a JSON report of the commit.
 #[pyfunction]
-#[pyo3(signature = (store, location, message=None))]
-fn convert_icechunk(py: Python<'_>, store: &StoreHandle, location: &str, message: Option<&str>) -> PyResult<String> {
+#[pyo3(signature = (store, location, message=None, options=None))]
+fn convert_icechunk(
+    py: Python<'_>,
+    store: &StoreHandle,
+    location: &str,
+    message: Option<&str>,
+    options: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<String> {
     runtime::check_process()?;
     let Some(parsed) = IcechunkLocation::parse(location) else {
         return Err(Error::new(Kind::Invalid, format!("{location} is not an icechunk://PATH location")).into());
     };
+    let parsed = parsed.with_options(StoreOptions::extract(options)?.repository_options());
     let source = store.zarrs_store();
     let exported =
         py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(icechunk_error(&e)))?;

@@ -48,6 +48,10 @@
 //! strings and objects, and structured types, are not written yet: they are
 //! an error naming the array.
 //!
+//! Repositories are local folders (`icechunk://PATH`), or prefixes of S3
+//! buckets (`icechunk+s3://bucket/prefix`, feature `aws`, configured with
+//! `object_store`'s keys through [`IcechunkLocation::with_options`]).
+//!
 //! Needs Rust 1.95 (icechunk 2.3's), above the rest of the workspace's 1.91.
 
 mod chunks;
@@ -57,6 +61,8 @@ mod export;
 mod import;
 mod location;
 pub mod metadata;
+#[cfg(feature = "aws")]
+mod s3;
 mod to_v2;
 
 pub use error::{ExportError, ImportError, MetadataError, RepositoryError};

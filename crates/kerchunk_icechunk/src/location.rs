@@ -9,8 +9,8 @@ use icechunk::Repository;
 
 use crate::error::{ExportError, ImportError, RepositoryError};
 
-/// A repository's place and the branch to use.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A repository's place, the branch to use, and how to reach its storage.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct IcechunkLocation {
     /// Where the repository's storage is: a local folder, or a URL
@@ -19,6 +19,20 @@ pub struct IcechunkLocation {
     /// The branch to write to, or the branch, tag or snapshot to read
     /// (`main` unless `@REF` says otherwise).
     pub branch: String,
+    /// The object store's options, in `object_store`'s words (`aws_region`, ...).
+    options: Vec<(String, String)>,
+}
+
+/// The options' values are left out: they hold keys.
+impl std::fmt::Debug for IcechunkLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self.options.iter().map(|(key, _)| key.as_str()).collect();
+        f.debug_struct("IcechunkLocation")
+            .field("storage", &self.storage)
+            .field("branch", &self.branch)
+            .field("options", &keys)
+            .finish()
+    }
 }
 
 impl IcechunkLocation {
@@ -40,7 +54,19 @@ impl IcechunkLocation {
             }
             rest.to_owned()
         };
-        Some(Self { storage, branch: branch.to_owned() })
+        Some(Self { storage, branch: branch.to_owned(), options: Vec::new() })
+    }
+
+    /// The same location, its object store reached with `options`
+    /// (`object_store`'s keys: `aws_region`, `aws_endpoint`,
+    /// `aws_access_key_id`, ...; the command line's `--option`).
+    #[must_use]
+    pub fn with_options<I: IntoIterator<Item = (K, V)>, K: Into<String>, V: Into<String>>(
+        mut self,
+        options: I,
+    ) -> Self {
+        self.options.extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
     }
 
     /// Whether the repository is in a local folder.
@@ -55,73 +81,72 @@ impl IcechunkLocation {
     /// [`ImportError::NotFound`] if there is none; [`ImportError::Repository`]
     /// if its storage cannot be reached or read.
     pub async fn open(&self) -> Result<Repository, ImportError> {
-        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| {
-            ImportError::Repository(RepositoryError::at(&self.storage, what)(source))
-        };
+        let fail = |(what, source): Failure| ImportError::Repository(RepositoryError::at(&self.storage, what)(source));
         let not_found = || ImportError::NotFound { location: self.storage.clone() };
         if self.is_local() && !std::path::Path::new(&self.storage).is_dir() {
             return Err(not_found());
         }
-        let path = self.local_folder().map_err(|e| fail("finding its folder", e))?;
-        let storage = icechunk::new_local_filesystem_storage(&path)
-            .await
-            .map_err(|e| fail("opening its storage", Box::new(e)))?;
-        if !Repository::exists(Arc::clone(&storage), None).await.map_err(|e| fail("looking for it", Box::new(e)))? {
+        let storage = self.storage(false).await.map_err(fail)?;
+        let exists = Repository::exists(Arc::clone(&storage), None).await;
+        if !exists.map_err(|e| fail(("looking for it", Box::new(e))))? {
             return Err(not_found());
         }
-        Repository::open(storage).execute().await.map_err(|e| fail("opening it", Box::new(e)))
+        Repository::open(storage).execute().await.map_err(|e| fail(("opening it", Box::new(e))))
     }
 
-    /// The repository's storage as a URL (`file:///data/repo`), which
-    /// references to the chunks it stores point into.
+    /// The repository's storage as a URL (`file:///data/repo/`,
+    /// `s3://bucket/prefix/`), which references to the chunks it stores point into.
     ///
     /// # Errors
-    /// [`ImportError::Repository`] naming why the folder cannot be found.
+    /// [`ImportError::Repository`] naming why a local folder cannot be found.
     pub fn storage_url(&self) -> Result<String, ImportError> {
         let failed = |reason: Box<dyn std::error::Error + Send + Sync>| {
             ImportError::Repository(RepositoryError::at(&self.storage, "finding its folder")(reason))
         };
-        let folder = self.local_folder().map_err(failed)?;
+        if !self.is_local() {
+            return Ok(format!("{}/", self.storage.trim_end_matches('/')));
+        }
+        let folder = std::fs::canonicalize(&self.storage).map_err(|e| failed(Box::new(e)))?;
         url::Url::from_directory_path(&folder)
             .map(|url| url.to_string())
             .map_err(|()| failed(format!("{} is not an absolute folder", folder.display()).into()))
-    }
-
-    /// The local folder, which must exist.
-    fn local_folder(&self) -> Result<std::path::PathBuf, Box<dyn std::error::Error + Send + Sync>> {
-        if !self.is_local() {
-            return Err("repositories in object storage are not read yet: use icechunk://PATH".into());
-        }
-        Ok(std::fs::canonicalize(&self.storage)?)
     }
 
     /// The repository, opened, or created where there is none.
     ///
     /// # Errors
     /// [`ExportError::Repository`] if its storage cannot be reached, or is
-    /// in a bucket of a kind this build does not write to.
+    /// in a kind of object store this build does not reach.
     pub async fn open_or_create(&self) -> Result<Repository, ExportError> {
-        let fail = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| {
-            ExportError::Repository(RepositoryError::at(&self.storage, what)(source))
-        };
-        if !self.is_local() {
-            return Err(fail(
-                "opening it",
-                "repositories in object storage are not written yet: use icechunk://PATH".into(),
-            ));
+        let fail = |(what, source): Failure| ExportError::Repository(RepositoryError::at(&self.storage, what)(source));
+        let storage = self.storage(true).await.map_err(fail)?;
+        let repository = Repository::open_or_create(storage).execute().await;
+        repository.map_err(|e| fail(("opening or creating it", Box::new(e))))
+    }
+
+    /// icechunk's storage of the repository: a local folder (made if
+    /// `create`), or an S3 bucket's prefix.
+    async fn storage(&self, create: bool) -> Result<Arc<dyn icechunk::Storage + Send + Sync>, Failure> {
+        if self.is_local() {
+            if create {
+                std::fs::create_dir_all(&self.storage).map_err(|e| ("making its folder", e.into()))?;
+            }
+            let path = std::fs::canonicalize(&self.storage).map_err(|e| ("finding its folder", e.into()))?;
+            return icechunk::new_local_filesystem_storage(&path).await.map_err(|e| ("opening its storage", e.into()));
         }
-        std::fs::create_dir_all(&self.storage).map_err(|e| fail("making its folder", Box::new(e)))?;
-        let path = std::fs::canonicalize(&self.storage).map_err(|e| fail("finding its folder", Box::new(e)))?;
-        let storage = icechunk::new_local_filesystem_storage(&path)
-            .await
-            .map_err(|e| fail("opening its storage", Box::new(e)))?;
-        let repository = Repository::open_or_create(Arc::clone(&storage))
-            .execute()
-            .await
-            .map_err(|e| fail("opening or creating it", Box::new(e)))?;
-        Ok(repository)
+        #[cfg(feature = "aws")]
+        if self.storage.starts_with("s3://") {
+            return crate::s3::storage(&self.storage, &self.options).await.map_err(|e| ("opening its storage", e));
+        }
+        Err((
+            "opening its storage",
+            "repositories in object storage are reached in S3 buckets only (icechunk+s3://, feature aws)".into(),
+        ))
     }
 }
+
+/// What was being done, and why it failed.
+type Failure = (&'static str, Box<dyn std::error::Error + Send + Sync>);
 
 #[cfg(test)]
 mod tests {

@@ -11,10 +11,12 @@ use icechunk::config::Credentials;
 use icechunk::repository::VersionInfo;
 use icechunk::{Repository, RepositoryConfig};
 use kerchunk_icechunk::{ExportOptions, IcechunkLocation, export};
-use zarrs::array::{Array, ArrayBytes};
-use zarrs::storage::AsyncReadableStorageTraits;
+use zarrs::array::Array;
 use zarrs_icechunk::AsyncIcechunkStore;
 use zarrs_kerchunk::{AsyncReferenceStore, Pin, Pins, ReferenceStoreBuilder};
+
+mod common;
+use common::bytes_of;
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
@@ -139,15 +141,6 @@ async fn every_conformance_case_comes_back_as_references() {
         }
     }
     assert!(checked >= 60, "{checked}");
-}
-
-/// Every byte of `array`, decoded (fixed-size values, or variable-length ones' bytes).
-async fn bytes_of<S: ?Sized + AsyncReadableStorageTraits + 'static>(array: &Array<S>) -> Vec<u8> {
-    match array.async_retrieve_array_subset(&array.subset_all()).await.unwrap() {
-        ArrayBytes::Fixed(bytes) => bytes.to_vec(),
-        ArrayBytes::Variable(variable) => variable.bytes().to_vec(),
-        ArrayBytes::Optional(..) => panic!("{}: optional values", array.path()),
-    }
 }
 
 /// The `.zarray` of the array at `path`, as the references hold it.

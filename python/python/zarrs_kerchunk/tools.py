@@ -91,14 +91,17 @@ def convert(
     ``.parq``, ``.parquet`` or ``/``, zstd JSON if in ``.zst``, JSON otherwise. Returns the number
     of references written. ``storage_options`` and ``anonymous`` also reach the output's store.
 
-    ``icechunk://PATH`` (``@BRANCH`` after it; ``main`` by default) is an icechunk repository,
+    ``icechunk://PATH`` (``@BRANCH`` after it; ``main`` by default), or
+    ``icechunk+s3://bucket/prefix`` reached with ``storage_options``, is an icechunk repository,
     created if absent: the references are committed into it as virtual chunks, with ``message``,
     and what was committed is returned (``snapshot``, ``arrays``, ``virtual_chunks``,
     ``inline_chunks``, and the virtual chunk ``containers`` readers authorise)."""
     output = os.fspath(output)
     store = _store(references, options)
     if output.startswith("icechunk://") or output.startswith("icechunk+"):
-        return json.loads(_rs.convert_icechunk(store._handle, output, message))
+        # As for a file output, `storage_options` and `anonymous` also reach the repository's store.
+        repository = {k: options[k] for k in ("storage_options", "anonymous") if k in options}
+        return json.loads(_rs.convert_icechunk(store._handle, output, message, repository))
     write = _write_options(version, url_templates, zstd, record_size, paths, compression, options)
     return _rs.convert(store._handle, output, write)
 

@@ -25,9 +25,10 @@ pub(crate) struct Convert {
     #[command(flatten)]
     open: Opening,
     /// Where to write: a name ending in `.parq`, `.parquet` or `/` is a parquet root; `.json.zst`
-    /// is zstd-compressed JSON; anything else JSON. A local path or a URL. `icechunk://PATH`
-    /// (`@BRANCH` after it, `main` by default) is an icechunk repository, created if absent,
-    /// the references committed into it as virtual chunks.
+    /// is zstd-compressed JSON; anything else JSON. A local path or a URL. `icechunk://PATH`, or
+    /// `icechunk+s3://BUCKET/PREFIX` reached with the `--option`s (`@BRANCH` after it, `main` by
+    /// default), is an icechunk repository, created if absent, the references committed into it
+    /// as virtual chunks.
     output: String,
     #[command(flatten)]
     format: Output,
@@ -108,6 +109,7 @@ impl Convert {
         let builder = self.open.builder()?.with_record_cache(RecordCacheOptions::default().with_max_records(2));
         let source = self.open.open_with(&builder)?;
         if let Some(location) = IcechunkLocation::parse(&self.output) {
+            let location = location.with_options(self.open.repository_options());
             let exported = write_icechunk(&source, &location, self.message.as_deref())?;
             eprintln!(
                 "{} arrays, {} virtual and {} stored chunks committed to {} ({}, snapshot {}) in {:.2?}; \

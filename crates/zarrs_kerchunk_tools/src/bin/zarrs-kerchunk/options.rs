@@ -16,6 +16,16 @@ pub(crate) struct Access {
 }
 
 impl Access {
+    /// These options for an icechunk repository's own storage: `--option`s, and
+    /// `--anonymous` as S3's unsigned requests.
+    pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
+        let mut options = self.options.clone();
+        if self.anonymous {
+            options.push(("aws_skip_signature".into(), "true".into()));
+        }
+        options
+    }
+
     /// The registry that makes object stores for URLs with these options, as
     /// the store builder's does: from the options given and the cloud
     /// environment's own variables, never from the rest of the environment.
@@ -29,8 +39,8 @@ impl Access {
 #[derive(Args)]
 pub(crate) struct Opening {
     /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a
-    /// URL; or an icechunk repository, `icechunk://PATH` (`@BRANCH`, `@TAG` or `@SNAPSHOT` after it;
-    /// `main` by default), read back as references.
+    /// URL; or an icechunk repository, `icechunk://PATH` or `icechunk+s3://BUCKET/PREFIX` (`@BRANCH`,
+    /// `@TAG` or `@SNAPSHOT` after it; `main` by default), read back as references.
     pub(crate) refs: String,
     #[command(flatten)]
     access: Access,
@@ -100,6 +110,11 @@ impl Opening {
         self.access.registry()
     }
 
+    /// These options for an icechunk repository's own storage (`convert`'s output).
+    pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
+        self.access.repository_options()
+    }
+
     /// The store over the references.
     pub(crate) fn open(&self) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
         self.open_with(&self.builder()?)
@@ -113,6 +128,7 @@ impl Opening {
         builder: &ReferenceStoreBuilder,
     ) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
         if let Some(location) = zarrs_kerchunk_tools::icechunk::IcechunkLocation::parse(&self.refs) {
+            let location = location.with_options(self.access.repository_options());
             return Ok(zarrs_kerchunk_tools::icechunk::open_icechunk(builder, &location)?);
         }
         Ok(builder.open(&self.refs)?)
