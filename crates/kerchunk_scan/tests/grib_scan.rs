@@ -550,3 +550,23 @@ fn a_grib1_message_on_a_predefined_grid_is_left_out_named() {
     let keys: Vec<String> = scanned.references.iter().map(|(key, _)| key.into_owned()).collect();
     assert!(keys.iter().any(|key| key.starts_with("t/instant/surface/t/0")), "{keys:?}");
 }
+
+/// A GRIB2 message whose forecast time is missing (all ones; the fuzzer's find, which overflowed
+/// the valid time) is left out, named; the other messages scan.
+#[test]
+fn a_message_without_a_forecast_time_is_left_out_named() {
+    let mut file = std::fs::read(folder().join("hrrr_like.grib2")).unwrap();
+    // The first message's product definition section (4): its octets 19 to 22 are the forecast time.
+    let mut at = 16;
+    while file[at + 4] != 4 {
+        at += usize::try_from(u32::from_be_bytes(file[at..at + 4].try_into().unwrap())).unwrap();
+    }
+    file[at + 18..at + 22].copy_from_slice(&[0xff; 4]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("missing.grib2"), &file).unwrap();
+    let options = ScanOptions::default().with_grib_inventory(false);
+    let scanned = scan_in(dir.path(), "missing.grib2", &options).unwrap();
+    assert_eq!(scanned.skipped.len(), 1, "{:?}", scanned.skipped);
+    assert_eq!(scanned.skipped[0].path, "the message at byte 0");
+    assert!(scanned.skipped[0].reason.contains("forecast time is missing"), "{}", scanned.skipped[0].reason);
+}

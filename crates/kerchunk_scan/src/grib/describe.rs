@@ -155,7 +155,12 @@ fn end_step(keys: &MessageKeys) -> Result<i64, String> {
     let seconds = unit_seconds(unit).ok_or_else(|| {
         format!("a forecast time in units {unit} of code table 4.4 (months, years...) is not scanned")
     })?;
-    let mut step = keys.get("forecastTime").unwrap_or(0).saturating_mul(seconds);
+    // All ones is a missing forecast time (eccodes' `forecastTime` is then missing too): no step.
+    let forecast = keys.get("forecastTime").unwrap_or(0);
+    if forecast == MISSING {
+        return Err("its forecast time is missing (all ones)".into());
+    }
+    let mut step = forecast.saturating_mul(seconds);
     if let Some((unit, length)) = statistical_range(keys)? {
         let seconds = unit_seconds(unit)
             .ok_or_else(|| format!("a time range in units {unit} of code table 4.4 is not scanned"))?;

@@ -310,7 +310,8 @@ fn header_coordinates(builder: &mut ReferenceSetBuilder, path: &str, level_type:
     attributes.insert("long_name".into(), json!("time since forecast_reference_time"));
     let values = i64_bytes(d.steps.iter().map(|s| s / unit));
     inline_array(builder, &format!("{path}/step"), ("<i8", &[steps], &values), attributes, &["step"]);
-    let valid = i64_bytes(d.times.iter().flat_map(|t| d.steps.iter().map(move |s| t + s)));
+    // Steps and times are bounded where messages are described; saturating, not wrapping, beyond.
+    let valid = i64_bytes(d.times.iter().flat_map(|t| d.steps.iter().map(move |s| t.saturating_add(*s))));
     let attributes = coordinate_attributes("valid_time");
     inline_array(
         builder,
