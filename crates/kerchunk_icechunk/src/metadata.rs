@@ -119,8 +119,10 @@ fn text_type(v2: &ArrayMetadataV2) -> Option<(Value, FillValueMetadata)> {
         let data_type = json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": length}});
         return Some((data_type, fill(FillValueMetadata::from(""))));
     }
-    if let Some(length) = name.get(2..).filter(|_| name.get(1..2) == Some("U")).and_then(|n| n.parse::<u64>().ok()) {
-        let data_type = json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 4 * length}});
+    // Four bytes a character; a length past u64 (from a hostile `.zarray`) is left to zarrs, which refuses it.
+    let characters = name.get(2..).filter(|_| name.get(1..2) == Some("U")).and_then(|n| n.parse::<u64>().ok());
+    if let Some(length) = characters.and_then(|n| n.checked_mul(4)) {
+        let data_type = json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": length}});
         return Some((data_type, fill(FillValueMetadata::from(""))));
     }
     if name == "|O" {
@@ -319,6 +321,12 @@ mod tests {
         let empty = json!({"zarr_format": 2, "shape": [0], "chunks": [0], "dtype": "<f4", "compressor": null,
             "fill_value": 0.0, "order": "C", "filters": null});
         assert_eq!(v3(&empty, &json!({}))["chunk_grid"]["configuration"]["chunk_shape"], json!([1]));
+        let text = v3(&base("<U3", json!(""), Value::Null), &json!({}));
+        assert_eq!(text["data_type"], json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}}));
+        // A length whose bytes overflow is an error naming the array, not an overflow.
+        let huge = base("<U5000000000000000000", json!(""), Value::Null);
+        let error = array_v3("a/b", huge.to_string().as_bytes(), Map::new()).unwrap_err().to_string();
+        assert!(error.contains("a/b"), "{error}");
     }
 
     #[test]
