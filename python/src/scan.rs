@@ -9,12 +9,12 @@ use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet, error_chain};
-use zarrs_kerchunk::{ReferenceStoreBuilder, StoreRegistry};
+use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
-    Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans, expand,
-    load_references, make_references, scan_files, url_in_references,
+    AppendPlan, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans,
+    expand, load_references, make_references, scan_files, url_in_references,
 };
-use zarrs_kerchunk_tools::output::write_references;
+use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
 use crate::errors::{self, Error, Kind, object_store_kind};
 use crate::runtime;
@@ -25,6 +25,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(expand_files, module)?)?;
     module.add_function(wrap_pyfunction!(scan_share, module)?)?;
     module.add_function(wrap_pyfunction!(combine_shares, module)?)?;
+    module.add_function(wrap_pyfunction!(plan_append, module)?)?;
     Ok(())
 }
 
@@ -79,11 +80,7 @@ fn scan(
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let expanded = expand_all(&files, &registry)?;
         let mut made = if let Some(location) = &arguments.append_to {
-            let existing = ReferenceStoreBuilder::new()
-                .with_registry(Arc::new(options.registry()))
-                .open(location)
-                .map_err(|e| errors::open_error(location, &e))?;
-            let existing = load_references(existing.source().as_ref(), location).map_err(|e| make_error(&e))?;
+            let existing = load(location, &options)?;
             append_references(
                 existing,
                 location,
@@ -108,8 +105,9 @@ fn scan(
         }
         .map_err(|e| make_error(&e))?;
         let references = std::mem::take(&mut made.references);
-        let written = arguments.write(references, output, &registry, &json, &parquet)?;
-        Ok(report_of(&made, written))
+        let mut report = report_of(&made);
+        arguments.write(references, output, &registry, &options, &json, &parquet, &mut report)?;
+        Ok(report)
     })?;
     Ok(report.to_string())
 }
@@ -142,33 +140,65 @@ impl ScanArguments {
 }
 
 impl ScanArguments {
-    /// `references` with the chunks `subchunk` asks for split, written to `output`: the number
-    /// of references written.
+    /// `references` with the chunks `subchunk` asks for split, written to `output`, and what
+    /// was written put in `report`: the references, and the record files written, unchanged
+    /// and removed where an append is written back to the parquet root it extends (only the
+    /// records that change are: `output::rewrite_references`).
+    #[expect(clippy::too_many_arguments, reason = "the place, its store's options, the formats, the report")]
     fn write(
         &self,
         mut references: ReferenceSet,
         output: &str,
         registry: &StoreRegistry,
+        options: &WriteOptions,
         json: &JsonWriteOptions,
         parquet: &ParquetWriteOptions,
-    ) -> Result<u64, Error> {
+        report: &mut serde_json::Value,
+    ) -> Result<(), Error> {
         for (array, factor) in &self.subchunk {
             references = kerchunk_scan::subchunk(&references, array, *factor)
                 .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
         }
-        write_references(&references, output, registry, json, parquet).map_err(|e| output_error(&e))
+        let (written, update) = match self.append_to.as_deref().filter(|location| *location == output) {
+            Some(location) => {
+                let previous = ReferenceStoreBuilder::new()
+                    .with_registry(Arc::new(options.registry()))
+                    .with_record_cache(RecordCacheOptions::default().with_max_records(2))
+                    .open(location)
+                    .map_err(|e| errors::open_error(location, &e))?;
+                rewrite_references(&references, previous.source().as_ref(), output, registry, json, parquet)
+            }
+            None => write_references(&references, output, registry, json, parquet).map(|written| (written, None)),
+        }
+        .map_err(|e| output_error(&e))?;
+        report["references"] = written.into();
+        if let Some(update) = update {
+            report["records"] = serde_json::json!({
+                "written": update.records_written, "unchanged": update.records_kept, "removed": update.records_removed,
+            });
+        }
+        Ok(())
     }
 }
 
-/// What was made, as `tools.scan` reports it.
-fn report_of(made: &Made, written: u64) -> serde_json::Value {
+/// The set at `location` (JSON or parquet), all of it, in memory: what an append adds to.
+fn load(location: &str, options: &WriteOptions) -> Result<ReferenceSet, Error> {
+    let existing = ReferenceStoreBuilder::new()
+        .with_registry(Arc::new(options.registry()))
+        .open(location)
+        .map_err(|e| errors::open_error(location, &e))?;
+    load_references(existing.source().as_ref(), location).map_err(|e| make_error(&e))
+}
+
+/// What was made, as `tools.scan` reports it (`references` 0 until they are written).
+fn report_of(made: &Made) -> serde_json::Value {
     let skipped: Vec<_> = made
         .skipped
         .iter()
         .map(|(file, skipped)| serde_json::json!({"file": file, "path": skipped.path, "reason": skipped.reason}))
         .collect();
     serde_json::json!({
-        "references": written, "files": made.files, "requests": made.requests,
+        "references": 0, "files": made.files, "requests": made.requests,
         "bytes": made.bytes, "skipped": skipped,
     })
 }
@@ -230,7 +260,7 @@ fn scan_share(
         Ok((made, parts))
     })?;
     let parts = parts.into_iter().map(|(url, bytes)| (url, PyBytes::new(py, &bytes).unbind())).collect();
-    Ok((parts, report_of(&made, 0).to_string()))
+    Ok((parts, report_of(&made).to_string()))
 }
 
 /// The shares `scan_share` made (each file's URL and references, in the order of the files,
@@ -253,6 +283,7 @@ fn combine_shares(
     let (_, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let urls: Vec<String> = parts.iter().map(|(url, _)| url.clone()).collect();
+        let files_scanned = files.clone();
         let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
         let reader = FilePlaces::locate(&named, &registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))?;
         let mut sets = Vec::with_capacity(parts.len());
@@ -261,11 +292,52 @@ fn combine_shares(
                 .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
             sets.push((url, set));
         }
-        let references = combine_scans(sets, combining.as_ref(), &urls, Some(reader)).map_err(|e| make_error(&e))?;
-        let written = arguments.write(references, output, &registry, &json, &parquet)?;
-        Ok(serde_json::json!({"references": written, "files": urls}))
+        let references = match &arguments.append_to {
+            // The shares scanned the files `plan_append` gave, for the set's recorded combining.
+            Some(location) => {
+                let existing = load(location, &options)?;
+                let plan = AppendPlan::new(&existing, location, &files_scanned, arguments.skip_existing, |file| {
+                    url_in_references(file, output)
+                })
+                .map_err(|e| make_error(&e))?;
+                plan.combine(existing, location, sets, Some(reader))
+            }
+            None => combine_scans(sets, combining.as_ref(), &urls, Some(reader)),
+        }
+        .map_err(|e| make_error(&e))?;
+        let mut report = serde_json::json!({"files": urls});
+        arguments.write(references, output, &registry, &options, &json, &parquet, &mut report)?;
+        Ok(report)
     })?;
     Ok(report.to_string())
+}
+
+/// The files of `files` (no patterns) that the set `arguments.append_to` does not have (those
+/// it has are an error, or left out with `arguments.skip_existing`), and how the set records it
+/// was combined, as JSON text (`make::AppendPlan::record`): what a spread append scans, and
+/// the options it scans them with.
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn plan_append(
+    py: Python<'_>,
+    files: Vec<String>,
+    output: &str,
+    arguments: ScanArguments,
+    options: WriteOptions,
+) -> PyResult<(Vec<String>, String)> {
+    runtime::check_process()?;
+    let Some(location) = arguments.append_to.as_deref() else {
+        return Err(Error::new(Kind::Invalid, "plan_append needs append_to").into());
+    };
+    py.detach(|| {
+        let existing = load(location, &options)?;
+        let plan = AppendPlan::new(&existing, location, &files, arguments.skip_existing, |file| {
+            url_in_references(file, output)
+        })
+        .map_err(|e| make_error(&e))?;
+        Ok::<_, Error>((plan.files().to_vec(), plan.record().to_string()))
+    })
+    .map_err(Into::into)
 }
 
 fn make_error(error: &MakeError) -> Error {

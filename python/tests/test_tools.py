@@ -283,6 +283,30 @@ def test_scan_appends_to_a_combined_set(tmp_path: Path) -> None:
     assert zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)["t"].shape == group["t"].shape
 
 
+def test_appending_to_a_parquet_root_writes_only_the_records_that_change(tmp_path: Path) -> None:
+    """A parquet root of three rows a record, appended to in place: `t` has one chunk a time, so
+    its records 0 and 1 are whole before and after the third file (2020-01-03) comes; their
+    files are left as they were, and the root reads open_mfdataset's times and values."""
+    combine = SCANNED / "combine"
+    for n in range(3):
+        shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
+    root = tmp_path / "series.parq"
+    tools.scan([tmp_path / "mixed_units_0.nc", tmp_path / "mixed_units_2.nc"], root, concat="time",
+               inline_threshold=0, record_size=3)
+    kept = {name: (root / name).read_bytes() for name in ["t/refs.0.parq", "t/refs.1.parq", "x/refs.0.parq"]}
+    report = tools.scan(tmp_path / "mixed_units_1.nc", root, append_to=root, inline_threshold=0)
+    assert report["records"]["unchanged"] == len(kept) and report["records"]["removed"] == 0, report
+    for name, before in kept.items():
+        assert (root / name).read_bytes() == before, name
+    expected = json.loads((combine / "mixed_units.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(root), mode="r", zarr_format=2)
+    assert np.array_equal(group["t"][...], np.array(expected["t"][:12], dtype="f4"))
+    import xarray as xr
+
+    times = xr.open_dataset(ReferenceStore(root), engine="zarr", consolidated=False, zarr_format=2)["time"].values
+    assert times.tolist() == np.array(expected["time"][:12], dtype="datetime64[ns]").tolist()
+
+
 def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
     """tools.scan(executor=ProcessPoolExecutor(2)) writes what the scan on one machine writes.
     Spawned workers: a child forked after this process started its I/O runtime refuses to use it."""
@@ -297,5 +321,32 @@ def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=pool)
     assert json.loads((tmp_path / "spread.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
-    with pytest.raises(ValueError, match="append_to"):
-        tools.scan(pattern, tmp_path / "x.json", append_to=tmp_path / "here.json", executor=object())
+
+
+def test_an_append_spreads_over_a_process_pool(tmp_path: Path) -> None:
+    """tools.scan(append_to=..., executor=...) on a parquet root made from the first file of
+    mixed_units: the other three, scanned by two spawned workers, are appended as the root
+    records (no concat given), its kept records untouched; it reads open_mfdataset's times and
+    values for all four, and a file it has is an error."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    combine = SCANNED / "combine"
+    for n in range(4):
+        shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
+    root = tmp_path / "series.parq"
+    tools.scan(tmp_path / "mixed_units_0.nc", root, concat="time", inline_threshold=0, record_size=3)
+    first = (root / "t/refs.0.parq").read_bytes()
+    new = [tmp_path / f"mixed_units_{n}.nc" for n in (1, 2, 3)]
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        report = tools.scan(new, root, append_to=root, inline_threshold=0, jobs=1, executor=pool)
+        assert report["records"]["unchanged"] >= 1 and (root / "t/refs.0.parq").read_bytes() == first, report
+        with pytest.raises(InvalidReferencesError, match="already"):
+            tools.scan(new[0], root, append_to=root, executor=pool)
+    expected = json.loads((combine / "mixed_units.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(root), mode="r", zarr_format=2)
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
+    import xarray as xr
+
+    times = xr.open_dataset(ReferenceStore(root), engine="zarr", consolidated=False, zarr_format=2)["time"].values
+    assert times.tolist() == np.array(expected["time"], dtype="datetime64[ns]").tolist()

@@ -108,9 +108,9 @@ pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;
 pub use store::{AsyncReferenceStore, MetadataView, ReferenceStore, Target};
-pub use write::{write_json, write_json_async};
 #[cfg(feature = "parquet")]
-pub use write::{write_parquet, write_parquet_async};
+pub use write::{ParquetUpdate, update_parquet, write_parquet, write_parquet_async};
+pub use write::{write_json, write_json_async};
 
 /// The reference format: the model, the parsers, the writers' options.
 pub use kerchunk;

@@ -20,7 +20,8 @@ use kerchunk::{
 };
 use object_store::local::LocalFileSystem;
 use zarrs_kerchunk::{
-    AsyncReferenceStore, ReferenceStoreBuilder, write_json, write_json_async, write_parquet, write_parquet_async,
+    AsyncReferenceStore, ReferenceStoreBuilder, update_parquet, write_json, write_json_async, write_parquet,
+    write_parquet_async,
 };
 
 /// A scratch folder holding a case's source files (the references point at them relatively).
@@ -234,4 +235,57 @@ async fn astronomical_grids_write_only_their_occupied_records() {
     let error = write_json_async(written.source().as_ref(), Vec::new(), &JsonWriteOptions::default()).await;
     let error = error.map(|(n, _)| n).unwrap_err().to_string();
     assert!(error.contains("record files"), "{error}");
+}
+
+/// `update_parquet` at two rows a record: a record whose rows all stay is left as it was (its
+/// file untouched), one with a changed row is written, one whose rows all went is removed, and
+/// so are the records of an array the new set no longer has; the root then reads as the new set.
+#[test]
+fn an_update_writes_changed_records_and_removes_emptied_ones() {
+    let set = |a: &[(u64, u64)], with_b: bool| {
+        let mut builder = ReferenceSetBuilder::new();
+        builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+        let zarray = |n: u64| {
+            format!(
+                r#"{{"shape":[{n}],"chunks":[1],"dtype":"<f8","compressor":null,"fill_value":null,"filters":null,"order":"C","zarr_format":2}}"#
+            )
+        };
+        builder.insert_inline("a/.zarray", zarray(6).as_bytes());
+        for &(i, offset) in a {
+            builder.insert_range(&format!("a/{i}"), Some("data.bin"), offset, 8);
+        }
+        if with_b {
+            builder.insert_inline("b/.zarray", zarray(2).as_bytes());
+            builder.insert_range("b/0", Some("data.bin"), 0, 8);
+            builder.insert_range("b/1", Some("data.bin"), 8, 8);
+        }
+        builder.build()
+    };
+    let before = set(&[(0, 0), (1, 8), (2, 16), (3, 24), (4, 32), (5, 40)], true);
+    // a/2 moves (record 1 changes); a/4 and a/5 go (record 2 empties); b goes.
+    let after = set(&[(0, 0), (1, 8), (2, 99), (3, 24)], false);
+    let dir = tempfile::tempdir().unwrap();
+    let out = LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+    let options = ParquetWriteOptions::default().with_record_size(2);
+    write_parquet(&before, &out, &"refs.parq".into(), &options).unwrap();
+    let root = dir.path().join("refs.parq");
+    let first = root.join("a/refs.0.parq");
+    let (bytes, time) = (std::fs::read(&first).unwrap(), std::fs::metadata(&first).unwrap().modified().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The record size asked for is not the root's: the root's is kept.
+    let asked = ParquetWriteOptions::default().with_record_size(1000);
+    let update = update_parquet(&after, &before, &out, &"refs.parq".into(), &asked).unwrap();
+    assert_eq!((update.records_written, update.records_kept, update.records_removed), (1, 1, 2), "{update:?}");
+    assert_eq!(update.references, 4);
+    assert_eq!(std::fs::read(&first).unwrap(), bytes);
+    assert_eq!(std::fs::metadata(&first).unwrap().modified().unwrap(), time, "a/refs.0.parq was written again");
+    assert!(!root.join("a/refs.2.parq").exists() && !root.join("b/refs.0.parq").exists());
+    let opened = ReferenceStoreBuilder::new().open(root.to_str().unwrap()).unwrap();
+    let mut json = Vec::new();
+    write_json(opened.source().as_ref(), &mut json, &JsonWriteOptions::default()).unwrap();
+    let read = ReferenceSet::from_json(&json, &ParseOptions::default()).unwrap();
+    assert_same(&after, &read, "updated root");
+    // A root with no .zmetadata yet is written whole, at the size asked for.
+    let fresh = update_parquet(&after, &before, &out, &"fresh.parq".into(), &options).unwrap();
+    assert_eq!((fresh.records_written, fresh.records_kept, fresh.records_removed), (2, 0, 0));
 }

@@ -8,7 +8,7 @@ use kerchunk::{JsonWriteOptions, ParquetWriteOptions, ReferenceSource, WriteErro
 use zarrs_kerchunk::object_store::path::Path;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore, ObjectStoreExt};
-use zarrs_kerchunk::{StoreRegistry, write_json, write_parquet};
+use zarrs_kerchunk::{ParquetUpdate, StoreRegistry, update_parquet, write_json, write_parquet};
 
 /// Why references could not be written, or a place could not be reached.
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +93,31 @@ pub fn write_references(
     }
     let file = std::fs::File::create(output).map_err(io)?;
     write_json(source, std::io::BufWriter::new(file), json).map_err(failed)
+}
+
+/// Write `source` to `output`, which holds `previous` now (an append written back to the set
+/// it extends), as [`write_references`] would; but a parquet root that already has a
+/// `.zmetadata` is updated in place ([`update_parquet`]): only its record files that change
+/// are written, at the root's own record size. Returns the number of references written, and
+/// for a parquet root the record files written, kept and removed.
+///
+/// # Errors
+/// As [`write_references`].
+pub fn rewrite_references(
+    source: &dyn ReferenceSource,
+    previous: &dyn ReferenceSource,
+    output: &str,
+    registry: &StoreRegistry,
+    json: &JsonWriteOptions,
+    parquet: &ParquetWriteOptions,
+) -> Result<(u64, Option<ParquetUpdate>), OutputError> {
+    if !is_parquet_root(output) {
+        return Ok((write_references(source, output, registry, json, parquet)?, None));
+    }
+    let (store, path) = place(output, registry, true)?;
+    let update = update_parquet(source, previous, store.as_ref(), &path, parquet)
+        .map_err(|source| OutputError::Write { place: output.to_owned(), source: Box::new(source) })?;
+    Ok((update.references, Some(update)))
 }
 
 /// The object store and path of a local path or URL. A URL's store is made

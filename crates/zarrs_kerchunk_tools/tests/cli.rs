@@ -465,6 +465,64 @@ fn scan_takes_a_coordinate_from_file_names() {
     assert!(stderr.contains("one value per file"), "{stderr}");
 }
 
+/// Appending to a parquet root in place writes only the record files whose rows change: with
+/// three rows a record, `t` (one chunk per time) has records 0 and 1 whole before and after
+/// the third file in date order (2020-01-03, after the -01 and -02 of the two combined) comes, so their files are left as they were, byte for byte and unwritten;
+/// and the root then holds what a root written whole from the same references holds.
+#[test]
+fn appending_to_a_parquet_root_writes_only_the_records_that_change() {
+    let folder = common::workspace_root().join("tests/scan/combine");
+    let dir = tempfile::tempdir().unwrap();
+    let file = |n: usize| folder.join(format!("mixed_units_{n}.nc")).to_str().unwrap().to_owned();
+    let root = dir.path().join("series.parq");
+    let refs = root.to_str().unwrap();
+    let made =
+        ["scan", &file(0), &file(2), "--concat", "time", "--inline-threshold", "0", "--record-size", "3", "-o", refs];
+    let (code, _, stderr) = run(&made);
+    assert_eq!(code, 0, "{stderr}");
+    let kept = ["t/refs.0.parq", "t/refs.1.parq", "x/refs.0.parq"];
+    let before: Vec<_> = kept.iter().map(|f| (std::fs::read(root.join(f)).unwrap(), modified(&root.join(f)))).collect();
+    // The file system's clock must move on, or a rewrite could keep its time.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let (code, _, stderr) = run(&["scan", &file(1), "--append-to", refs, "--inline-threshold", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("record files: ") && stderr.contains("3 unchanged, 0 removed"), "{stderr}");
+    for (name, (bytes, time)) in kept.iter().zip(&before) {
+        let path = root.join(name);
+        assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{name}");
+        assert_eq!(&modified(&path), time, "{name} was written again");
+    }
+    assert!(root.join("t/refs.3.parq").exists(), "the new chunks' record");
+    // The same scans appended to a JSON set, which is written whole, give the same references.
+    let json = dir.path().join("series.json");
+    let (code, _, stderr) = run(&[&made[..made.len() - 2], &["-o", json.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["scan", &file(1), "--append-to", json.to_str().unwrap(), "--inline-threshold", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    let from_root = dir.path().join("from_root.json");
+    let (code, _, stderr) = run(&["convert", refs, from_root.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let read = |path: &Path| serde_json::from_slice::<serde_json::Value>(&std::fs::read(path).unwrap()).unwrap();
+    let (ours, whole) = (read(&from_root), read(&json));
+    assert_eq!(ours["refs"].as_object().unwrap().len(), whole["refs"].as_object().unwrap().len());
+    for (key, reference) in whole["refs"].as_object().unwrap() {
+        // Metadata is compared as JSON: the parquet root keeps it as objects.
+        let text = |r: &serde_json::Value| r.as_str().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok());
+        match text(reference) {
+            Some(metadata) if key.ends_with(".zarray") || key.ends_with(".zattrs") || key.ends_with(".zgroup") => {
+                assert_eq!(text(&ours["refs"][key]), Some(metadata), "{key}");
+            }
+            _ => assert_eq!(&ours["refs"][key], reference, "{key}"),
+        }
+    }
+    let shape = serde_json::from_str::<serde_json::Value>(ours["refs"]["t/.zarray"].as_str().unwrap()).unwrap();
+    assert_eq!(shape["shape"], serde_json::json!([12, 2]));
+}
+
+fn modified(path: &Path) -> std::time::SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
 /// A set made from one file of `mixed_units` and appended to three times, one
 /// file each (`--append-to`, repeating none of `--concat`), as JSON and as
 /// parquet: its times and values are what `open_mfdataset` gives for all four

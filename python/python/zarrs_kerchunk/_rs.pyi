@@ -55,6 +55,9 @@ def scan_share(
 def combine_shares(
     parts: list[tuple[str, bytes]], files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]
 ) -> str: ...
+def plan_append(
+    files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]
+) -> tuple[list[str], str]: ...
 
 #: The numcodecs ids of the codecs ``decode_chunk`` decodes (beside zarrs' own).
 DECODED_IDS: list[str]

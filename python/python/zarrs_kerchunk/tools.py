@@ -163,7 +163,10 @@ def scan(
     ``executor`` spreads the scanning: a Dask ``distributed.Client`` or any
     ``concurrent.futures.Executor`` (anything with ``submit(fn, *args)`` whose futures have
     ``result()``). Each task scans ``jobs`` files and returns their references as compact JSON
-    bytes; they are combined here, in the order of the files, and written. Not with ``append_to``.
+    bytes; they are combined here, in the order of the files, and written. With ``append_to``,
+    the set is read here to find the new files, which the tasks scan as it records it was combined.
+    Written back to a parquet root it extends (``output`` is ``append_to``), only the record
+    files that change are written, and ``records`` reports those written, unchanged and removed.
     A process pool must spawn its workers (``mp_context=multiprocessing.get_context("spawn")``):
     a child forked after this process started its I/O runtime refuses it, as Dask never forks.
 
@@ -184,9 +187,13 @@ def scan(
     files = [os.fspath(f) for f in files]
     if executor is None:
         return json.loads(_rs.scan(files, os.fspath(output), arguments, write))
-    if append_to is not None:
-        raise ValueError("append_to with an executor is not supported yet: append on one machine")
     expanded = _rs.expand_files(files, write)
+    if append_to is not None:
+        # The set is read here, once: the workers scan its new files as it records it was combined.
+        expanded, record = _rs.plan_append(expanded, os.fspath(output), arguments, write)
+        record = json.loads(record)
+        arguments |= {"concat": record["concat"], "coords": list(record["coords"].items()),
+                      "units": record["units"], "calendar": record["calendar"]}
     step = max(1, jobs)
     tasks = [executor.submit(_scan_share, expanded[i:i + step], os.fspath(output), arguments, write)
              for i in range(0, len(expanded), step)]

@@ -137,6 +137,12 @@ impl RecordEncoder {
         Ok(())
     }
 
+    /// Drop the rows so far, as [`finish`](Self::finish) would, without encoding them (a
+    /// record found unchanged, say).
+    pub fn clear(&mut self) {
+        *self = Self::with_encoding(self.options);
+    }
+
     /// The parquet file of the rows so far, padded to the record size, or
     /// `None` if every row is missing (fsspec writes no file then). The encoder is then empty.
     ///

@@ -16,4 +16,4 @@ mod to_parquet;
 
 pub use to_json::{write_json, write_json_async};
 #[cfg(feature = "parquet")]
-pub use to_parquet::{write_parquet, write_parquet_async};
+pub use to_parquet::{ParquetUpdate, update_parquet, write_parquet, write_parquet_async};

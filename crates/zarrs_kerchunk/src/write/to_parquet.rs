@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 
 use kerchunk::parquet::{ParquetLayout, RecordEncoder, RecordId};
 use kerchunk::zarr::{lenient, metadata};
-use kerchunk::{Lookup, OwnedReference, ParquetWriteOptions, ReferenceSource, SourceError, Walk, WriteError};
+use kerchunk::{BoxError, Lookup, OwnedReference, ParquetWriteOptions, ReferenceSource, SourceError, Walk, WriteError};
 
 use crate::store::IoRuntime;
 
@@ -52,8 +52,8 @@ pub fn write_parquet(
     options: &ParquetWriteOptions,
 ) -> Result<u64, WriteError> {
     let runtime = IoRuntime::default();
-    let written = runtime.block_on_here(write(source, store, root, options, &runtime, false));
-    written.map_err(|e| WriteError::Read(SourceError::Runtime(e.into())))?
+    let written = runtime.block_on_here(write(source, store, root, options, &runtime, false, None));
+    Ok(written.map_err(|e| WriteError::Read(SourceError::Runtime(e.into())))??.references)
 }
 
 /// [`write_parquet`] for async code: record files are encoded on tokio's
@@ -67,7 +67,161 @@ pub async fn write_parquet_async(
     root: &ObjectPath,
     options: &ParquetWriteOptions,
 ) -> Result<u64, WriteError> {
-    write(source, store, root, options, &IoRuntime::default(), true).await
+    Ok(write(source, store, root, options, &IoRuntime::default(), true, None).await?.references)
+}
+
+/// What [`update_parquet`] did: the references the root now holds, and the record files it
+/// wrote, kept as they were, and removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParquetUpdate {
+    /// The chunk references the root holds now.
+    pub references: u64,
+    /// Record files written, new or changed.
+    pub records_written: u64,
+    /// Record files left as they were: every row the same.
+    pub records_kept: u64,
+    /// Record files removed: every row of theirs is now missing.
+    pub records_removed: u64,
+}
+
+/// Rewrite the parquet root at `root` in `store`, which holds `previous` now, so that it holds
+/// `source`: only the record files whose rows change are written (or removed, when all their
+/// rows go), then `.zmetadata`. A daily append along a dimension that comes first in its arrays
+/// (time, as a rule) writes the new records and the last partial one, whatever the root's size.
+///
+/// The root keeps its record size (from its `.zmetadata`; `options`' is used only where the
+/// root has none, and then every record is written). `previous` must be what the root holds:
+/// the references of a record that compare equal are not written again. A record file is
+/// replaced whole by one put, and `.zmetadata` comes last, so until then a reader sees the old
+/// set, with at most rows past its grid's end in the last record it had. Blocks until done.
+///
+/// ```
+/// use zarrs_kerchunk::kerchunk::{ParquetWriteOptions, ReferenceSetBuilder};
+/// use zarrs_kerchunk::{object_store, update_parquet, write_parquet};
+/// let zarray = |n: u64| format!(r#"{{"shape":[{n}],"chunks":[1],"dtype":"<f8","compressor":null,"fill_value":null,"filters":null,"order":"C","zarr_format":2}}"#);
+/// let set = |n: u64| {
+///     let mut builder = ReferenceSetBuilder::new();
+///     builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+///     builder.insert_inline("t/.zarray", zarray(n).as_bytes());
+///     for i in 0..n {
+///         builder.insert_range(&format!("t/{i}"), Some(&format!("day{i}.nc")), 8, 8);
+///     }
+///     builder.build()
+/// };
+/// let out = object_store::memory::InMemory::new();
+/// let options = ParquetWriteOptions::default().with_record_size(10);
+/// write_parquet(&set(25), &out, &"refs.parq".into(), &options)?;
+/// // Two more days: records 0 and 1 are as they were, record 2 gains two rows.
+/// let update = update_parquet(&set(27), &set(25), &out, &"refs.parq".into(), &options)?;
+/// assert_eq!((update.records_written, update.records_kept), (1, 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`write_parquet`]; and [`WriteError::Read`] if the root's `.zmetadata` cannot be read or
+/// parsed, or a record file cannot be removed.
+pub fn update_parquet(
+    source: &dyn ReferenceSource,
+    previous: &dyn ReferenceSource,
+    store: &dyn ObjectStore,
+    root: &ObjectPath,
+    options: &ParquetWriteOptions,
+) -> Result<ParquetUpdate, WriteError> {
+    let runtime = IoRuntime::default();
+    let updated = runtime.block_on_here(async {
+        let Some(layout) = previous_layout(store, root).await? else {
+            return write(source, store, root, options, &runtime, false, None).await;
+        };
+        let options = options.clone().with_record_size(layout.record_size());
+        let occupied = record_files(store, root, &layout).await?;
+        let previous = Previous { source: previous, layout, occupied };
+        write(source, store, root, &options, &runtime, false, Some(&previous)).await
+    });
+    updated.map_err(|e| WriteError::Read(SourceError::Runtime(e.into())))?
+}
+
+/// The layout of the root at `root`, if it has a `.zmetadata`.
+async fn previous_layout(store: &dyn ObjectStore, root: &ObjectPath) -> Result<Option<ParquetLayout>, WriteError> {
+    let path = ObjectPath::from(format!("{root}/.zmetadata"));
+    let failed = |source: BoxError| {
+        WriteError::Read(SourceError::Fetch { what: "parquet metadata", location: path.to_string(), source })
+    };
+    let bytes = match store.get(&path).await {
+        Ok(got) => got.bytes().await.map_err(|e| failed(e.into()))?,
+        Err(object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(failed(e.into())),
+    };
+    ParquetLayout::parse(&bytes, path.as_ref()).map(Some).map_err(|e| failed(e.into()))
+}
+
+/// The record files under `root` of the arrays `layout` has: those an update may keep or remove.
+async fn record_files(
+    store: &dyn ObjectStore,
+    root: &ObjectPath,
+    layout: &ParquetLayout,
+) -> Result<Occupied, WriteError> {
+    let mut occupied = Occupied::new();
+    let mut listing = store.list(Some(root));
+    while let Some(item) = listing.next().await {
+        let meta = item.map_err(|source| {
+            WriteError::Read(SourceError::Fetch {
+                what: "the listing of",
+                location: root.to_string(),
+                source: source.into(),
+            })
+        })?;
+        let Some(relative) = meta.location.prefix_match(root) else { continue };
+        let relative: Vec<_> = relative.map(|part| part.as_ref().to_owned()).collect();
+        let Some((name, folders)) = relative.split_last() else { continue };
+        let index = name.strip_prefix("refs.").and_then(|n| n.strip_suffix(".parq")).and_then(|n| n.parse().ok());
+        if let (Some(index), Some((field, _))) =
+            (index, layout.arrays().find(|(field, _)| ***field == *folders.join("/")))
+        {
+            occupied.entry(Arc::clone(field)).or_default().insert(index);
+        }
+    }
+    Ok(occupied)
+}
+
+/// The root an update rewrites: its layout, the references it holds, and the record files it has.
+struct Previous<'a> {
+    source: &'a dyn ReferenceSource,
+    layout: ParquetLayout,
+    occupied: Occupied,
+}
+
+impl Previous<'_> {
+    /// Whether record `id` of `layout` covers the same positions here: as many rows, each
+    /// with the same chunk key (a grid grown along its first dimension keeps its records).
+    fn same_span(&self, layout: &ParquetLayout, id: &RecordId) -> bool {
+        let span = |layout: &ParquetLayout| {
+            let total: u64 =
+                layout.arrays().find(|(field, _)| **field == id.field).map_or(0, |(_, g)| g.iter().product());
+            total.saturating_sub(id.index * layout.record_size()).min(layout.record_size())
+        };
+        span(layout) == span(&self.layout)
+    }
+
+    /// Whether row `row` of record `id`, chunk `key`, holds `reference` here.
+    async fn holds(
+        &self,
+        id: &RecordId,
+        row: u64,
+        key: &str,
+        reference: Option<&OwnedReference>,
+        runtime: &IoRuntime,
+    ) -> Result<bool, WriteError> {
+        if self.layout.chunk_key(id, row).as_deref() != Some(key) {
+            return Ok(false);
+        }
+        Ok(lookup(self.source, key, runtime).await?.as_ref() == reference)
+    }
+
+    /// Whether record `id` has a file here.
+    fn has_file(&self, id: &RecordId) -> bool {
+        self.occupied.get(&id.field).is_some_and(|records| records.contains(&id.index))
+    }
 }
 
 async fn write(
@@ -77,7 +231,8 @@ async fn write(
     options: &ParquetWriteOptions,
     runtime: &IoRuntime,
     off_the_executor: bool,
-) -> Result<u64, WriteError> {
+    previous: Option<&Previous<'_>>,
+) -> Result<ParquetUpdate, WriteError> {
     let record_size = options.record_size();
     let layout = output_layout(source, record_size).await?;
     let put = |file: String, bytes: bytes::Bytes| async move {
@@ -93,24 +248,47 @@ async fn write(
     } else {
         Rows::Lookup { source, runtime, occupied: occupied_records(source, &layout).await? }
     };
+    let delete = |file: String| async move {
+        let path = ObjectPath::from(format!("{root}/{file}"));
+        match store.delete(&path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(source) => Err(WriteError::Read(SourceError::Fetch {
+                what: "the record file to remove",
+                location: path.to_string(),
+                source: source.into(),
+            })),
+        }
+    };
     let mut encoder = RecordEncoder::new(options);
-    let mut written = 0;
+    let mut update = ParquetUpdate::default();
     for (field, grid) in layout.arrays() {
         let total: u64 = grid.iter().product();
+        let mut visited = BTreeSet::new();
         // Only records holding a reference are visited: a grid may have
         // more positions than could ever be looped over.
         let mut next_record = 0;
         while let Some(n) = rows.first_record_from(&layout, field, next_record).await? {
             next_record = n + 1;
+            visited.insert(n);
             let id = RecordId { field: Arc::clone(field), index: n };
             let span = n * record_size..((n + 1) * record_size).min(total);
+            // Whether every row so far is what the root being updated holds.
+            let mut unchanged = previous.is_some_and(|p| p.same_span(&layout, &id));
             for row in 0..span.end - span.start {
                 let key = || layout.chunk_key(&id, row).unwrap_or_default();
                 let found = rows.at(&layout, &id, row, key).await?;
-                written += u64::from(found.is_some());
+                if let Some(previous) = previous.filter(|_| unchanged) {
+                    unchanged = previous.holds(&id, row, &key(), found.as_ref(), runtime).await?;
+                }
+                update.references += u64::from(found.is_some());
                 encoder.push(key, found.as_ref().map(OwnedReference::as_reference))?;
             }
             let file = id.file();
+            if unchanged {
+                encoder.clear();
+                update.records_kept += u64::from(previous.is_some_and(|p| p.has_file(&id)));
+                continue;
+            }
             let finished = if off_the_executor && tokio::runtime::Handle::try_current().is_ok() {
                 let mut moved = std::mem::replace(&mut encoder, RecordEncoder::new(options));
                 let (emptied, result) = tokio::task::spawn_blocking(move || {
@@ -127,14 +305,34 @@ async fn write(
             let file_bytes = finished.map_err(|source| WriteError::Encode { location: file.clone(), source })?;
             if let Some(bytes) = file_bytes {
                 put(file, bytes).await?;
+                update.records_written += 1;
+            } else if previous.is_some_and(|p| p.has_file(&id)) {
+                delete(file).await?;
+                update.records_removed += 1;
             }
             if let Some(progress) = options.progress() {
-                progress.report(written);
+                progress.report(update.references);
+            }
+        }
+        // The records of the root being updated that hold nothing now.
+        if let Some(gone) = previous.and_then(|p| p.occupied.get(field)) {
+            for &index in gone.difference(&visited) {
+                delete(RecordId { field: Arc::clone(field), index }.file()).await?;
+                update.records_removed += 1;
+            }
+        }
+    }
+    // The records of arrays the root being updated has and the source does not.
+    for (field, records) in previous.map(|p| &p.occupied).into_iter().flatten() {
+        if layout.arrays().all(|(kept, _)| kept != field) {
+            for &index in records {
+                delete(RecordId { field: Arc::clone(field), index }.file()).await?;
+                update.records_removed += 1;
             }
         }
     }
     put(".zmetadata".into(), layout.zmetadata().into()).await?;
-    Ok(written)
+    Ok(update)
 }
 
 /// Where the writer finds the reference of each position of the output grid.

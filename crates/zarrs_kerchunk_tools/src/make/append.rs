@@ -78,16 +78,112 @@ fn recorded_combining(set: &ReferenceSet, location: &str) -> Result<(CombineOpti
     Ok((options, files))
 }
 
+/// An append to a combined set, planned: how the set was combined (from its [`COMBINED_WITH`]
+/// record), the files it records, and which of the files offered are new to it. The new files
+/// are scanned for [`combining`](Self::combining) (here by [`append_references`], or spread
+/// over other machines by [`scan_files`]), then [`combine`](Self::combine)d with the set.
+#[derive(Clone, Debug)]
+pub struct AppendPlan {
+    combining: Combining,
+    recorded: Vec<String>,
+    new: Vec<String>,
+}
+
+impl AppendPlan {
+    /// Plan adding `files` to `existing` (read from `location`): a file whose URL (`url_of`)
+    /// the set already references is an error, or left out with `skip_existing`.
+    ///
+    /// # Errors
+    /// [`MakeError::NotCombined`] or [`MakeError::CannotAppend`] if `existing` holds no record,
+    /// or one of a way appending cannot repeat yet (several dimensions, names, attributes,
+    /// merging); [`MakeError::AlreadyIn`].
+    pub fn new(
+        existing: &ReferenceSet,
+        location: &str,
+        files: &[String],
+        skip_existing: bool,
+        url_of: impl Fn(&str) -> String,
+    ) -> Result<Self, MakeError> {
+        let (combining, recorded) = recorded_combining(existing, location)?;
+        // The files the record names, and those the references name (a set made before files were recorded).
+        let mut known: std::collections::HashSet<&str> = existing
+            .iter()
+            .filter_map(|(_, reference)| match reference {
+                Reference::Range { url, .. } | Reference::Whole { url } => url,
+                _ => None,
+            })
+            .collect();
+        known.extend(recorded.iter().map(String::as_str));
+        let mut new: Vec<String> = Vec::with_capacity(files.len());
+        for file in files {
+            let url = url_of(file);
+            match (known.contains(url.as_str()), skip_existing) {
+                (false, _) => new.push(file.clone()),
+                (true, true) => {}
+                (true, false) => return Err(MakeError::AlreadyIn { file: url, location: location.to_owned() }),
+            }
+        }
+        drop(known);
+        Ok(Self { combining: Combining::Concat(combining), recorded, new })
+    }
+
+    /// How the set was combined: what the new files are scanned and combined for.
+    #[must_use]
+    pub fn combining(&self) -> &Combining {
+        &self.combining
+    }
+
+    /// How the set was combined, as its record says it (`{"concat": ["time"], "coords":
+    /// {"time": "cf"}, "units": ..., "calendar": ...}`), without its files: the options that
+    /// scan the new files elsewhere as they would be scanned here.
+    #[must_use]
+    pub fn record(&self) -> serde_json::Value {
+        let mut record = record_of(&self.combining, &[]);
+        if let Some(object) = record.as_object_mut() {
+            object.remove("files");
+        }
+        record
+    }
+
+    /// The files to scan: those offered that the set does not have, in their order.
+    #[must_use]
+    pub fn files(&self) -> &[String] {
+        &self.new
+    }
+
+    /// `existing` (read from `location`) with the new files' references `scanned` (each named
+    /// by its URL, in the order of [`files`](Self::files)) combined into it, the record naming
+    /// them too; `reader` reads ranges of the new files where arrays must be compared (see
+    /// [`FilePlaces::reader`](super::FilePlaces::reader)).
+    ///
+    /// # Errors
+    /// [`MakeError::Scan`] if the sets cannot be combined: a file whose times fall within the
+    /// set's, an array that differs.
+    pub fn combine(
+        self,
+        existing: ReferenceSet,
+        location: &str,
+        scanned: Vec<(String, ReferenceSet)>,
+        reader: Option<kerchunk_scan::RangeReader>,
+    ) -> Result<ReferenceSet, MakeError> {
+        let mut recorded = self.recorded;
+        recorded.extend(scanned.iter().map(|(url, _)| url.clone()));
+        let mut inputs = Vec::with_capacity(scanned.len() + 1);
+        inputs.push((location.to_owned(), existing));
+        inputs.extend(scanned);
+        combine_scans(inputs, Some(&self.combining), &recorded, reader)
+    }
+}
+
 /// Scan `files` and add their references to `existing` (read from `location`), combined the
 /// way `existing` records under [`COMBINED_WITH`]: a daily job's new files appended along
-/// time, without scanning the old ones again. A file whose URL (`url_of`) the set already
-/// references is an error, or left out with `skip_existing`. The other arguments are
-/// [`make_references`](super::make_references)'.
+/// time, without scanning the old ones again ([`AppendPlan`], then [`scan_files`] here). A file
+/// whose URL (`url_of`) the set already references is an error, or left out with
+/// `skip_existing`. The other arguments are [`make_references`](super::make_references)'.
 ///
 /// # Errors
-/// [`MakeError::NotCombined`] or [`MakeError::CannotAppend`] if `existing` holds no record, or
-/// one of a way appending cannot repeat yet (several dimensions, names, attributes, merging);
-/// [`MakeError::AlreadyIn`]; and what [`make_references`](super::make_references) gives.
+/// What [`AppendPlan::new`], [`AppendPlan::combine`] and
+/// [`make_references`](super::make_references) give.
 #[expect(clippy::too_many_arguments, reason = "make_references' arguments, and the set and its location")]
 pub fn append_references(
     existing: ReferenceSet,
@@ -100,34 +196,10 @@ pub fn append_references(
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
 ) -> Result<Made, MakeError> {
-    let (combining, mut recorded) = recorded_combining(&existing, location)?;
-    // The files the record names, and those the references name (a set made before files were recorded).
-    let mut known: std::collections::HashSet<&str> = existing
-        .iter()
-        .filter_map(|(_, reference)| match reference {
-            Reference::Range { url, .. } | Reference::Whole { url } => url,
-            _ => None,
-        })
-        .collect();
-    known.extend(recorded.iter().map(String::as_str));
-    let mut new: Vec<String> = Vec::with_capacity(files.len());
-    for file in files {
-        let url = url_of(file);
-        match (known.contains(url.as_str()), skip_existing) {
-            (false, _) => new.push(file.clone()),
-            (true, true) => {}
-            (true, false) => return Err(MakeError::AlreadyIn { file: url, location: location.to_owned() }),
-        }
-    }
-    drop(known);
-    let combining = Combining::Concat(combining);
+    let plan = AppendPlan::new(&existing, location, files, skip_existing, &url_of)?;
     let Scanned { mut made, sets, places } =
-        scan_files(&new, Some(&combining), options, jobs, registry, url_of, progress)?;
-    recorded.extend(made.files.iter().cloned());
-    let mut inputs = Vec::with_capacity(sets.len() + 1);
-    inputs.push((location.to_owned(), existing));
-    inputs.extend(sets);
-    made.references = combine_scans(inputs, Some(&combining), &recorded, Some(places.reader()?))?;
+        scan_files(plan.files(), Some(plan.combining()), options, jobs, registry, url_of, progress)?;
+    made.references = plan.combine(existing, location, sets, Some(places.reader()?))?;
     Ok(made)
 }
 

@@ -18,7 +18,7 @@ use crate::output::{OutputError, place};
 
 mod append;
 
-pub use append::{COMBINED_WITH, append_references, load_references};
+pub use append::{AppendPlan, COMBINED_WITH, append_references, load_references};
 use append::{record_of, with_record};
 
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).

@@ -115,6 +115,11 @@ impl ParquetLayout {
         Ok(Self { metadata, record_size, grids, consolidated })
     }
 
+    /// The rows of each record file.
+    pub fn record_size(&self) -> u64 {
+        self.record_size
+    }
+
     /// The JSON text of a metadata key.
     pub fn metadata(&self, key: &str) -> Option<&Bytes> {
         self.metadata.get(key)

@@ -3,10 +3,11 @@
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
+use indicatif::ProgressBar;
 use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, ReferenceSource};
-use zarrs_kerchunk::{RecordCacheOptions, StoreRegistry};
+use zarrs_kerchunk::{ParquetUpdate, RecordCacheOptions, StoreRegistry};
 use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, write_icechunk};
-use zarrs_kerchunk_tools::output::write_references;
+use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
 use crate::options::{Opening, progress_bar};
 use crate::outcome::{Outcome, Result};
@@ -41,7 +42,7 @@ pub(crate) struct Convert {
 #[derive(Args)]
 #[expect(clippy::struct_excessive_bools, reason = "command-line switches, as clap reads them")]
 pub(crate) struct Output {
-    /// References per parquet record file.
+    /// References per parquet record file (appending to a parquet root keeps the root's).
     #[arg(long, default_value_t = 100_000)]
     record_size: u64,
     /// The parquet `path` column's encoding.
@@ -74,6 +75,29 @@ impl Output {
         to: &str,
         registry: &StoreRegistry,
     ) -> std::result::Result<u64, Box<dyn std::error::Error>> {
+        let (bar, json, parquet) = self.options(to);
+        let written = write_references(source, to, registry, &json, &parquet)?;
+        bar.finish_and_clear();
+        Ok(written)
+    }
+
+    /// [`Self::write`] to `to`, which holds `previous` now: a parquet root there has only its
+    /// record files that change written ([`rewrite_references`]), at its own record size.
+    pub(crate) fn write_over(
+        &self,
+        source: &dyn ReferenceSource,
+        previous: &dyn ReferenceSource,
+        to: &str,
+        registry: &StoreRegistry,
+    ) -> std::result::Result<(u64, Option<ParquetUpdate>), Box<dyn std::error::Error>> {
+        let (bar, json, parquet) = self.options(to);
+        let written = rewrite_references(source, previous, to, registry, &json, &parquet)?;
+        bar.finish_and_clear();
+        Ok(written)
+    }
+
+    /// A progress bar, and the writers' options these switches give for writing to `to`.
+    fn options(&self, to: &str) -> (ProgressBar, JsonWriteOptions, ParquetWriteOptions) {
         let bar = progress_bar("references written");
         let shown = bar.clone();
         let progress = Progress::new(move |written| shown.set_position(written));
@@ -96,9 +120,7 @@ impl Output {
         if let Some(level) = self.zstd.or(to.to_ascii_lowercase().ends_with(".zst").then_some(3)) {
             json = json.with_zstd(level);
         }
-        let written = write_references(source, to, registry, &json, &parquet)?;
-        bar.finish_and_clear();
-        Ok(written)
+        (bar, json, parquet)
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk::ReferenceStoreBuilder;
+use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder};
 use zarrs_kerchunk_tools::make::{
     CONCURRENT_SCANS, Combining, append_references, combine_options, expand, load_references, make_references,
     url_in_references,
@@ -160,9 +160,25 @@ impl Scan {
         for (array, factor) in &self.subchunk {
             references = kerchunk_scan::subchunk(&references, array, *factor)?;
         }
-        let written = self.format.write(&references, &output, &registry)?;
+        // An append written back to its set: a parquet root has only the records that change written.
+        let (written, update) = match &self.append_to {
+            Some(location) if *location == output => {
+                let previous = ReferenceStoreBuilder::new()
+                    .with_registry(Arc::new(self.access.registry()))
+                    .with_record_cache(RecordCacheOptions::default().with_max_records(2))
+                    .open(location)?;
+                self.format.write_over(&references, previous.source().as_ref(), &output, &registry)?
+            }
+            _ => (self.format.write(&references, &output, &registry)?, None),
+        };
+        let records = update.map_or_else(String::new, |u| {
+            format!(
+                "; record files: {} written, {} unchanged, {} removed",
+                u.records_written, u.records_kept, u.records_removed
+            )
+        });
         eprintln!(
-            "{written} references to {} file(s) written to {} in {:.2?} ({} requests, {} bytes read)",
+            "{written} references to {} file(s) written to {} in {:.2?} ({} requests, {} bytes read{records})",
             made.files.len(),
             output,
             start.elapsed(),
