@@ -27,9 +27,8 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requi
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
     cp "$here/requirements.txt" "$venv/requirements.txt"
 fi
-# The features of the workspace's test build, so the binary it built is the one run.
-cargo build --quiet --workspace --all-features --bin zarrs-kerchunk
-binary="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/zarrs-kerchunk"
+# The binary the workspace's test build made (tests/binary.sh).
+binary="$(bash "$root/tests/binary.sh")"
 # icechunk-python logs each local repository's warning that it is not for concurrent commits.
 # xarray warns of every phony dimension name VirtualiZarr's datasets repeat.
 ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" -W ignore "$here/check.py" "$binary"

@@ -28,9 +28,10 @@ fi
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-cargo build --quiet --bin zarrs-kerchunk
-target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-convert=("$target_dir/debug/zarrs-kerchunk" convert)
+# The test build's binary (tests/binary.sh): a binary of its own would compile most of the
+# workspace's dependencies again.
+binary="$(bash "$root/tests/binary.sh")"
+convert=("$binary" convert)
 for case in "$root"/tests/data/*/; do
     name="$(basename "$case")"
     dest="$out/$name"
@@ -49,7 +50,7 @@ for case in "$root"/tests/data/*/; do
     done
 done
 # What `scan` makes from the NetCDF-3 test files, as JSON and as parquet, beside their ground truth.
-scan=("$target_dir/debug/zarrs-kerchunk" scan)
+scan=("$binary" scan)
 dest="$out/scan_netcdf3"
 mkdir -p "$dest"
 cp "$root"/tests/scan/netcdf3/*.nc "$root"/tests/scan/netcdf3/*.npy "$dest/"
