@@ -48,12 +48,17 @@
 //! strings and objects, and structured types, are not written yet: they are
 //! an error naming the array.
 //!
-//! Repositories are local folders (`icechunk://PATH`), or prefixes of S3
-//! buckets (`icechunk+s3://bucket/prefix`, feature `aws`, configured with
-//! `object_store`'s keys through [`IcechunkLocation::with_options`]).
+//! Repositories are local folders (`icechunk://PATH`), prefixes of S3
+//! buckets (`icechunk+s3://bucket/prefix`, feature `aws`) or of Azure
+//! containers (`icechunk+az://container/prefix`, feature `azure`), configured
+//! with `object_store`'s keys through [`IcechunkLocation::with_options`]
+//! (`aws_region`, `azure_storage_account_name`, ...). Google Cloud Storage
+//! repositories are not reached yet.
 //!
 //! Needs Rust 1.95 (icechunk 2.3's), above the rest of the workspace's 1.91.
 
+#[cfg(feature = "azure")]
+mod azure;
 mod chunks;
 mod containers;
 mod error;

@@ -1,6 +1,6 @@
 //! Where a repository is, as the command line and Python write it:
 //! `icechunk://PATH` for a local folder, `icechunk+s3://bucket/prefix` in a
-//! bucket; `@REF` after either names a branch to write to, or a branch, tag
+//! bucket, `icechunk+az://container/prefix` in an Azure container; `@REF` after any names a branch to write to, or a branch, tag
 //! or snapshot to read (`main` by default).
 
 use std::sync::Arc;
@@ -14,12 +14,13 @@ use crate::error::{ExportError, ImportError, RepositoryError};
 #[non_exhaustive]
 pub struct IcechunkLocation {
     /// Where the repository's storage is: a local folder, or a URL
-    /// (`s3://bucket/prefix`).
+    /// (`s3://bucket/prefix`, `az://container/prefix`).
     pub storage: String,
     /// The branch to write to, or the branch, tag or snapshot to read
     /// (`main` unless `@REF` says otherwise).
     pub branch: String,
-    /// The object store's options, in `object_store`'s words (`aws_region`, ...).
+    /// The object store's options, in `object_store`'s words (`aws_region`,
+    /// `azure_storage_account_name`, ...).
     options: Vec<(String, String)>,
 }
 
@@ -125,7 +126,7 @@ impl IcechunkLocation {
     }
 
     /// icechunk's storage of the repository: a local folder (made if
-    /// `create`), or an S3 bucket's prefix.
+    /// `create`), an S3 bucket's prefix, or an Azure container's.
     async fn storage(&self, create: bool) -> Result<Arc<dyn icechunk::Storage + Send + Sync>, Failure> {
         if self.is_local() {
             if create {
@@ -138,9 +139,15 @@ impl IcechunkLocation {
         if self.storage.starts_with("s3://") {
             return crate::s3::storage(&self.storage, &self.options).await.map_err(|e| ("opening its storage", e));
         }
+        #[cfg(feature = "azure")]
+        if self.storage.starts_with("az://") || self.storage.starts_with("azure://") {
+            return crate::azure::storage(&self.storage, &self.options).await.map_err(|e| ("opening its storage", e));
+        }
         Err((
             "opening its storage",
-            "repositories in object storage are reached in S3 buckets only (icechunk+s3://, feature aws)".into(),
+            "repositories in object storage are reached in S3 buckets (icechunk+s3://, feature aws) and Azure \
+             containers (icechunk+az://, feature azure) only"
+                .into(),
         ))
     }
 }
@@ -156,6 +163,8 @@ mod tests {
     fn locations_parse_as_the_issue_writes_them() {
         let local = IcechunkLocation::parse("icechunk://repo/here").unwrap();
         assert_eq!((local.storage.as_str(), local.branch.as_str(), local.is_local()), ("repo/here", "main", true));
+        let az = IcechunkLocation::parse("icechunk+az://container/a/b").unwrap();
+        assert_eq!((az.storage.as_str(), az.branch.as_str()), ("az://container/a/b", "main"));
         let s3 = IcechunkLocation::parse("icechunk+s3://bucket/prefix@dev").unwrap();
         assert_eq!((s3.storage.as_str(), s3.branch.as_str(), s3.is_local()), ("s3://bucket/prefix", "dev", false));
         assert!(IcechunkLocation::parse("refs.json").is_none());

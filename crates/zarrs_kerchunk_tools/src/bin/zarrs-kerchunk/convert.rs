@@ -26,8 +26,8 @@ pub(crate) struct Convert {
     #[command(flatten)]
     open: Opening,
     /// Where to write: a name ending in `.parq`, `.parquet` or `/` is a parquet root; `.json.zst`
-    /// is zstd-compressed JSON; anything else JSON. A local path or a URL. `icechunk://PATH`, or
-    /// `icechunk+s3://BUCKET/PREFIX` reached with the `--option`s (`@BRANCH` after it, `main` by
+    /// is zstd-compressed JSON; anything else JSON. A local path or a URL. `icechunk://PATH`,
+    /// `icechunk+s3://BUCKET/PREFIX` or `icechunk+az://CONTAINER/PREFIX` reached with the `--option`s (`@BRANCH` after it, `main` by
     /// default), is an icechunk repository, created if absent, the references committed into it
     /// as virtual chunks.
     output: String,

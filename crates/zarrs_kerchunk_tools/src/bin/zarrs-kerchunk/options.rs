@@ -39,7 +39,8 @@ impl Access {
 #[derive(Args)]
 pub(crate) struct Opening {
     /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a
-    /// URL; or an icechunk repository, `icechunk://PATH` or `icechunk+s3://BUCKET/PREFIX` (`@BRANCH`,
+    /// URL; or an icechunk repository, `icechunk://PATH`, `icechunk+s3://BUCKET/PREFIX` or
+    /// `icechunk+az://CONTAINER/PREFIX` (`@BRANCH`,
     /// `@TAG` or `@SNAPSHOT` after it; `main` by default), read back as references.
     pub(crate) refs: String,
     #[command(flatten)]
