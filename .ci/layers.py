@@ -54,7 +54,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk", "grib", "tiff"), ("lib",)],
-    "kerchunk_icechunk": [("error", "metadata", "to_v2"), ("chunks", "containers", "s3"), ("location",), ("export", "import"), ("lib",)],
+    "kerchunk_icechunk": [("error", "metadata", "to_v2"), ("chunks", "containers", "s3", "azure"), ("location",), ("export", "import"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output", "icechunk"), ("make",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
     "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "scan", "codecs"), ("lib",)],
