@@ -13,7 +13,11 @@
 mod to_json;
 #[cfg(feature = "parquet")]
 mod to_parquet;
+#[cfg(feature = "parquet")]
+mod update_parquet;
 
 pub use to_json::{write_json, write_json_async};
 #[cfg(feature = "parquet")]
-pub use to_parquet::{ParquetUpdate, update_parquet, write_parquet, write_parquet_async};
+pub use to_parquet::{ParquetUpdate, write_parquet, write_parquet_async};
+#[cfg(feature = "parquet")]
+pub use update_parquet::update_parquet;
