@@ -190,7 +190,8 @@ def scan(
         return json.loads(_rs.scan(files, os.fspath(output), arguments, write))
     expanded = _rs.expand_files(files, write)
     if append_to is not None:
-        # The set is read here, once: the workers scan its new files as it records it was combined.
+        # The set is read here, never on the workers: to plan (its new files, scanned as it records it
+        # was combined) and again in combine_shares, which combines into it.
         expanded, record = _rs.plan_append(expanded, os.fspath(output), arguments, write)
         record = json.loads(record)
         arguments |= {"concat": record["concat"], "coords": list(record["coords"].items()),

@@ -93,15 +93,14 @@ pub(super) struct Previous<'a> {
 }
 
 impl Previous<'_> {
-    /// Whether record `id` of `layout` covers the same positions here: as many rows, each
-    /// with the same chunk key (a grid grown along its first dimension keeps its records).
-    fn same_span(&self, layout: &ParquetLayout, id: &RecordId) -> bool {
-        let span = |layout: &ParquetLayout| {
-            let total: u64 =
-                layout.arrays().find(|(field, _)| **field == id.field).map_or(0, |(_, g)| g.iter().product());
-            total.saturating_sub(id.index * layout.record_size()).min(layout.record_size())
-        };
-        span(layout) == span(&self.layout)
+    /// Whether record `id` has `rows` rows here too (the record size is the same; a grid grown
+    /// along its first dimension keeps its whole records, and [`holds`](Self::holds) checks
+    /// each row's chunk key).
+    fn spans(&self, id: &RecordId, rows: u64) -> bool {
+        let total: u64 =
+            self.layout.arrays().find(|(field, _)| **field == id.field).map_or(0, |(_, g)| g.iter().product());
+        let record_size = self.layout.record_size();
+        total.saturating_sub(id.index.saturating_mul(record_size)).min(record_size) == rows
     }
 
     /// Whether row `row` of record `id`, chunk `key`, holds `reference` here.
@@ -153,11 +152,7 @@ pub(super) async fn write(
         let path = ObjectPath::from(format!("{root}/{file}"));
         match store.delete(&path).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(source) => Err(WriteError::Read(SourceError::Fetch {
-                what: "the record file to remove",
-                location: path.to_string(),
-                source: source.into(),
-            })),
+            Err(source) => Err(WriteError::Put { location: path.to_string(), source: source.into() }),
         }
     };
     let mut encoder = RecordEncoder::new(options);
@@ -174,7 +169,7 @@ pub(super) async fn write(
             let id = RecordId { field: Arc::clone(field), index: n };
             let span = n * record_size..((n + 1) * record_size).min(total);
             // Whether every row so far is what the root being updated holds.
-            let mut unchanged = previous.is_some_and(|p| p.same_span(&layout, &id));
+            let mut unchanged = previous.is_some_and(|p| p.spans(&id, span.end - span.start));
             for row in 0..span.end - span.start {
                 let key = || layout.chunk_key(&id, row).unwrap_or_default();
                 let found = rows.at(&layout, &id, row, key).await?;

@@ -47,8 +47,9 @@ use crate::store::IoRuntime;
 /// ```
 ///
 /// # Errors
-/// As [`write_parquet`](crate::write_parquet); and [`WriteError::Read`] if the root's `.zmetadata` cannot be read or
-/// parsed, or a record file cannot be removed.
+/// As [`write_parquet`](crate::write_parquet); [`WriteError::Read`] if the root's `.zmetadata`
+/// cannot be read or parsed or its files listed; [`WriteError::Put`] if a record file cannot be
+/// removed.
 pub fn update_parquet(
     source: &dyn ReferenceSource,
     previous: &dyn ReferenceSource,

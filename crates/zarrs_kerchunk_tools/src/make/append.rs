@@ -123,7 +123,6 @@ impl AppendPlan {
                 (true, false) => return Err(MakeError::AlreadyIn { file: url, location: location.to_owned() }),
             }
         }
-        drop(known);
         Ok(Self { combining: Combining::Concat(combining), recorded, new })
     }
 
