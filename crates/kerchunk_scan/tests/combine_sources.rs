@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 mod combine_support;
 
-use combine_support::{chunks, expected, folder};
+use combine_support::{chunks, combined, expected, folder};
 use kerchunk::{ParseOptions, ReferenceSet};
-use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, combine_with, scan};
+use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
@@ -81,7 +81,7 @@ fn check_t(store: &Arc<ReferenceStore>, expected: &Value, case: &str) {
 #[test]
 fn an_ensemble_member_from_the_file_name_is_a_new_dimension() {
     let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse().unwrap();
-    let combined = combine_with(scans("members"), &along("member", source)).unwrap();
+    let combined = combined(scans("members"), &along("member", source)).unwrap();
     // t's chunks are where kerchunk's MultiZarrToZarr (the regex in coo_map) puts them.
     let text = std::fs::read(folder().join("members.kerchunk.json")).unwrap();
     let kerchunk = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
@@ -103,7 +103,7 @@ fn a_date_from_the_file_name_or_an_attribute_is_a_time_dimension() {
     let expected = expected("dated");
     let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     for source in [r"name:dated_(\d{8})\.nc:%Y%m%d", "attr:date"] {
-        let combined = combine_with(scans("dated"), &along("time", source.parse().unwrap())).unwrap();
+        let combined = combined(scans("dated"), &along("time", source.parse().unwrap())).unwrap();
         let store = open(combined);
         let time = Variable::open(store.clone(), "/time").unwrap();
         let all = time.select(&[]).unwrap();
@@ -115,7 +115,7 @@ fn a_date_from_the_file_name_or_an_attribute_is_a_time_dimension() {
     // In units asked for: the same dates, and those units written.
     let source: CoordinateSource = "attr:date".parse().unwrap();
     let options = along("time", source).with_time_units("hours since 2019-12-31", None).unwrap();
-    let store = open(combine_with(scans("dated"), &options).unwrap());
+    let store = open(combined(scans("dated"), &options).unwrap());
     let time = Variable::open(store.clone(), "/time").unwrap();
     let all = time.select(&[]).unwrap();
     let dates: Vec<String> = time.read_times(&all).unwrap().iter().map(|d| d.expect("a date").to_string()).collect();
@@ -127,15 +127,15 @@ fn a_date_from_the_file_name_or_an_attribute_is_a_time_dimension() {
 #[test]
 fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
     let source: CoordinateSource = r"name:_x(\d+)\.nc$".parse().unwrap();
-    let err = combine_with(scans("members"), &along("member", source)).unwrap_err().to_string();
+    let err = combined(scans("members"), &along("member", source)).unwrap_err().to_string();
     assert!(err.contains("members_m11.nc") && err.contains("does not match"), "{err}");
     let source: CoordinateSource = r"name:^(members)_".parse().unwrap();
-    let err = combine_with(scans("members"), &along("member", source)).unwrap_err().to_string();
+    let err = combined(scans("members"), &along("member", source)).unwrap_err().to_string();
     assert!(err.contains("is not a number"), "{err}");
     let source: CoordinateSource = r"name:_(\d{4})\d+\.nc$".parse().unwrap();
-    let err = combine_with(scans("dated"), &along("time", source)).unwrap_err().to_string();
+    let err = combined(scans("dated"), &along("time", source)).unwrap_err().to_string();
     assert!(err.contains("its value 2020 is also dated_"), "every file gives 2020: {err}");
-    let err = combine_with(scans("members"), &along("member", "attr:member".parse().unwrap())).unwrap_err().to_string();
+    let err = combined(scans("members"), &along("member", "attr:member".parse().unwrap())).unwrap_err().to_string();
     assert!(err.contains("no global attribute member"), "{err}");
     for bad in ["name:no-group", "name:(", "attr:", "nonsense"] {
         assert!(bad.parse::<CoordinateSource>().is_err(), "{bad}");
@@ -149,7 +149,7 @@ fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
 fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
     let options = CombineOptions::new("time").then_along("member", source).unwrap();
-    let store = open(combine_with(scans("ens"), &options).unwrap());
+    let store = open(combined(scans("ens"), &options).unwrap());
     let expected = expected("ens");
     check_t(&store, &expected, "ens");
     let member = Array::open(store.clone(), "/member").unwrap();

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 mod combine_support;
 
-use combine_support::{chunks, expected, folder};
+use combine_support::{chunks, combined, expected, folder};
 use kerchunk::{ParseOptions, Reference, ReferenceSet};
-use kerchunk_scan::{CombineOptions, ScanOptions, combine, combine_with, scan};
+use kerchunk_scan::{CombineOptions, ScanOptions, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
@@ -41,7 +41,7 @@ fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
 #[test]
 fn files_in_units_of_their_own_combine_by_date() {
     for case in ["units_by_day", "mixed_units", "noleap", "shorter_last"] {
-        let combined = combine(scans(case), "time").unwrap_or_else(|e| panic!("{case}: {e}"));
+        let combined = combined(scans(case), &CombineOptions::new("time")).unwrap_or_else(|e| panic!("{case}: {e}"));
         let text = std::fs::read(folder().join(format!("{case}.kerchunk.json"))).unwrap();
         let kerchunk = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
         assert_eq!(chunks(&combined, "t"), chunks(&kerchunk, "t"), "{case}: MultiZarrToZarr's chunks");
@@ -80,7 +80,7 @@ fn files_in_units_of_their_own_combine_by_date() {
 #[test]
 fn files_in_two_calendars_are_an_error() {
     assert!(expected("calendars_differ")["error"].as_str().unwrap().contains("mixed types"));
-    let err = combine(scans("calendars_differ"), "time").unwrap_err().to_string();
+    let err = combined(scans("calendars_differ"), &CombineOptions::new("time")).unwrap_err().to_string();
     assert!(
         err.contains("calendars_differ_0.nc") && err.contains("calendars_differ_1.nc"),
         "the error names both files: {err}"
@@ -93,9 +93,9 @@ fn files_in_two_calendars_are_an_error() {
 #[test]
 fn times_are_written_in_the_units_asked_for() {
     let options = CombineOptions::new("time").with_time_units("minutes since 2019-12-31 12:00", None).unwrap();
-    let combined = combine_with(scans("units_by_day"), &options).unwrap();
+    let set = combined(scans("units_by_day"), &options).unwrap();
     let base = folder().join("refs.json");
-    let store = Arc::new(ReferenceStoreBuilder::new().build(combined, base.to_str().unwrap()).unwrap());
+    let store = Arc::new(ReferenceStoreBuilder::new().build(set, base.to_str().unwrap()).unwrap());
     let time = Variable::open(store.clone(), "/time").unwrap();
     let dates = time.read_times(&time.select(&[]).unwrap()).unwrap();
     let dates: Vec<String> = dates.iter().map(|d| d.expect("a date").to_string()).collect();
@@ -106,7 +106,7 @@ fn times_are_written_in_the_units_asked_for() {
     assert_eq!(attributes["units"], "minutes since 2019-12-31 12:00");
     assert_eq!(attributes["calendar"], "standard");
     let options = CombineOptions::new("time").with_time_units("days since 2004-01-01", Some("standard")).unwrap();
-    let err = combine_with(scans("noleap"), &options).unwrap_err().to_string();
+    let err = combined(scans("noleap"), &options).unwrap_err().to_string();
     assert!(err.contains("calendar noleap differs from standard"), "{err}");
     assert!(CombineOptions::new("time").with_time_units("metres", None).is_err());
 }

@@ -33,12 +33,15 @@ mod merge;
 mod options;
 mod source;
 mod stack;
+mod streamed;
 
 use coordinate::{Combined, from_files, ordered};
 pub(crate) use merge::merge;
 pub use options::{CombineOptions, RangeReader};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
+use streamed::{Placement, Renumber, Unplaced};
+pub use streamed::{SetAside, StreamedCombine, combine_streamed, without_combined_chunks};
 
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {
@@ -53,6 +56,16 @@ pub(crate) struct Input {
 /// coordinate gets it as a new first axis. The others, and every group's
 /// metadata, come from the first file.
 pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
+    combine_placing(inputs, options, None)
+}
+
+/// [`combine`], each concatenated or stacked array's files and their renumbering
+/// also pushed to `placements` (along one dimension: outer ones are not placed).
+fn combine_placing(
+    inputs: Vec<Input>,
+    options: &CombineOptions,
+    mut placements: Option<&mut Vec<Placement>>,
+) -> Result<ReferenceSet, ScanError> {
     if let Some(((dimension, source), inner)) = options.outer.split_last() {
         return combine_outer(inputs, options, inner, dimension, source);
     }
@@ -98,10 +111,16 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
     builder.insert_inline(&chunk_key(dimension, 1, 0), &values);
 
     for (path, axis) in &concatenated {
-        concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+        let placement = concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+        if let Some(placements) = placements.as_deref_mut() {
+            placements.push(placement);
+        }
     }
     for path in &stacked {
-        stack(&mut builder, &inputs, path, dimension)?;
+        let placement = stack(&mut builder, &inputs, path, dimension)?;
+        if let Some(placements) = placements.as_deref_mut() {
+            placements.push(placement);
+        }
     }
     Ok(builder.build())
 }
@@ -177,7 +196,7 @@ fn coordinate_paths(set: &ReferenceSet) -> Vec<String> {
 
 /// Concatenate the array at `path` of every input along its axis `axis`
 /// (the dimension's): check each file's metadata against the first's, and
-/// renumber its chunk keys along the axis.
+/// renumber its chunk keys along the axis. Returns where each file's chunks went.
 fn concatenate(
     builder: &mut ReferenceSetBuilder,
     inputs: &[Input],
@@ -185,7 +204,7 @@ fn concatenate(
     axis: usize,
     dimension: &str,
     one_per_file: bool,
-) -> Result<(), ScanError> {
+) -> Result<Placement, ScanError> {
     let error = combine_error;
     let first = &inputs[0];
     // The metadata must be JSON with a shape and chunks that reach the axis its
@@ -208,6 +227,7 @@ fn concatenate(
     let mut meta = usable(zarray(&first.references, path), &first.name)?;
     let chunk = meta["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
+    let mut placement = Placement { path: path.to_owned(), ndim, files: Vec::with_capacity(inputs.len()) };
     let mut offset = 0u64;
     for (i, input) in inputs.iter().enumerate() {
         let theirs = usable(zarray(&input.references, path), &input.name)?;
@@ -245,17 +265,17 @@ fn concatenate(
                 format!("its length {length} along {dimension} is not a multiple of the chunk length {chunk}"),
             ));
         }
-        let shift = offset / chunk;
+        let renumber = Renumber::Shift { axis, by: offset / chunk };
         let prefix = format!("{path}/");
         for (key, reference) in input.references.iter() {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
-            let mut indices = chunk_indices(name, ndim).ok_or_else(|| not_a_chunk(&input.name, path, &key, ndim))?;
-            indices[axis] = indices[axis]
-                .checked_add(shift)
-                .ok_or_else(|| error(&input.name, path, format!("chunk {name} lies past 2^64 chunks")))?;
-            let renamed: Vec<String> = indices.iter().map(u64::to_string).collect();
-            builder.insert_reference(&format!("{prefix}{}", renamed.join(".")), reference);
+            let renamed = renumber.name(name, ndim).map_err(|why| match why {
+                Unplaced::NotAChunk => not_a_chunk(&input.name, path, &key, ndim),
+                Unplaced::Overflow => error(&input.name, path, format!("chunk {name} lies past 2^64 chunks")),
+            })?;
+            builder.insert_reference(&format!("{prefix}{renamed}"), reference);
         }
+        placement.files.push((input.name.clone(), renumber));
         offset = offset
             .checked_add(length)
             .ok_or_else(|| error(&input.name, path, "the combined length exceeds 2^64".into()))?;
@@ -268,7 +288,7 @@ fn concatenate(
             builder.insert_reference(&key, reference);
         }
     }
-    Ok(())
+    Ok(placement)
 }
 
 /// An array without the dimension, which the combined set takes from the

@@ -4,18 +4,20 @@
 use kerchunk::ReferenceSetBuilder;
 use serde_json::Value;
 
-use super::{Input, attributes, chunk_indices, combine_error, differing_field, not_a_chunk, zarray};
+use super::streamed::{Placement, Renumber};
+use super::{Input, attributes, combine_error, differing_field, not_a_chunk, zarray};
 use crate::error::ScanError;
 
 /// The array at `path`, which no file has along `dimension`, with the
 /// dimension as a new first axis: each input's chunks at its position along
 /// it (chunk length 1), after a check that every file has the same metadata.
+/// Returns where each file's chunks went.
 pub(super) fn stack(
     builder: &mut ReferenceSetBuilder,
     inputs: &[Input],
     path: &str,
     dimension: &str,
-) -> Result<(), ScanError> {
+) -> Result<Placement, ScanError> {
     let first = &inputs[0];
     let meta = zarray(&first.references, path)
         .filter(|meta| meta["shape"].is_array() && meta["chunks"].is_array())
@@ -23,7 +25,9 @@ pub(super) fn stack(
             combine_error(&first.name, path, "no .zarray that is inline JSON with a shape and chunks".into())
         })?;
     let prefix = format!("{path}/");
-    for (position, input) in inputs.iter().enumerate() {
+    let ndim = meta["shape"].as_array().map_or(0, Vec::len);
+    let mut placement = Placement { path: path.to_owned(), ndim, files: Vec::with_capacity(inputs.len()) };
+    for (position, input) in (0u64..).zip(inputs) {
         let theirs = zarray(&input.references, path)
             .ok_or_else(|| combine_error(&input.name, path, format!("it is missing, where {} has it", first.name)))?;
         let differing = if theirs["shape"] == meta["shape"] { differing_field(&theirs, &meta) } else { Some("shape") };
@@ -34,20 +38,14 @@ pub(super) fn stack(
                 format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
             ));
         }
-        let ndim = meta["shape"].as_array().map_or(0, Vec::len);
+        let renumber = Renumber::Stack { position, scalar: ndim == 0 };
         for (key, reference) in input.references.iter() {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
-            if chunk_indices(name, ndim).is_none() {
-                return Err(not_a_chunk(&input.name, path, &key, ndim));
-            }
-            // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
-            let key = if meta["shape"].as_array().is_some_and(Vec::is_empty) {
-                format!("{prefix}{position}")
-            } else {
-                format!("{prefix}{position}.{name}")
-            };
-            builder.insert_reference(&key, reference);
+            // A position cannot overflow: it counts files.
+            let renamed = renumber.name(name, ndim).map_err(|_| not_a_chunk(&input.name, path, &key, ndim))?;
+            builder.insert_reference(&format!("{prefix}{renamed}"), reference);
         }
+        placement.files.push((input.name.clone(), renumber));
     }
     let mut stacked = meta.clone();
     let prepend = |values: &Value, first: u64| {
@@ -71,5 +69,5 @@ pub(super) fn stack(
             builder.insert_reference(&key, reference);
         }
     }
-    Ok(())
+    Ok(placement)
 }

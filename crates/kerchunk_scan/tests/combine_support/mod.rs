@@ -29,3 +29,84 @@ pub(crate) fn chunks(set: &ReferenceSet, path: &str) -> Vec<(String, String, u64
     chunks.sort();
     chunks
 }
+
+/// A copy of `set`.
+fn copy(set: &ReferenceSet) -> ReferenceSet {
+    let mut builder = kerchunk::ReferenceSetBuilder::new();
+    set.iter().for_each(|(key, reference)| builder.insert_reference(&key, reference));
+    builder.build()
+}
+
+/// Each file's whole references, held for `combine_streamed` to read back.
+#[derive(Debug)]
+struct Held(std::collections::HashMap<String, std::sync::Arc<ReferenceSet>>);
+
+impl kerchunk_scan::SetAside for Held {
+    fn references(&self, name: &str) -> Result<std::sync::Arc<ReferenceSet>, kerchunk::BoxError> {
+        self.0.get(name).cloned().ok_or_else(|| format!("no {name}").into())
+    }
+}
+
+/// `scans` combined with `combine_with`, after a check that combining them a file at a time
+/// (`combine_streamed`, along one dimension) gives the same: the same error, or the same
+/// references, walked as the writers walk them (metadata first, then each array in path
+/// order, its chunks in grid order).
+pub(crate) fn combined(
+    scans: Vec<(String, ReferenceSet)>,
+    options: &kerchunk_scan::CombineOptions,
+) -> Result<ReferenceSet, kerchunk_scan::ScanError> {
+    use futures::StreamExt as _;
+    use kerchunk::ReferenceSource as _;
+    if options.outer().next().is_some() {
+        return kerchunk_scan::combine_with(scans, options);
+    }
+    let mut held = std::collections::HashMap::new();
+    let mut skeletons = Vec::new();
+    let mut refused = None;
+    for (name, set) in &scans {
+        match kerchunk_scan::without_combined_chunks(name, set, options) {
+            Ok(skeleton) => skeletons.push((name.clone(), skeleton)),
+            Err(error) => refused = refused.or(Some(error.to_string())),
+        }
+        held.insert(name.clone(), std::sync::Arc::new(copy(set)));
+    }
+    let whole = kerchunk_scan::combine_with(scans, options);
+    let streamed = match refused {
+        Some(error) => Err(error),
+        None => kerchunk_scan::combine_streamed(skeletons, options, std::sync::Arc::new(Held(held)))
+            .map_err(|e| e.to_string()),
+    };
+    match (&whole, streamed) {
+        (Err(whole), Err(streamed)) => assert_eq!(streamed, whole.to_string(), "the same error a file at a time"),
+        (Ok(whole), Ok(streamed)) => {
+            let walked: Vec<(String, kerchunk::OwnedReference)> = tokio::runtime::Runtime::new()
+                .unwrap()
+                .block_on(streamed.walk(kerchunk::Walk::All).map(Result::unwrap).collect());
+            let mut theirs: Vec<(String, kerchunk::OwnedReference)> =
+                whole.iter_owned().map(|(key, reference)| (key.into_owned(), reference)).collect();
+            let mut ours = walked.clone();
+            ours.sort_by(|a, b| a.0.cmp(&b.0));
+            theirs.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(ours, theirs, "the same references a file at a time");
+            // The writers' order: each array's chunks in grid order, the arrays by path.
+            let places: Vec<(String, Vec<u64>)> = walked
+                .iter()
+                .filter(|(key, _)| !key.rsplit('/').next().unwrap().starts_with(".z"))
+                .filter_map(|(key, _)| {
+                    let (path, chunk) = key.rsplit_once('/')?;
+                    Some((path.to_owned(), chunk.split('.').map(|i| i.parse().unwrap()).collect()))
+                })
+                .collect();
+            assert!(places.is_sorted(), "walked in the writers' order: {places:?}");
+            for (key, reference) in &walked {
+                let found = match streamed.lookup(key).unwrap() {
+                    kerchunk::Lookup::Ready(found) => found,
+                    kerchunk::Lookup::Pending(_) => panic!("{key}: pending"),
+                };
+                assert_eq!(found.as_ref(), Some(reference), "lookup of {key}");
+            }
+        }
+        (whole, streamed) => panic!("combined whole: {whole:?}; a file at a time: {streamed:?}"),
+    }
+    whole
+}
