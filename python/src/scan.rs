@@ -11,8 +11,8 @@ use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet, error_chain};
 use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
-    AppendPlan, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans,
-    expand, load_references, make_references, scan_files, url_in_references,
+    AppendPlan, Combining, FilePlaces, Made, MakeError, SET_ASIDE_MEMORY, Scanned, append_references, combine_options,
+    combine_scans, expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
 };
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
@@ -79,6 +79,27 @@ fn scan(
     let (scan_options, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let expanded = expand_all(&files, &registry)?;
+        let streamable = streamable(combining.as_ref(), expanded.len()).filter(|_| arguments.subchunk.is_empty());
+        if let Some(concat) = streamable.filter(|_| arguments.append_to.is_none()) {
+            // Each file's chunks wait aside until written: memory does not grow with the files.
+            let url_of = |file: &str| url_in_references(file, output);
+            let streamed = make_streamed(
+                &expanded,
+                concat,
+                &scan_options,
+                arguments.jobs,
+                &registry,
+                url_of,
+                || {},
+                SET_ASIDE_MEMORY,
+            )
+            .map_err(|e| make_error(&e))?;
+            let mut report = report_of(&streamed.made);
+            let written = write_references(&streamed.references, output, &registry, &json, &parquet)
+                .map_err(|e| output_error(&e))?;
+            report["references"] = written.into();
+            return Ok(report);
+        }
         let mut made = if let Some(location) = &arguments.append_to {
             let existing = load(location, &options)?;
             append_references(

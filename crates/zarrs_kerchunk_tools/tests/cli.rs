@@ -347,8 +347,9 @@ fn scan_reads_netcdf4_files() {
 }
 
 /// `scan --concat time` combines a series of files, given in any order, into
-/// references whose arrays read the combined ground truth; several files
-/// without `--concat` are a one-line error.
+/// references whose arrays read the combined ground truth, JSON or parquet, each file's
+/// references held in memory while combining or (`--combine-memory 0`) read back from disk;
+/// several files without `--concat` are a one-line error.
 #[test]
 fn scan_combines_files_along_a_dimension() {
     let folder = common::workspace_root().join("tests/scan/netcdf3");
@@ -360,14 +361,20 @@ fn scan_combines_files_along_a_dimension() {
         .collect();
     let mut args = vec!["scan"];
     args.extend(files.iter().map(String::as_str));
-    let (code, _, stderr) = run(&[&args[..], &["--concat", "time", "-o", out.to_str().unwrap()]].concat());
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
-    for variable in ["time", "v", "lat", "static"] {
-        let npy = dir.path().join(format!("{variable}.npy"));
-        let (code, _, stderr) = run(&["cat", out.to_str().unwrap(), variable, "--raw", "--npy", npy.to_str().unwrap()]);
-        assert_eq!(code, 0, "{variable}: {stderr}");
-        assert_eq!(native_values(&npy), native_values(&folder.join(format!("series.{variable}.npy"))), "{variable}");
+    for (memory, name) in [("64", "series.json"), ("0", "series.json"), ("0", "series.parq")] {
+        let out = dir.path().join(name);
+        let combine = ["--concat", "time", "--combine-memory", memory, "-o", out.to_str().unwrap()];
+        let (code, _, stderr) = run(&[&args[..], &combine].concat());
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("references to 3 file(s) written"), "{stderr}");
+        for variable in ["time", "v", "lat", "static"] {
+            let npy = dir.path().join(format!("{variable}.npy"));
+            let (code, _, stderr) =
+                run(&["cat", out.to_str().unwrap(), variable, "--raw", "--npy", npy.to_str().unwrap()]);
+            assert_eq!(code, 0, "{variable}: {stderr}");
+            let truth = native_values(&folder.join(format!("series.{variable}.npy")));
+            assert_eq!(native_values(&npy), truth, "{variable}, {name} at --combine-memory {memory}");
+        }
     }
     let (code, _, stderr) = run(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
     assert_one_line_error(code, &stderr);

@@ -17,9 +17,13 @@ use zarrs_kerchunk::object_store::{self, ObjectStore};
 use crate::output::{OutputError, place};
 
 mod append;
+mod set_aside;
+mod streamed;
 
 pub use append::{AppendPlan, COMBINED_WITH, append_references, load_references};
 use append::{record_of, with_record};
+pub use set_aside::{SET_ASIDE_MEMORY, SetAsideFiles};
+pub use streamed::{Streamed, make_streamed, streamable};
 
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).
 pub const CONCURRENT_SCANS: usize = 16;
@@ -116,6 +120,16 @@ pub enum MakeError {
     /// Scanning a file, or combining the sets, failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
+    /// A file's references could not be set aside to be combined a file at a time
+    /// ([`SetAsideFiles`]).
+    #[error("cannot set aside the references of {file} to combine them: {source}")]
+    SetAside {
+        /// The file, as the references name it.
+        file: String,
+        /// Why.
+        #[source]
+        source: kerchunk::BoxError,
+    },
     /// The runtime for the scans could not start.
     #[error("cannot start the I/O runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -296,6 +310,22 @@ pub fn scan_files(
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
 ) -> Result<Scanned, MakeError> {
+    scan_each(files, combining, options, jobs, registry, url_of, progress, |_, set| Ok(set))
+}
+
+/// [`scan_files`], each file's references handed to `keep` as its scan ends (in the order of
+/// `files`), which gives what [`Scanned::sets`] holds of them.
+#[expect(clippy::too_many_arguments, reason = "scan_files' arguments, and what to keep")]
+fn scan_each(
+    files: &[String],
+    combining: Option<&Combining>,
+    options: &ScanOptions,
+    jobs: usize,
+    registry: &StoreRegistry,
+    url_of: impl Fn(&str) -> String,
+    progress: impl Fn() + Sync,
+    mut keep: impl FnMut(&str, ReferenceSet) -> Result<ReferenceSet, MakeError>,
+) -> Result<Scanned, MakeError> {
     let concat = match combining {
         Some(Combining::Concat(concat)) => Some(concat),
         _ => None,
@@ -313,8 +343,11 @@ pub fn scan_files(
         places.push((store, path, url_of(file)));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(MakeError::Runtime)?;
-    let scans = runtime.block_on(
-        futures::stream::iter(places.iter().map(|(store, path, url)| {
+    let mut made =
+        Made { references: ReferenceSet::default(), files: Vec::new(), requests: 0, bytes: 0, skipped: Vec::new() };
+    let mut sets = Vec::with_capacity(places.len());
+    runtime.block_on(async {
+        let mut scans = futures::stream::iter(places.iter().map(|(store, path, url)| {
             let (options, progress) = (&options, &progress);
             async move {
                 let scan = scan(store, path, url, options).await;
@@ -322,21 +355,18 @@ pub fn scan_files(
                 scan.map(|scan| (url.clone(), scan))
             }
         }))
-        .buffered(jobs.max(1))
-        .collect::<Vec<_>>(),
-    );
-    let (mut made, mut sets) = (
-        Made { references: ReferenceSet::default(), files: Vec::new(), requests: 0, bytes: 0, skipped: Vec::new() },
-        Vec::with_capacity(scans.len()),
-    );
-    for scan in scans {
-        let (url, scan) = scan?;
-        made.skipped.extend(scan.skipped.into_iter().map(|skipped| (url.clone(), skipped)));
-        made.requests += scan.stats.requests;
-        made.bytes += scan.stats.bytes;
-        made.files.push(url.clone());
-        sets.push((url, scan.references));
-    }
+        .buffered(jobs.max(1));
+        while let Some(scan) = scans.next().await {
+            let (url, scan) = scan?;
+            made.skipped.extend(scan.skipped.into_iter().map(|skipped| (url.clone(), skipped)));
+            made.requests += scan.stats.requests;
+            made.bytes += scan.stats.bytes;
+            made.files.push(url.clone());
+            let kept = keep(&url, scan.references)?;
+            sets.push((url, kept));
+        }
+        Ok::<_, MakeError>(())
+    })?;
     let places = FilePlaces(places.into_iter().map(|(store, path, url)| (url, (store, path))).collect());
     Ok(Scanned { made, sets, places })
 }

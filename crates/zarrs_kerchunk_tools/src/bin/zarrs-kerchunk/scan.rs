@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
+use kerchunk::{ReferenceSet, ReferenceSource};
 use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
 use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder};
 use zarrs_kerchunk_tools::make::{
-    CONCURRENT_SCANS, Combining, append_references, combine_options, expand, load_references, make_references,
-    url_in_references,
+    CONCURRENT_SCANS, Combining, Made, SET_ASIDE_MEMORY, append_references, combine_options, expand, load_references,
+    make_references, make_streamed, streamable, url_in_references,
 };
 
 use crate::convert::Output;
@@ -70,6 +71,10 @@ pub(crate) struct Scan {
     /// How many files to scan at once (each a few requests in flight).
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
+    /// Combining along one dimension: how many MiB of the scanned files' references to hold
+    /// in memory; the rest wait in a temporary folder until they are written, a file at a time.
+    #[arg(long, value_name = "MIB", default_value_t = SET_ASIDE_MEMORY >> 20)]
+    combine_memory: usize,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
     /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
     #[arg(long, value_name = "BYTES")]
@@ -118,11 +123,20 @@ impl Scan {
         let output = self.output.clone().or_else(|| self.append_to.clone()).expect("clap requires one");
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
-        let made = if let Some(location) = &self.append_to {
+        let url_of = |file: &str| url_in_references(file, &output);
+        let concat = combine_options(
+            &self.concat,
+            &self.coord,
+            &self.identical,
+            self.units.as_deref(),
+            self.calendar.as_deref(),
+        )?;
+        let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
+        let (made, references): (Made, Box<dyn ReferenceSource>) = if let Some(location) = &self.append_to {
             let existing =
                 ReferenceStoreBuilder::new().with_registry(Arc::new(self.access.registry())).open(location)?;
             let existing = load_references(existing.source().as_ref(), location)?;
-            append_references(
+            let mut made = append_references(
                 existing,
                 location,
                 &files,
@@ -130,35 +144,26 @@ impl Scan {
                 &options,
                 self.jobs,
                 &registry,
-                |file| url_in_references(file, &output),
+                url_of,
                 || bar.inc(1),
-            )?
-        } else {
-            let concat = combine_options(
-                &self.concat,
-                &self.coord,
-                &self.identical,
-                self.units.as_deref(),
-                self.calendar.as_deref(),
             )?;
-            let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
-            make_references(
-                &files,
-                combining.as_ref(),
-                &options,
-                self.jobs,
-                &registry,
-                |file| url_in_references(file, &output),
-                || bar.inc(1),
-            )?
+            let references = self.subchunked(std::mem::take(&mut made.references))?;
+            (made, Box::new(references))
+        } else if let Some(concat) = streamable(combining.as_ref(), files.len()).filter(|_| self.subchunk.is_empty()) {
+            // Each file's chunks wait aside until written: memory does not grow with the files.
+            let memory = self.combine_memory.saturating_mul(1 << 20);
+            let streamed =
+                make_streamed(&files, concat, &options, self.jobs, &registry, url_of, || bar.inc(1), memory)?;
+            (streamed.made, Box::new(streamed.references))
+        } else {
+            let mut made =
+                make_references(&files, combining.as_ref(), &options, self.jobs, &registry, url_of, || bar.inc(1))?;
+            let references = self.subchunked(std::mem::take(&mut made.references))?;
+            (made, Box::new(references))
         };
         bar.finish_and_clear();
         for (url, skipped) in &made.skipped {
             eprintln!("warning: {url}: {}: left out: {}", skipped.path, skipped.reason);
-        }
-        let mut references = made.references;
-        for (array, factor) in &self.subchunk {
-            references = kerchunk_scan::subchunk(&references, array, *factor)?;
         }
         // An append written back to its set: a parquet root has only the records that change written.
         let (written, update) = match &self.append_to {
@@ -167,9 +172,9 @@ impl Scan {
                     .with_registry(Arc::new(self.access.registry()))
                     .with_record_cache(RecordCacheOptions::default().with_max_records(2))
                     .open(location)?;
-                self.format.write_over(&references, previous.source().as_ref(), &output, &registry)?
+                self.format.write_over(references.as_ref(), previous.source().as_ref(), &output, &registry)?
             }
-            _ => (self.format.write(&references, &output, &registry)?, None),
+            _ => (self.format.write(references.as_ref(), &output, &registry)?, None),
         };
         let records = update.map_or_else(String::new, |u| {
             format!(
@@ -186,6 +191,14 @@ impl Scan {
             made.bytes,
         );
         Ok(Outcome::Done)
+    }
+
+    /// `references` with the arrays `--subchunk` names split.
+    fn subchunked(&self, mut references: ReferenceSet) -> Result<ReferenceSet> {
+        for (array, factor) in &self.subchunk {
+            references = kerchunk_scan::subchunk(&references, array, *factor)?;
+        }
+        Ok(references)
     }
 }
 

@@ -1,0 +1,68 @@
+//! Many files combined along one dimension a file at a time: each file's references set
+//! aside as its scan ends ([`SetAsideFiles`]), the files ordered and checked on what is left,
+//! and the combined chunks read back from where they wait as the output is written.
+
+use std::sync::Arc;
+
+use kerchunk_scan::{CombineOptions, ScanOptions, StreamedCombine};
+use zarrs_kerchunk::StoreRegistry;
+
+use super::{Combining, Made, MakeError, Scanned, SetAsideFiles, record_of, scan_each, with_record};
+
+/// The options [`make_streamed`] combines `files` files with, if it can combine them as
+/// `combining` says: several files, concatenated along one dimension (not several, not merged).
+#[must_use]
+pub fn streamable(combining: Option<&Combining>, files: usize) -> Option<&CombineOptions> {
+    match combining {
+        Some(Combining::Concat(concat)) if files > 1 && concat.outer().next().is_none() => Some(concat),
+        _ => None,
+    }
+}
+
+/// What [`make_streamed`] gives.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Streamed {
+    /// What scanning cost (with its `references` left empty).
+    pub made: Made,
+    /// The combined references, the way they were combined recorded (under
+    /// [`COMBINED_WITH`](super::COMBINED_WITH)): a [`ReferenceSource`](kerchunk::ReferenceSource)
+    /// for the writers, which reads each file's chunks back as it is walked.
+    pub references: StreamedCombine,
+}
+
+/// [`make_references`](super::make_references) for files concatenated along one dimension
+/// ([`streamable`]), the same set made holding less: each file's references are set aside
+/// as its scan ends, up to `memory` bytes of them in memory ([`SET_ASIDE_MEMORY`](super::SET_ASIDE_MEMORY)
+/// is the command line's default) and the rest in a temporary folder, and only the rest of
+/// them (metadata, coordinates, arrays taken once) is held to order and check the files.
+/// Writing the result reads one file's references back at a time.
+///
+/// # Errors
+/// As [`make_references`](super::make_references); [`MakeError::SetAside`] if a file's
+/// references cannot be set aside.
+#[expect(clippy::too_many_arguments, reason = "make_references' arguments, and the memory to use")]
+pub fn make_streamed(
+    files: &[String],
+    concat: &CombineOptions,
+    options: &ScanOptions,
+    jobs: usize,
+    registry: &StoreRegistry,
+    url_of: impl Fn(&str) -> String,
+    progress: impl Fn() + Sync,
+    memory: usize,
+) -> Result<Streamed, MakeError> {
+    let set_aside = Arc::new(SetAsideFiles::new(memory)?);
+    let combining = Combining::Concat(concat.clone());
+    let keep = |name: &str, set| {
+        let rest = kerchunk_scan::without_combined_chunks(name, &set, concat)?;
+        set_aside.keep(name, set)?;
+        Ok(rest)
+    };
+    let Scanned { made, sets, places } =
+        scan_each(files, Some(&combining), options, jobs, registry, url_of, progress, keep)?;
+    let checked = concat.clone().with_range_reader(places.reader()?);
+    let combined = kerchunk_scan::combine_streamed(sets, &checked, set_aside)?;
+    let base = with_record(combined.base(), &record_of(&combining, &made.files));
+    Ok(Streamed { made, references: combined.with_base(base) })
+}
