@@ -9,6 +9,7 @@ mod errors;
 mod options;
 mod runtime;
 mod scan;
+mod shares;
 mod store;
 mod tools;
 
@@ -23,6 +24,7 @@ fn _rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.py().get_type::<pyo3_bytes::PyBytes>().setattr("__module__", "zarrs_kerchunk._rs")?;
     tools::register(module)?;
     scan::register(module)?;
+    shares::register(module)?;
     codecs::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -33,7 +33,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
 #[expect(clippy::struct_excessive_bools, reason = "independent keyword arguments of tools.scan")]
-struct ScanArguments {
+pub(crate) struct ScanArguments {
     /// The dimensions to combine along, innermost first (the command line's `--concat`).
     concat: Vec<String>,
     /// Where each dimension's values come from (`kerchunk_scan::CoordinateSource`'s text; `--coord`).
@@ -48,7 +48,7 @@ struct ScanArguments {
     /// Merge files of one variable each rather than concatenate.
     merge: bool,
     /// A combined set to add the files to (`make::append_references`), written again to `output`.
-    append_to: Option<String>,
+    pub(crate) append_to: Option<String>,
     /// Leave out files the set to append to has already.
     skip_existing: bool,
     inline_threshold: Option<u64>,
@@ -59,7 +59,7 @@ struct ScanArguments {
     /// read (`ScanOptions::with_grib_levels_from_inventory`).
     grib_levels_from_inventory: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
-    subchunk: Vec<(String, u64)>,
+    pub(crate) subchunk: Vec<(String, u64)>,
 }
 
 /// Make references from `files` (paths, URLs or patterns) and write them to
@@ -135,7 +135,7 @@ fn scan(
 
 impl ScanArguments {
     /// The scan's options and the combining these arguments ask for.
-    fn prepared(&self) -> Result<(ScanOptions, Option<Combining>), Error> {
+    pub(crate) fn prepared(&self) -> Result<(ScanOptions, Option<Combining>), Error> {
         let mut scan_options = ScanOptions::default();
         if let Some(bytes) = self.inline_threshold {
             scan_options = scan_options.with_inline_threshold(bytes);
@@ -361,7 +361,7 @@ fn plan_append(
     .map_err(Into::into)
 }
 
-fn make_error(error: &MakeError) -> Error {
+pub(crate) fn make_error(error: &MakeError) -> Error {
     let kind = match error {
         MakeError::NoMatch(_) => Kind::NotFound,
         MakeError::List { source, .. } => object_store_kind(source),

@@ -320,7 +320,16 @@ def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
     tools.scan(pattern, tmp_path / "here.json", concat="time")
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=pool)
+        tools.scan(pattern, tmp_path / "spread.parq", concat="time", jobs=1, executor=pool)
     assert json.loads((tmp_path / "spread.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
+    # Set aside share by share and read back as written: what open_mfdataset reads, JSON and parquet.
+    import xarray as xr
+
+    expected = json.loads((combine / "mixed_units.expected.json").read_text())
+    for written in ["spread.json", "spread.parq"]:
+        ds = xr.open_dataset(ReferenceStore(tmp_path / written), engine="zarr", consolidated=False, zarr_format=2)
+        assert ds["time"].values.tolist() == np.array(expected["time"], dtype="datetime64[ns]").tolist(), written
+        assert np.array_equal(ds["t"].values, np.array(expected["t"], dtype="f4")), written
 
 
 def test_an_append_spreads_over_a_process_pool(tmp_path: Path) -> None:

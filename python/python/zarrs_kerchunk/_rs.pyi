@@ -59,6 +59,15 @@ def plan_append(
     files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]
 ) -> tuple[list[str], str]: ...
 
+class ShareCombiner:
+    """A spread scan's shares along one dimension, each set aside as it is added."""
+    def add(self, share: list[tuple[str, bytes]]) -> None: ...
+    def finish(self) -> str: ...
+
+def share_combiner(
+    files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]
+) -> ShareCombiner | None: ...
+
 #: The numcodecs ids of the codecs ``decode_chunk`` decodes (beside zarrs' own).
 DECODED_IDS: list[str]
 

@@ -164,7 +164,9 @@ def scan(
     ``executor`` spreads the scanning: a Dask ``distributed.Client`` or any
     ``concurrent.futures.Executor`` (anything with ``submit(fn, *args)`` whose futures have
     ``result()``). Each task scans ``jobs`` files and returns their references as compact JSON
-    bytes; they are combined here, in the order of the files, and written. With ``append_to``,
+    bytes; they are combined here, in the order of the files, and written. Along one dimension,
+    each share's references are set aside as it comes back (in memory up to 64 MiB, the rest in a
+    temporary folder), so memory here does not grow with the files' chunks. With ``append_to``,
     the set is read here to find the new files, which the tasks scan as it records it was combined.
     Written back to a parquet root it extends (``output`` is ``append_to``), only the record
     files that change are written, and ``records`` reports those written, unchanged and removed.
@@ -199,14 +201,24 @@ def scan(
     step = max(1, jobs)
     tasks = [executor.submit(_scan_share, expanded[i:i + step], os.fspath(output), arguments, write)
              for i in range(0, len(expanded), step)]
+    # Along one dimension, each share is set aside as it comes (memory does not grow with the
+    # files' chunks); otherwise the shares are combined whole.
+    combiner = _rs.share_combiner(expanded, os.fspath(output), arguments, write)
     parts, report = [], {"requests": 0, "bytes": 0, "skipped": []}
-    for task in tasks:  # in the order of the files, whatever order they finish in
+    for i, task in enumerate(tasks):  # in the order of the files, whatever order they finish in
         share, share_report = task.result()
-        parts.extend(share)
+        tasks[i] = None  # a finished future holds its result
+        if combiner is not None:
+            combiner.add(share)
+        else:
+            parts.extend(share)
+        del share
         share_report = json.loads(share_report)
         for key in ("requests", "bytes"):
             report[key] += share_report[key]
         report["skipped"].extend(share_report["skipped"])
+    if combiner is not None:
+        return report | json.loads(combiner.finish())
     return report | json.loads(_rs.combine_shares(parts, expanded, os.fspath(output), arguments, write))
 
 

@@ -61,8 +61,28 @@ pub fn make_streamed(
     };
     let Scanned { made, sets, places } =
         scan_each(files, Some(&combining), options, jobs, registry, url_of, progress, keep)?;
-    let checked = concat.clone().with_range_reader(places.reader()?);
+    let references = combine_set_aside(sets, concat, set_aside, &made.files, places.reader()?)?;
+    Ok(Streamed { made, references })
+}
+
+/// Files whose references were set aside (each kept in `set_aside` under its name in `files`,
+/// and in `sets` without its combined chunks: [`kerchunk_scan::without_combined_chunks`]),
+/// combined along `concat`'s one dimension, arrays that must be the same in every file read
+/// through `reader`, and the way they were combined recorded (under
+/// [`COMBINED_WITH`](super::COMBINED_WITH)). What [`make_streamed`] does after its scans, and
+/// what combines the shares of a scan spread over other machines.
+///
+/// # Errors
+/// [`MakeError::Scan`] if the files cannot be combined.
+pub fn combine_set_aside(
+    sets: Vec<(String, kerchunk::ReferenceSet)>,
+    concat: &CombineOptions,
+    set_aside: Arc<SetAsideFiles>,
+    files: &[String],
+    reader: kerchunk_scan::RangeReader,
+) -> Result<StreamedCombine, MakeError> {
+    let checked = concat.clone().with_range_reader(reader);
     let combined = kerchunk_scan::combine_streamed(sets, &checked, set_aside)?;
-    let base = with_record(combined.base(), &record_of(&combining, &made.files));
-    Ok(Streamed { made, references: combined.with_base(base) })
+    let base = with_record(combined.base(), &record_of(&Combining::Concat(concat.clone()), files));
+    Ok(combined.with_base(base))
 }
