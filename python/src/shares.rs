@@ -86,9 +86,9 @@ impl ShareCombiner {
                 }
                 let set = ReferenceSet::from_json(&bytes, &ParseOptions::default())
                     .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
-                let rest = kerchunk_scan::without_combined_chunks(&url, &set, &state.concat)
+                let (rest, chunks) = kerchunk_scan::split_combined_chunks(&url, &set, &state.concat)
                     .map_err(|e| make_error(&e.into()))?;
-                state.set_aside.keep(&url, set).map_err(|e| make_error(&e))?;
+                state.set_aside.keep(&url, chunks).map_err(|e| make_error(&e))?;
                 state.sets.push((url, rest));
             }
             Ok(())

@@ -181,7 +181,7 @@
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
 //! | several dimensions, the outer ones from names or attributes ([`CombineOptions::then_along`]) | yes |
 //! | files of one variable each, merged ([`merge`]) | yes |
-//! | along one dimension, a file's chunks at a time ([`combine_streamed`]: each file's references set aside, memory not growing with their chunks) | yes |
+//! | along one dimension, a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, memory not growing with their chunks) | yes |
 //! | `var`, callables, `vattr:`, outer dimensions from the data | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
@@ -207,7 +207,7 @@ use object_store::path::Path;
 
 pub use combine::{
     CombineOptionError, CombineOptions, CoordinateSource, RangeReader, SetAside, StreamedCombine, combine_streamed,
-    without_combined_chunks,
+    split_combined_chunks,
 };
 pub use error::ScanError;
 pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};

@@ -41,7 +41,7 @@ pub use options::{CombineOptions, RangeReader};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
 use streamed::{Placement, Renumber, Unplaced};
-pub use streamed::{SetAside, StreamedCombine, combine_streamed, without_combined_chunks};
+pub use streamed::{SetAside, StreamedCombine, combine_streamed, split_combined_chunks};
 
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {

@@ -1,13 +1,13 @@
 //! Combining without holding every file's chunks at once.
 //!
-//! Each file's references are set aside as the file is scanned (on disk, say:
-//! a [`SetAside`]), and combining keeps only what ordering and checking the
-//! files need: every file's references but the chunks of the arrays that are
-//! concatenated or stacked ([`without_combined_chunks`]). Those are the bulk
-//! of an archive's references, and they are only renumbered: the combined set
-//! ([`StreamedCombine`]) reads them back one file at a time, as a writer
-//! walks it, so a writer's memory grows with one file's references, not with
-//! the number of files.
+//! Each file's references are split as the file is scanned
+//! ([`split_combined_chunks`]): the chunks of the arrays that are concatenated
+//! or stacked, the bulk of an archive's references, which combining only
+//! renumbers, are set aside (on disk, say: a [`SetAside`]); combining holds the
+//! rest, what ordering and checking the files need. The combined set
+//! ([`StreamedCombine`]) reads the chunks back one file at a time, as a writer
+//! walks it, so memory grows with one file's chunks, not with the number of
+//! files.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -24,10 +24,16 @@ use super::{
 };
 use crate::error::ScanError;
 
-/// Where each file's whole references wait while the files are ordered and
-/// checked: what [`StreamedCombine`] reads back, a file at a time.
+/// A renumbered chunk: its combined indices, its key and its reference.
+type Chunk = (Vec<u64>, String, OwnedReference);
+
+/// References as a walk gives them.
+type Entries<'a> = Box<dyn Iterator<Item = Result<(String, OwnedReference), SourceError>> + Send + 'a>;
+
+/// Where each file's combined chunks ([`split_combined_chunks`]) wait while the
+/// files are ordered and checked: what [`StreamedCombine`] reads back, a file at a time.
 pub trait SetAside: Send + Sync + std::fmt::Debug {
-    /// The references of the file `name` (as combining names it), as they were set aside.
+    /// The chunks of the file `name` (as combining names it), as they were set aside.
     ///
     /// # Errors
     /// Why they cannot be read back.
@@ -108,19 +114,19 @@ impl Placement {
     }
 }
 
-/// `set`, the references of the file `name`, without the chunks of the arrays
-/// that combining with `options` renumbers (those along its dimension or, where
-/// no array has it, those that gain it): what [`combine_streamed`] takes of each
-/// file, while the whole set is [set aside](SetAside).
+/// `set`, the references of the file `name`, split in two: the chunks of the
+/// arrays that combining with `options` renumbers (those along its dimension or,
+/// where no array has it, those that gain it), to be [set aside](SetAside), and
+/// the rest, what [`combine_streamed`] holds of each file to order and check it.
 ///
 /// # Errors
 /// [`ScanError::Combine`] if a key below such an array is neither its metadata
 /// nor one of its chunks, as combining would find.
-pub fn without_combined_chunks(
+pub fn split_combined_chunks(
     name: &str,
     set: &ReferenceSet,
     options: &CombineOptions,
-) -> Result<ReferenceSet, ScanError> {
+) -> Result<(ReferenceSet, ReferenceSet), ScanError> {
     let dimension = options.dimension.as_str();
     let arrays: Vec<String> = array_paths(set).into_iter().filter(|path| path != dimension).collect();
     let along: Vec<&String> = arrays.iter().filter(|path| axis(set, path, dimension).is_some()).collect();
@@ -135,7 +141,7 @@ pub fn without_combined_chunks(
         .into_iter()
         .filter_map(|path| Some((path.as_str(), zarray(set, path)?["shape"].as_array()?.len())))
         .collect();
-    let mut builder = ReferenceSetBuilder::new();
+    let (mut rest, mut chunks) = (ReferenceSetBuilder::new(), ReferenceSetBuilder::new());
     for (key, reference) in set.iter() {
         if let Some((path, chunk)) = key.rsplit_once('/')
             && let Some(&ndim) = renumbered.get(path)
@@ -144,22 +150,24 @@ pub fn without_combined_chunks(
             if chunk_indices(chunk, ndim).is_none() {
                 return Err(not_a_chunk(name, path, &key, ndim));
             }
-            continue;
+            chunks.insert_reference(&key, reference);
+        } else {
+            rest.insert_reference(&key, reference);
         }
-        builder.insert_reference(&key, reference);
     }
-    Ok(builder.build())
+    Ok((rest.build(), chunks.build()))
 }
 
-/// Combine files whose references were [set aside](SetAside): `skeletons` are
-/// each file's references [`without_combined_chunks`], named as `set_aside`
-/// names them, combined as [`combine_with`](crate::combine_with) combines
-/// whole sets (the same checks, the same order, the same result), along one
-/// dimension (`options` with no outer ones).
+/// Combine files whose chunks were [set aside](SetAside): `skeletons` are each
+/// file's references but those chunks ([`split_combined_chunks`]), named as
+/// `set_aside` names them, combined as [`combine_with`](crate::combine_with)
+/// combines whole sets (the same checks, the same order, the same result),
+/// along one dimension (`options` with no outer ones).
 ///
 /// # Errors
 /// As [`combine_with`](crate::combine_with); [`ScanError::Combine`] also if
-/// `options` combine along several dimensions.
+/// `options` combine along several dimensions, or an array combining
+/// concatenates lacks the dimension in some file (its chunks were not set aside).
 pub fn combine_streamed(
     skeletons: Vec<(String, ReferenceSet)>,
     options: &CombineOptions,
@@ -172,14 +180,24 @@ pub fn combine_streamed(
     let inputs = skeletons.into_iter().map(|(name, references)| Input { name, references }).collect();
     let mut placements = Vec::new();
     let base = combine_placing(inputs, options, Some(&mut placements))?;
+    // A file whose array lacks the dimension kept its chunks, which combining renumbered here.
+    for placement in &placements {
+        let prefix = format!("{}/", placement.path);
+        if base.keys_with_prefix(&prefix).iter().any(|key| !key[prefix.len()..].starts_with(".z")) {
+            let first = placement.files.first().map_or("", |(name, _)| name.as_str());
+            let reason = format!("{} is among its dimensions in {first} but not in every file", options.dimension);
+            return Err(combine_error(first, &placement.path, reason));
+        }
+    }
     Ok(StreamedCombine::new(base, placements, set_aside))
 }
 
 /// A combined set whose renumbered chunks are read back from each file's
-/// set-aside references as it is walked ([`combine_streamed`]): a
+/// set-aside chunks as it is walked ([`combine_streamed`]): a
 /// [`ReferenceSource`] for the writers. A walk visits the metadata, then each
-/// array in path order, its chunks in grid order, holding one file's
-/// references at a time; so does a lookup of a renumbered chunk (reading its
+/// array in path order, its chunks in grid order, holding one file's chunks at
+/// a time (all the files' of an array along whose later axis they are
+/// concatenated, which interleave in grid order); so does a lookup of a renumbered chunk (reading its
 /// file back), and a listing that reaches below such an array (reading every
 /// file back). Reads back block the calling thread.
 pub struct StreamedCombine {
@@ -192,6 +210,9 @@ pub struct StreamedCombine {
     /// Whether every key of `base` but metadata is a chunk of an array, its indices joined by `.`.
     dotted: bool,
     set_aside: Arc<dyn SetAside>,
+    /// The file read back last, for lookups: a writer looks chunks up in grid order, so
+    /// one file's chunks one after another.
+    last: std::sync::Mutex<Option<(String, Arc<ReferenceSet>)>>,
 }
 
 impl std::fmt::Debug for StreamedCombine {
@@ -206,18 +227,6 @@ impl std::fmt::Debug for StreamedCombine {
 impl StreamedCombine {
     fn new(base: ReferenceSet, placements: Vec<Placement>, set_aside: Arc<dyn SetAside>) -> Self {
         let placements: BTreeMap<String, Placement> = placements.into_iter().map(|p| (p.path.clone(), p)).collect();
-        // Chunks of the renumbered arrays come from the files alone (combining the skeletons can
-        // carry some, from a file whose array was not set aside as the first file's was).
-        let renumbered = |key: &str| {
-            key.rsplit_once('/').is_some_and(|(path, chunk)| placements.contains_key(path) && !chunk.starts_with(".z"))
-        };
-        let base = if base.iter().any(|(key, _)| renumbered(&key)) {
-            let mut builder = ReferenceSetBuilder::new();
-            base.iter().filter(|(key, _)| !renumbered(key)).for_each(|(key, r)| builder.insert_reference(&key, r));
-            builder.build()
-        } else {
-            base
-        };
         let mut arrays = array_paths(&base);
         arrays.sort();
         let ndims: BTreeMap<&str, usize> = arrays
@@ -230,7 +239,7 @@ impl StreamedCombine {
                     ndims.get(path).is_some_and(|&ndim| chunk_indices(chunk, ndim).is_some())
                 })
         });
-        Self { base, placements, arrays, dotted, set_aside }
+        Self { base, placements, arrays, dotted, set_aside, last: std::sync::Mutex::default() }
     }
 
     /// Everything but the renumbered chunks: the combined metadata and
@@ -245,7 +254,7 @@ impl StreamedCombine {
     #[must_use]
     pub fn with_base(mut self, base: ReferenceSet) -> Self {
         let placements = std::mem::take(&mut self.placements).into_values().collect();
-        Self::new(base, placements, self.set_aside)
+        Self::new(base, placements, Arc::clone(&self.set_aside))
     }
 
     /// The chunks of `path` (not renumbered), in grid order.
@@ -265,13 +274,9 @@ impl StreamedCombine {
         chunks.into_iter().map(|(_, key, reference)| (key, reference)).collect()
     }
 
-    /// The chunks of the file `name` of the renumbered array `placement`, renumbered, in grid order.
-    fn file_chunks(
-        &self,
-        placement: &Placement,
-        name: &str,
-        renumber: Renumber,
-    ) -> Result<Vec<(String, OwnedReference)>, SourceError> {
+    /// The chunks of the file `name` of the renumbered array `placement`, renumbered, in grid
+    /// order, each with its combined indices.
+    fn file_chunks(&self, placement: &Placement, name: &str, renumber: Renumber) -> Result<Vec<Chunk>, SourceError> {
         let set = self.read_back(name)?;
         let prefix = format!("{}/", placement.path);
         let mut chunks = Vec::new();
@@ -294,15 +299,48 @@ impl StreamedCombine {
             chunks.push((indices, format!("{prefix}{renamed}"), reference));
         }
         chunks.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(chunks.into_iter().map(|(_, key, reference)| (key, reference)).collect())
+        Ok(chunks)
+    }
+
+    /// The chunks of the renumbered array `placement`, in grid order: one file's after
+    /// another's where the dimension comes first (or is new), so one file is read back at a
+    /// time; where it comes later, every file's chunks interleave in grid order, and all are read
+    /// back and sorted together (memory as combining whole sets).
+    fn placed_chunks<'a>(&'a self, placement: &'a Placement) -> Entries<'a> {
+        let one_at_a_time =
+            placement.files.iter().all(|(_, r)| matches!(r, Renumber::Shift { axis: 0, .. } | Renumber::Stack { .. }));
+        let keyed = |chunks: Vec<Chunk>| chunks.into_iter().map(|(_, key, reference)| Ok((key, reference)));
+        if one_at_a_time {
+            return Box::new(placement.files.iter().flat_map(move |(name, renumber)| {
+                match self.file_chunks(placement, name, *renumber) {
+                    Ok(chunks) => keyed(chunks).collect::<Vec<_>>(),
+                    Err(error) => vec![Err(error)],
+                }
+            }));
+        }
+        let mut all = Vec::new();
+        for (name, renumber) in &placement.files {
+            match self.file_chunks(placement, name, *renumber) {
+                Ok(chunks) => all.extend(chunks),
+                Err(error) => return Box::new(std::iter::once(Err(error))),
+            }
+        }
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        Box::new(keyed(all))
     }
 
     fn read_back(&self, name: &str) -> Result<Arc<ReferenceSet>, SourceError> {
-        self.set_aside.references(name).map_err(|source| SourceError::Fetch {
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, set)) = last.as_ref().filter(|(held, _)| held == name) {
+            return Ok(Arc::clone(set));
+        }
+        let set = self.set_aside.references(name).map_err(|source| SourceError::Fetch {
             what: "references set aside for combining",
             location: name.to_owned(),
             source,
-        })
+        })?;
+        *last = Some((name.to_owned(), Arc::clone(&set)));
+        Ok(set)
     }
 
     /// Every reference as a walk visits them.
@@ -310,18 +348,11 @@ impl StreamedCombine {
         let metadata = self.base.iter_owned().filter(|(key, _)| is_metadata_key(key));
         let metadata = metadata.map(|(key, reference)| Ok((key.into_owned(), reference)));
         let all = walk == Walk::All;
-        let arrays = self.arrays.iter().filter(move |_| all).flat_map(move |path| {
-            let chunks: Box<dyn Iterator<Item = Result<(String, OwnedReference), SourceError>> + Send + '_> =
-                match self.placements.get(path) {
-                    Some(placement) => Box::new(placement.files.iter().flat_map(move |(name, renumber)| {
-                        match self.file_chunks(placement, name, *renumber) {
-                            Ok(chunks) => chunks.into_iter().map(Ok).collect::<Vec<_>>(),
-                            Err(error) => vec![Err(error)],
-                        }
-                    })),
-                    None => Box::new(self.base_chunks(path).into_iter().map(Ok)),
-                };
-            chunks
+        let arrays = self.arrays.iter().filter(move |_| all).flat_map(move |path| -> Entries<'_> {
+            match self.placements.get(path) {
+                Some(placement) => self.placed_chunks(placement),
+                None => Box::new(self.base_chunks(path).into_iter().map(Ok)),
+            }
         });
         let arrays_set: HashSet<&str> = self.arrays.iter().map(String::as_str).collect();
         let stray = self.base.iter_owned().filter(move |(key, _)| {
@@ -343,7 +374,7 @@ impl StreamedCombine {
             }
             for (name, renumber) in &placement.files {
                 let chunks = self.file_chunks(placement, name, *renumber)?;
-                keys.extend(chunks.into_iter().map(|(key, _)| key).filter(|key| key.starts_with(prefix)));
+                keys.extend(chunks.into_iter().map(|(_, key, _)| key).filter(|key| key.starts_with(prefix)));
             }
         }
         Ok(keys)
@@ -389,5 +420,106 @@ impl ReferenceSource for StreamedCombine {
     fn holds_only_dotted_chunk_keys(&self) -> bool {
         // The renumbered chunks are written so; the rest must be too.
         self.dotted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use futures::StreamExt as _;
+    use kerchunk::Reference;
+
+    use super::*;
+
+    #[derive(Debug)]
+    struct Held(HashMap<String, Arc<ReferenceSet>>);
+
+    impl SetAside for Held {
+        fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError> {
+            self.0.get(name).cloned().ok_or_else(|| format!("no {name}").into())
+        }
+    }
+
+    /// A file at time `start` whose `v(x, time)` has two chunks along `x`, one along time.
+    fn file(name: &str, start: f64) -> ReferenceSet {
+        file_with(name, start, r#"["x","time"]"#)
+    }
+
+    /// The same, `v`'s dimensions named `dims`.
+    fn file_with(name: &str, start: f64, dims: &str) -> ReferenceSet {
+        let mut builder = ReferenceSetBuilder::new();
+        let meta = |shape: &str| {
+            format!(
+                r#"{{"shape":{shape},"chunks":{shape},"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}}"#
+            )
+        };
+        builder.insert_inline("time/.zarray", meta("[1]").as_bytes());
+        builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+        builder.insert_inline("time/0", &start.to_le_bytes());
+        let v = r#"{"shape":[2,1],"chunks":[1,1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+        builder.insert_inline("v/.zarray", v.as_bytes());
+        builder.insert_inline("v/.zattrs", format!(r#"{{"_ARRAY_DIMENSIONS":{dims}}}"#).as_bytes());
+        builder.insert_range("v/0.0", Some(name), 0, 8);
+        builder.insert_range("v/1.0", Some(name), 8, 8);
+        builder.build()
+    }
+
+    /// Along an axis that is not the first, the files' chunks interleave: the walk still gives
+    /// them in grid order (what the parquet writer needs), and the same references as
+    /// combining whole sets.
+    #[test]
+    fn chunks_along_a_later_axis_are_walked_in_grid_order() {
+        let options = CombineOptions::new("time");
+        let names = ["b.nc", "a.nc"];
+        let whole = crate::combine_with(
+            names.iter().zip([1.0, 0.0]).map(|(n, t)| ((*n).to_owned(), file(n, t))).collect(),
+            &options,
+        )
+        .unwrap();
+        let (mut held, mut skeletons) = (HashMap::new(), Vec::new());
+        for (name, start) in names.iter().zip([1.0, 0.0]) {
+            let (rest, chunks) = split_combined_chunks(name, &file(name, start), &options).unwrap();
+            held.insert((*name).to_owned(), Arc::new(chunks));
+            skeletons.push(((*name).to_owned(), rest));
+        }
+        let held = Held(held);
+        let streamed = combine_streamed(skeletons, &options, Arc::new(held)).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let walked: Vec<(String, OwnedReference)> =
+            runtime.block_on(streamed.walk(Walk::All).map(Result::unwrap).collect::<Vec<_>>());
+        let chunks: Vec<&str> =
+            walked.iter().map(|(k, _)| k.as_str()).filter(|k| k.starts_with("v/") && !k.contains(".z")).collect();
+        assert_eq!(chunks, ["v/0.0", "v/0.1", "v/1.0", "v/1.1"]);
+        assert_eq!(walked.len(), whole.len());
+        for (key, reference) in &walked {
+            assert_eq!(Some(reference.as_reference()), whole.get(key), "{key}");
+        }
+        let Ok(Lookup::Ready(Some(found))) = streamed.lookup("v/1.1") else { panic!("v/1.1") };
+        assert_eq!(found.as_reference(), Reference::Range { url: Some("b.nc"), offset: 8, length: 8 });
+        assert!(matches!(streamed.lookup("v/2.0"), Ok(Lookup::Ready(None))));
+    }
+
+    /// A file whose array lacks the dimension the first file's has (beside another array that
+    /// has it) kept its chunks: combining a file at a time refuses it, naming the array, rather
+    /// than lose them.
+    #[test]
+    fn an_array_without_the_dimension_in_one_file_is_an_error() {
+        let options = CombineOptions::new("time");
+        let mut skeletons = Vec::new();
+        let mut held = HashMap::new();
+        for (name, start, dims) in [("a.nc", 0.0, r#"["x","time"]"#), ("b.nc", 1.0, r#"["x","t"]"#)] {
+            let mut builder = ReferenceSetBuilder::new();
+            file_with(name, start, dims).iter().for_each(|(key, r)| builder.insert_reference(&key, r));
+            let w = r#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+            builder.insert_inline("w/.zarray", w.as_bytes());
+            builder.insert_inline("w/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+            builder.insert_range("w/0", Some(name), 16, 8);
+            let (rest, chunks) = split_combined_chunks(name, &builder.build(), &options).unwrap();
+            held.insert(name.to_owned(), Arc::new(chunks));
+            skeletons.push((name.to_owned(), rest));
+        }
+        let error = combine_streamed(skeletons, &options, Arc::new(Held(held))).unwrap_err().to_string();
+        assert!(error.contains("\"v\"") && error.contains("not in every file"), "{error}");
     }
 }

@@ -30,14 +30,7 @@ pub(crate) fn chunks(set: &ReferenceSet, path: &str) -> Vec<(String, String, u64
     chunks
 }
 
-/// A copy of `set`.
-fn copy(set: &ReferenceSet) -> ReferenceSet {
-    let mut builder = kerchunk::ReferenceSetBuilder::new();
-    set.iter().for_each(|(key, reference)| builder.insert_reference(&key, reference));
-    builder.build()
-}
-
-/// Each file's whole references, held for `combine_streamed` to read back.
+/// Each file's combined chunks, held for `combine_streamed` to read back.
 #[derive(Debug)]
 struct Held(std::collections::HashMap<String, std::sync::Arc<ReferenceSet>>);
 
@@ -64,11 +57,13 @@ pub(crate) fn combined(
     let mut skeletons = Vec::new();
     let mut refused = None;
     for (name, set) in &scans {
-        match kerchunk_scan::without_combined_chunks(name, set, options) {
-            Ok(skeleton) => skeletons.push((name.clone(), skeleton)),
+        match kerchunk_scan::split_combined_chunks(name, set, options) {
+            Ok((rest, chunks)) => {
+                skeletons.push((name.clone(), rest));
+                held.insert(name.clone(), std::sync::Arc::new(chunks));
+            }
             Err(error) => refused = refused.or(Some(error.to_string())),
         }
-        held.insert(name.clone(), std::sync::Arc::new(copy(set)));
     }
     let whole = kerchunk_scan::combine_with(scans, options);
     let streamed = match refused {

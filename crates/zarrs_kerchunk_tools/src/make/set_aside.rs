@@ -1,4 +1,4 @@
-//! Where each scanned file's references wait while a combine orders and checks the files:
+//! Where each scanned file's combined chunks wait while a combine orders and checks the files:
 //! in memory up to a budget, then as JSON in a temporary folder, removed when done.
 
 use std::collections::HashMap;
@@ -14,7 +14,8 @@ use super::MakeError;
 /// 64 MiB, about three million references.
 pub const SET_ASIDE_MEMORY: usize = 64 << 20;
 
-/// Scanned files' references set aside for [`kerchunk_scan::combine_streamed`]: held in
+/// Scanned files' chunks set aside for [`kerchunk_scan::combine_streamed`]
+/// ([`kerchunk_scan::split_combined_chunks`]), each file's a [`ReferenceSet`]: held in
 /// memory while they fit a budget ([`ReferenceSet::memory_size`]), the rest written as
 /// kerchunk JSON to a temporary folder (deleted with this) and read back when asked.
 #[derive(Debug)]

@@ -32,15 +32,15 @@ pub struct Streamed {
 }
 
 /// [`make_references`](super::make_references) for files concatenated along one dimension
-/// ([`streamable`]), the same set made holding less: each file's references are set aside
-/// as its scan ends, up to `memory` bytes of them in memory ([`SET_ASIDE_MEMORY`](super::SET_ASIDE_MEMORY)
+/// ([`streamable`]), the same set made holding less: each file's combined chunks are set
+/// aside as its scan ends, up to `memory` bytes of them in memory ([`SET_ASIDE_MEMORY`](super::SET_ASIDE_MEMORY)
 /// is the command line's default) and the rest in a temporary folder, and only the rest of
-/// them (metadata, coordinates, arrays taken once) is held to order and check the files.
-/// Writing the result reads one file's references back at a time.
+/// each file's references (metadata, coordinates, arrays taken once) is held to order and
+/// check the files. Writing the result reads one file's chunks back at a time.
 ///
 /// # Errors
 /// As [`make_references`](super::make_references); [`MakeError::SetAside`] if a file's
-/// references cannot be set aside.
+/// chunks cannot be set aside.
 #[expect(clippy::too_many_arguments, reason = "make_references' arguments, and the memory to use")]
 pub fn make_streamed(
     files: &[String],
@@ -55,8 +55,8 @@ pub fn make_streamed(
     let set_aside = Arc::new(SetAsideFiles::new(memory)?);
     let combining = Combining::Concat(concat.clone());
     let keep = |name: &str, set| {
-        let rest = kerchunk_scan::without_combined_chunks(name, &set, concat)?;
-        set_aside.keep(name, set)?;
+        let (rest, chunks) = kerchunk_scan::split_combined_chunks(name, &set, concat)?;
+        set_aside.keep(name, chunks)?;
         Ok(rest)
     };
     let Scanned { made, sets, places } =
@@ -65,8 +65,8 @@ pub fn make_streamed(
     Ok(Streamed { made, references })
 }
 
-/// Files whose references were set aside (each kept in `set_aside` under its name in `files`,
-/// and in `sets` without its combined chunks: [`kerchunk_scan::without_combined_chunks`]),
+/// Files whose combined chunks were set aside (each file's kept in `set_aside` under its name
+/// in `files`, the rest of its references in `sets`: [`kerchunk_scan::split_combined_chunks`]),
 /// combined along `concat`'s one dimension, arrays that must be the same in every file read
 /// through `reader`, and the way they were combined recorded (under
 /// [`COMBINED_WITH`](super::COMBINED_WITH)). What [`make_streamed`] does after its scans, and
