@@ -332,6 +332,38 @@ def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
         assert np.array_equal(ds["t"].values, np.array(expected["t"], dtype="f4")), written
 
 
+class _Swapped:
+    """An executor run in this process whose futures hand back each other's results: a spread
+    scan's shares out of the order of the files."""
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def submit(self, fn, *args):
+        self.calls.append((fn, args))
+        return _SwappedFuture(self, len(self.calls) - 1)
+
+
+class _SwappedFuture:
+    def __init__(self, executor: _Swapped, index: int) -> None:
+        self.executor, self.index = executor, index
+
+    def result(self):
+        fn, args = self.executor.calls[(self.index + 1) % len(self.executor.calls)]
+        return fn(*args)
+
+
+def test_shares_out_of_order_are_an_error_naming_the_files(tmp_path: Path) -> None:
+    """A share whose files are not the next ones (an executor that mixes its results up) is an
+    InvalidReferencesError naming the file that came and the one expected, and nothing is written."""
+    combine = SCANNED / "combine"
+    for n in range(4):
+        shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
+    with pytest.raises(InvalidReferencesError, match=r"mixed_units_1\.nc where .*mixed_units_0\.nc comes next"):
+        tools.scan(str(tmp_path / "mixed_units_*.nc"), tmp_path / "out.json", concat="time", jobs=1, executor=_Swapped())
+    assert not (tmp_path / "out.json").exists()
+
+
 def test_an_append_spreads_over_a_process_pool(tmp_path: Path) -> None:
     """tools.scan(append_to=..., executor=...) on a parquet root made from the first file of
     mixed_units: the other three, scanned by two spawned workers, are appended as the root
