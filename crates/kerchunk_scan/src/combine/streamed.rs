@@ -61,15 +61,24 @@ pub(super) enum Unplaced {
 impl Renumber {
     /// The combined name of the chunk `name` of an array of `ndim` dimensions.
     pub(super) fn name(self, name: &str, ndim: usize) -> Result<String, Unplaced> {
+        self.placed(name, ndim).map(|(_, renamed)| renamed)
+    }
+
+    /// The combined indices and name of the chunk `name` of an array of `ndim` dimensions.
+    fn placed(self, name: &str, ndim: usize) -> Result<(Vec<u64>, String), Unplaced> {
         let mut indices = chunk_indices(name, ndim).ok_or(Unplaced::NotAChunk)?;
         match self {
             Self::Shift { axis, by } => {
                 indices[axis] = indices[axis].checked_add(by).ok_or(Unplaced::Overflow)?;
-                Ok(indices.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
+                let renamed = indices.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+                Ok((indices, renamed))
             }
             // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
-            Self::Stack { position, scalar: true } => Ok(position.to_string()),
-            Self::Stack { position, scalar: false } => Ok(format!("{position}.{name}")),
+            Self::Stack { position, scalar: true } => Ok((vec![position], position.to_string())),
+            Self::Stack { position, scalar: false } => {
+                indices.insert(0, position);
+                Ok((indices, format!("{position}.{name}")))
+            }
         }
     }
 
@@ -284,7 +293,7 @@ impl StreamedCombine {
             let Some(chunk) = key.strip_prefix(&prefix).filter(|c| !c.contains('/') && !c.starts_with(".z")) else {
                 continue;
             };
-            let renamed = renumber.name(chunk, placement.ndim).map_err(|why| {
+            let (indices, renamed) = renumber.placed(chunk, placement.ndim).map_err(|why| {
                 let reason = match why {
                     Unplaced::NotAChunk => format!("{key:?} is not a chunk key of {:?}", placement.path),
                     Unplaced::Overflow => format!("{key:?} would lie past 2^64 chunks"),
@@ -295,7 +304,6 @@ impl StreamedCombine {
                     source: reason.into(),
                 }
             })?;
-            let indices: Vec<u64> = renamed.split('.').filter_map(|i| i.parse().ok()).collect();
             chunks.push((indices, format!("{prefix}{renamed}"), reference));
         }
         chunks.sort_by(|a, b| a.0.cmp(&b.0));
