@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use kerchunk_scan::CombineOptions;
+use kerchunk_scan::{CombineOptions, FileRests};
 use pyo3::prelude::*;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet};
 use zarrs_kerchunk_tools::make::{
@@ -41,8 +41,8 @@ struct State {
     json: JsonWriteOptions,
     parquet: ParquetWriteOptions,
     set_aside: Arc<SetAsideFiles>,
-    /// Each file added so far, without its combined chunks.
-    sets: Vec<(String, ReferenceSet)>,
+    /// Each file added so far, without its combined chunks (held as what differs from the first's).
+    rests: FileRests,
 }
 
 /// A `ShareCombiner` for the shares of `files` (no patterns) scanned for `arguments`, to be
@@ -66,7 +66,7 @@ fn share_combiner(
     let set_aside = Arc::new(SetAsideFiles::new(SET_ASIDE_MEMORY).map_err(|e| make_error(&e))?);
     let urls = files.iter().map(|file| url_in_references(file, output)).collect();
     let output = output.to_owned();
-    let state = State { concat, files, urls, output, options, json, parquet, set_aside, sets: Vec::new() };
+    let state = State { concat, files, urls, output, options, json, parquet, set_aside, rests: FileRests::new() };
     Ok(Some(ShareCombiner { state: Mutex::new(Some(state)) }))
 }
 
@@ -79,7 +79,7 @@ impl ShareCombiner {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             let state = state.as_mut().ok_or_else(finished)?;
             for (url, bytes) in share {
-                let expected = state.urls.get(state.sets.len());
+                let expected = state.urls.get(state.rests.len());
                 if expected != Some(&url) {
                     let expected = expected.map_or("no more files", String::as_str);
                     return Err(Error::new(Kind::Invalid, format!("a share's file {url} where {expected} comes next")));
@@ -89,7 +89,7 @@ impl ShareCombiner {
                 let (rest, chunks) = kerchunk_scan::split_combined_chunks(&url, &set, &state.concat)
                     .map_err(|e| make_error(&e.into()))?;
                 state.set_aside.keep(&url, chunks).map_err(|e| make_error(&e))?;
-                state.sets.push((url, rest));
+                state.rests.push(url, rest);
             }
             Ok(())
         })
@@ -102,15 +102,15 @@ impl ShareCombiner {
         runtime::check_process()?;
         let report = py.detach(|| -> Result<serde_json::Value, Error> {
             let state = self.state.lock().unwrap_or_else(PoisonError::into_inner).take().ok_or_else(finished)?;
-            if state.sets.len() != state.urls.len() {
-                let reason = format!("{} of {} files' references were added", state.sets.len(), state.urls.len());
+            if state.rests.len() != state.urls.len() {
+                let reason = format!("{} of {} files' references were added", state.rests.len(), state.urls.len());
                 return Err(Error::new(Kind::Invalid, reason));
             }
             let registry = state.options.registry();
             let named: Vec<(String, String)> = state.urls.iter().cloned().zip(state.files).collect();
             let reader =
                 FilePlaces::locate(&named, &registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))?;
-            let combined = combine_set_aside(state.sets, &state.concat, state.set_aside, &state.urls, reader)
+            let combined = combine_set_aside(state.rests, &state.concat, state.set_aside, &state.urls, reader)
                 .map_err(|e| make_error(&e))?;
             let written = write_references(&combined, &state.output, &registry, &state.json, &state.parquet)
                 .map_err(|e| output_error(&e))?;

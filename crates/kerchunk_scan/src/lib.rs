@@ -181,7 +181,7 @@
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
 //! | several dimensions, the outer ones from names or attributes ([`CombineOptions::then_along`]) | yes |
 //! | files of one variable each, merged ([`merge`]) | yes |
-//! | along one dimension, a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, memory not growing with their chunks) | yes |
+//! | along one dimension, a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]) | yes |
 //! | `var`, callables, `vattr:`, outer dimensions from the data | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
@@ -206,8 +206,8 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 
 pub use combine::{
-    CombineOptionError, CombineOptions, CoordinateSource, RangeReader, SetAside, StreamedCombine, combine_streamed,
-    split_combined_chunks,
+    CombineOptionError, CombineOptions, CoordinateSource, FileRests, RangeReader, SetAside, StreamedCombine,
+    combine_streamed, split_combined_chunks,
 };
 pub use error::ScanError;
 pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};
@@ -547,7 +547,8 @@ pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<R
 /// format, a missing attribute, two files with one value, numbers and dates
 /// mixed, or a file more than one long along the dimension.
 pub fn combine_with(inputs: Vec<(String, ReferenceSet)>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
-    let inputs = inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
+    let inputs =
+        inputs.into_iter().map(|(name, references)| combine::Input { name, references: references.into() }).collect();
     combine::combine(inputs, options)
 }
 
@@ -564,7 +565,7 @@ pub fn combine_with(inputs: Vec<(String, ReferenceSet)>, options: &CombineOption
 /// [`ScanError::Combine`] naming the file and the array that differs.
 pub fn merge(inputs: Vec<(String, ReferenceSet)>, reader: Option<&RangeReader>) -> Result<ReferenceSet, ScanError> {
     let inputs: Vec<combine::Input> =
-        inputs.into_iter().map(|(name, references)| combine::Input { name, references }).collect();
+        inputs.into_iter().map(|(name, references)| combine::Input { name, references: references.into() }).collect();
     combine::merge(&inputs, reader)
 }
 

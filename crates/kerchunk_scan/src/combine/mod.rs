@@ -29,6 +29,7 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 mod coordinate;
+mod held;
 mod merge;
 mod options;
 mod source;
@@ -36,6 +37,9 @@ mod stack;
 mod streamed;
 
 use coordinate::{Combined, from_files, ordered};
+pub(crate) use held::FileReferences;
+pub use held::FileRests;
+use held::Keyed;
 pub(crate) use merge::merge;
 pub use options::{CombineOptions, RangeReader};
 pub use source::{CombineOptionError, CoordinateSource};
@@ -46,7 +50,7 @@ pub use streamed::{SetAside, StreamedCombine, combine_streamed, split_combined_c
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {
     pub(crate) name: String,
-    pub(crate) references: ReferenceSet,
+    pub(crate) references: FileReferences,
 }
 
 /// Combine `inputs` along `options.dimension`, the coordinate's values from
@@ -149,7 +153,7 @@ fn combine_outer(
     let mut combined = Vec::with_capacity(groups.len());
     for (_, group) in groups {
         let name = group[0].name.clone();
-        combined.push(Input { name, references: combine(group, &inner_options)? });
+        combined.push(Input { name, references: combine(group, &inner_options)?.into() });
     }
     // Along the outer dimension: its own source, and the rest of the options as given.
     let outer = CombineOptions {
@@ -166,7 +170,7 @@ fn combine_outer(
 /// `_ARRAY_DIMENSIONS`, in their own group) and the CF grid mappings they
 /// name (`grid_mapping`, a TIFF's `spatial_ref`). A new dimension from the
 /// files' names leaves them as they are, checked the same in every file.
-fn coordinate_paths(set: &ReferenceSet) -> Vec<String> {
+fn coordinate_paths(set: &(impl Keyed + ?Sized)) -> Vec<String> {
     let mut paths = Vec::new();
     for path in array_paths(set) {
         let Some(attrs) = attributes(set, &path) else { continue };
@@ -306,11 +310,15 @@ pub(super) fn check_identical(
     let first = inputs[0];
     let theirs = zarray(&first.references, path);
     let prefix = format!("{path}/");
-    let chunks = |set: &ReferenceSet| -> Vec<(String, Chunk)> {
-        set.iter()
+    // Sorted by key: a file held as its differences from another lists its keys in no order.
+    let chunks = |set: &FileReferences| -> Vec<(String, Chunk)> {
+        let mut chunks: Vec<(String, Chunk)> = set
+            .iter()
             .filter(|(key, _)| key.strip_prefix(&prefix).is_some_and(|name| !name.starts_with(".z")))
             .map(|(key, reference)| (key.to_string(), Chunk::of(reference)))
-            .collect()
+            .collect();
+        chunks.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        chunks
     };
     let first_chunks = chunks(&first.references);
     for input in &inputs[1..] {
@@ -417,27 +425,31 @@ fn differing_field(ours: &Value, theirs: &Value) -> Option<&'static str> {
         .find(|&field| ours[field] != theirs[field])
 }
 
-/// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the root).
-fn array_paths(set: &ReferenceSet) -> Vec<String> {
-    set.iter().filter_map(|(key, _)| key.strip_suffix("/.zarray").map(str::to_owned)).collect()
+/// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the
+/// root), sorted.
+fn array_paths(set: &(impl Keyed + ?Sized)) -> Vec<String> {
+    let mut paths: Vec<String> =
+        set.entries().filter_map(|(key, _)| key.strip_suffix("/.zarray").map(str::to_owned)).collect();
+    paths.sort_unstable();
+    paths
 }
 
 /// The parsed `.zarray` of the array at `path`, if it is inline JSON.
-fn zarray(set: &ReferenceSet, path: &str) -> Option<Value> {
-    match set.get(&format!("{path}/.zarray"))? {
+fn zarray(set: &(impl Keyed + ?Sized), path: &str) -> Option<Value> {
+    match set.reference(&format!("{path}/.zarray"))? {
         Reference::Inline(text) => serde_json::from_slice(text).ok(),
         _ => None,
     }
 }
 
 /// The parsed `.zattrs` of the array at `path`, if it is inline JSON.
-fn attributes(set: &ReferenceSet, path: &str) -> Option<Value> {
-    let Reference::Inline(text) = set.get(&format!("{path}/.zattrs"))? else { return None };
+fn attributes(set: &(impl Keyed + ?Sized), path: &str) -> Option<Value> {
+    let Reference::Inline(text) = set.reference(&format!("{path}/.zattrs"))? else { return None };
     serde_json::from_slice(text).ok()
 }
 
 /// The axis of `dimension` in the array at `path`, from its `_ARRAY_DIMENSIONS`.
-fn axis(set: &ReferenceSet, path: &str, dimension: &str) -> Option<usize> {
+fn axis(set: &(impl Keyed + ?Sized), path: &str, dimension: &str) -> Option<usize> {
     attributes(set, path)?["_ARRAY_DIMENSIONS"].as_array()?.iter().position(|d| d == dimension)
 }
 
@@ -489,7 +501,7 @@ mod tests {
         }
         builder.insert_inline("v/.zattrs", format!(r#"{{"_ARRAY_DIMENSIONS":{dims}}}"#).as_bytes());
         builder.insert_range("v/0", Some(name), 0, 8);
-        Input { name: name.to_owned(), references: builder.build() }
+        Input { name: name.to_owned(), references: builder.build().into() }
     }
 
     /// Metadata that does not fit what the attributes say is an error naming
@@ -529,7 +541,7 @@ mod tests {
             builder.insert_reference(&key, reference);
         }
         builder.insert_range("v/0/0", Some("b"), 8, 8);
-        odd.references = builder.build();
+        odd.references = builder.build().into();
         let err = combine(vec![input("a", 0.0, Some(good), r#"["time"]"#), odd], "time").unwrap_err().to_string();
         assert!(err.contains("cannot combine b: \"v\"") && err.contains("\"v/0/0\" is not a chunk key"), "{err}");
     }
@@ -547,7 +559,7 @@ mod tests {
             }
             builder.insert_range("v/0", Some(name), 0, 8);
             builder.insert_inline("mask/0", &[mask[0].to_le_bytes(), mask[1].to_le_bytes()].concat());
-            Input { name: name.to_owned(), references: builder.build() }
+            Input { name: name.to_owned(), references: builder.build().into() }
         };
         let source: CoordinateSource = r"name:_m(\d+)".parse().unwrap();
         let options = CombineOptions::new("member").with_coordinate(source).with_identical(["mask"]);
@@ -574,7 +586,7 @@ mod tests {
             builder.insert_inline("v/.zarray", zarray.as_bytes());
             builder.insert_inline("v/.zattrs", br#"{"_ARRAY_DIMENSIONS":["x"]}"#);
             builder.insert_range("v/0", Some(name), 0, 4);
-            Input { name: name.to_owned(), references: builder.build() }
+            Input { name: name.to_owned(), references: builder.build().into() }
         };
         let options = CombineOptions::new("member").with_coordinate(r"name:_m(\d+)".parse().unwrap());
         let combined = super::combine(vec![file("run_m9007199254740993"), file("run_m9007199254740992")], &options);
@@ -650,7 +662,7 @@ mod tests {
             builder.insert_inline("lat/.zarray", zarray.as_bytes());
             builder.insert_inline("lat/.zattrs", br#"{"_ARRAY_DIMENSIONS":["lat"]}"#);
             builder.insert_inline("lat/0", &[lat[0].to_le_bytes(), lat[1].to_le_bytes()].concat());
-            input.references = builder.build();
+            input.references = builder.build().into();
             input
         };
         let same = combine(vec![file("a", 0.0, [1.0, 2.0], good), file("b", 1.0, [1.0, 2.0], good)], "time");

@@ -6,10 +6,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use kerchunk::{Reference, ReferenceSet};
+use kerchunk::Reference;
 use regex::Regex;
 use serde_json::Value;
 use zarrs_cf::{Calendar, DateTime, period};
+
+use super::held::Keyed;
 
 /// Where the combined coordinate's values come from. Written on the command
 /// line as `auto`, `data`, `cf`, `name:REGEX`, `name:REGEX:FORMAT` or
@@ -157,7 +159,7 @@ impl fmt::Display for FileValue {
 pub(super) fn file_value(
     source: &CoordinateSource,
     name: &str,
-    references: &ReferenceSet,
+    references: &(impl Keyed + ?Sized),
 ) -> Result<FileValue, String> {
     match source {
         CoordinateSource::Name { pattern, format } => {
@@ -175,7 +177,7 @@ pub(super) fn file_value(
             }
         }
         CoordinateSource::Attribute(attribute) => {
-            let attributes = match references.get(".zattrs") {
+            let attributes = match references.reference(".zattrs") {
                 Some(Reference::Inline(text)) => serde_json::from_slice::<Value>(text).ok(),
                 _ => None,
             };

@@ -19,8 +19,8 @@ use kerchunk::{
 };
 
 use super::{
-    CombineOptions, Input, array_paths, axis, chunk_indices, combine_error, combine_placing, coordinate_paths,
-    not_a_chunk, zarray,
+    CombineOptions, FileRests, Input, array_paths, axis, chunk_indices, combine_error, combine_placing,
+    coordinate_paths, not_a_chunk, zarray,
 };
 use crate::error::ScanError;
 
@@ -167,18 +167,62 @@ pub fn split_combined_chunks(
     Ok((rest.build(), chunks.build()))
 }
 
-/// Combine files whose chunks were [set aside](SetAside): `skeletons` are each
+/// Combine files whose chunks were [set aside](SetAside): `rests` holds each
 /// file's references but those chunks ([`split_combined_chunks`]), named as
 /// `set_aside` names them, combined as [`combine_with`](crate::combine_with)
 /// combines whole sets (the same checks, the same order, the same result),
 /// along one dimension (`options` with no outer ones).
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Arc;
+///
+/// use kerchunk::{Lookup, Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource as _};
+/// use kerchunk_scan::{CombineOptions, FileRests, SetAside, combine_streamed, split_combined_chunks};
+///
+/// /// Each file's chunks, held in memory (a tool would write them to disk past a budget).
+/// #[derive(Debug, Default)]
+/// struct Held(HashMap<String, Arc<ReferenceSet>>);
+///
+/// impl SetAside for Held {
+///     fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, kerchunk::BoxError> {
+///         self.0.get(name).cloned().ok_or_else(|| format!("{name} was not set aside").into())
+///     }
+/// }
+///
+/// // A file's references: one time, and one chunk of `t(time)` in the file.
+/// let file = |name: &str, time: f64| {
+///     let meta = r#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+///     let mut builder = ReferenceSetBuilder::new();
+///     for array in ["time", "t"] {
+///         builder.insert_inline(&format!("{array}/.zarray"), meta.as_bytes());
+///         builder.insert_inline(&format!("{array}/.zattrs"), br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+///     }
+///     builder.insert_inline("time/0", &time.to_le_bytes());
+///     builder.insert_range("t/0", Some(name), 100, 8);
+///     builder.build()
+/// };
+/// let options = CombineOptions::new("time");
+/// let (mut rests, mut held) = (FileRests::new(), Held::default());
+/// // As each file's scan ends: its chunks set aside, the rest held.
+/// for (name, time) in [("b.nc", 1.0), ("a.nc", 0.0)] {
+///     let (rest, chunks) = split_combined_chunks(name, &file(name, time), &options)?;
+///     held.0.insert(name.to_owned(), Arc::new(chunks));
+///     rests.push(name.to_owned(), rest);
+/// }
+/// let combined = combine_streamed(rests, &options, Arc::new(held))?;
+/// // Ordered by time: b.nc's chunk comes second, read back from where it was set aside.
+/// let Lookup::Ready(Some(second)) = combined.lookup("t/1")? else { panic!("t/1 is missing") };
+/// assert_eq!(second.as_reference(), Reference::Range { url: Some("b.nc"), offset: 100, length: 8 });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// # Errors
 /// As [`combine_with`](crate::combine_with); [`ScanError::Combine`] also if
 /// `options` combine along several dimensions, or an array combining
 /// concatenates lacks the dimension in some file (its chunks were not set aside).
 pub fn combine_streamed(
-    skeletons: Vec<(String, ReferenceSet)>,
+    rests: FileRests,
     options: &CombineOptions,
     set_aside: Arc<dyn SetAside>,
 ) -> Result<StreamedCombine, ScanError> {
@@ -186,7 +230,7 @@ pub fn combine_streamed(
         let reason = "combining a file at a time is along one dimension; combine whole sets for several".into();
         return Err(combine_error("", dimension, reason));
     }
-    let inputs = skeletons.into_iter().map(|(name, references)| Input { name, references }).collect();
+    let inputs = rests.into_files().into_iter().map(|(name, references)| Input { name, references }).collect();
     let mut placements = Vec::new();
     let base = combine_placing(inputs, options, Some(&mut placements))?;
     // A file whose array lacks the dimension kept its chunks, which combining renumbered here.
@@ -485,14 +529,14 @@ mod tests {
             &options,
         )
         .unwrap();
-        let (mut held, mut skeletons) = (HashMap::new(), Vec::new());
+        let (mut held, mut rests) = (HashMap::new(), FileRests::new());
         for (name, start) in names.iter().zip([1.0, 0.0]) {
             let (rest, chunks) = split_combined_chunks(name, &file(name, start), &options).unwrap();
             held.insert((*name).to_owned(), Arc::new(chunks));
-            skeletons.push(((*name).to_owned(), rest));
+            rests.push((*name).to_owned(), rest);
         }
         let held = Held(held);
-        let streamed = combine_streamed(skeletons, &options, Arc::new(held)).unwrap();
+        let streamed = combine_streamed(rests, &options, Arc::new(held)).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let walked: Vec<(String, OwnedReference)> =
             runtime.block_on(streamed.walk(Walk::All).map(Result::unwrap).collect::<Vec<_>>());
@@ -514,7 +558,7 @@ mod tests {
     #[test]
     fn an_array_without_the_dimension_in_one_file_is_an_error() {
         let options = CombineOptions::new("time");
-        let mut skeletons = Vec::new();
+        let mut rests = FileRests::new();
         let mut held = HashMap::new();
         for (name, start, dims) in [("a.nc", 0.0, r#"["x","time"]"#), ("b.nc", 1.0, r#"["x","t"]"#)] {
             let mut builder = ReferenceSetBuilder::new();
@@ -525,9 +569,9 @@ mod tests {
             builder.insert_range("w/0", Some(name), 16, 8);
             let (rest, chunks) = split_combined_chunks(name, &builder.build(), &options).unwrap();
             held.insert(name.to_owned(), Arc::new(chunks));
-            skeletons.push((name.to_owned(), rest));
+            rests.push(name.to_owned(), rest);
         }
-        let error = combine_streamed(skeletons, &options, Arc::new(Held(held))).unwrap_err().to_string();
+        let error = combine_streamed(rests, &options, Arc::new(Held(held))).unwrap_err().to_string();
         assert!(error.contains("\"v\"") && error.contains("not in every file"), "{error}");
     }
 }

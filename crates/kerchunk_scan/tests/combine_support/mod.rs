@@ -54,12 +54,12 @@ pub(crate) fn combined(
         return kerchunk_scan::combine_with(scans, options);
     }
     let mut held = std::collections::HashMap::new();
-    let mut skeletons = Vec::new();
+    let mut rests = kerchunk_scan::FileRests::new();
     let mut refused = None;
     for (name, set) in &scans {
         match kerchunk_scan::split_combined_chunks(name, set, options) {
             Ok((rest, chunks)) => {
-                skeletons.push((name.clone(), rest));
+                rests.push(name.clone(), rest);
                 held.insert(name.clone(), std::sync::Arc::new(chunks));
             }
             Err(error) => refused = refused.or(Some(error.to_string())),
@@ -68,8 +68,9 @@ pub(crate) fn combined(
     let whole = kerchunk_scan::combine_with(scans, options);
     let streamed = match refused {
         Some(error) => Err(error),
-        None => kerchunk_scan::combine_streamed(skeletons, options, std::sync::Arc::new(Held(held)))
-            .map_err(|e| e.to_string()),
+        None => {
+            kerchunk_scan::combine_streamed(rests, options, std::sync::Arc::new(Held(held))).map_err(|e| e.to_string())
+        }
     };
     match (&whole, streamed) {
         (Err(whole), Err(streamed)) => assert_eq!(streamed, whole.to_string(), "the same error a file at a time"),

@@ -310,11 +310,17 @@ pub fn scan_files(
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
 ) -> Result<Scanned, MakeError> {
-    scan_each(files, combining, options, jobs, registry, url_of, progress, |_, set| Ok(set))
+    let mut sets = Vec::with_capacity(files.len());
+    let keep = |url: &str, set| {
+        sets.push((url.to_owned(), set));
+        Ok(())
+    };
+    let (made, places) = scan_each(files, combining, options, jobs, registry, url_of, progress, keep)?;
+    Ok(Scanned { made, sets, places })
 }
 
-/// [`scan_files`], each file's references handed to `keep` as its scan ends (in the order of
-/// `files`), which gives what [`Scanned::sets`] holds of them.
+/// [`scan_files`], each file's references (named by `url_of`) handed to `keep` as its scan
+/// ends, in the order of `files`: what scanning cost and where the files were read from.
 #[expect(clippy::too_many_arguments, reason = "scan_files' arguments, and what to keep")]
 fn scan_each(
     files: &[String],
@@ -324,8 +330,8 @@ fn scan_each(
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
-    mut keep: impl FnMut(&str, ReferenceSet) -> Result<ReferenceSet, MakeError>,
-) -> Result<Scanned, MakeError> {
+    mut keep: impl FnMut(&str, ReferenceSet) -> Result<(), MakeError>,
+) -> Result<(Made, FilePlaces), MakeError> {
     let concat = match combining {
         Some(Combining::Concat(concat)) => Some(concat),
         _ => None,
@@ -345,7 +351,6 @@ fn scan_each(
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(MakeError::Runtime)?;
     let mut made =
         Made { references: ReferenceSet::default(), files: Vec::new(), requests: 0, bytes: 0, skipped: Vec::new() };
-    let mut sets = Vec::with_capacity(places.len());
     runtime.block_on(async {
         let mut scans = futures::stream::iter(places.iter().map(|(store, path, url)| {
             let (options, progress) = (&options, &progress);
@@ -362,13 +367,12 @@ fn scan_each(
             made.requests += scan.stats.requests;
             made.bytes += scan.stats.bytes;
             made.files.push(url.clone());
-            let kept = keep(&url, scan.references)?;
-            sets.push((url, kept));
+            keep(&url, scan.references)?;
         }
         Ok::<_, MakeError>(())
     })?;
     let places = FilePlaces(places.into_iter().map(|(store, path, url)| (url, (store, path))).collect());
-    Ok(Scanned { made, sets, places })
+    Ok((made, places))
 }
 
 /// What [`scan_files`] gives.

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use kerchunk_scan::{CombineOptions, ScanOptions, StreamedCombine};
+use kerchunk_scan::{CombineOptions, FileRests, ScanOptions, StreamedCombine};
 use zarrs_kerchunk::StoreRegistry;
 
-use super::{Combining, Made, MakeError, Scanned, SetAsideFiles, record_of, scan_each, with_record};
+use super::{Combining, Made, MakeError, SetAsideFiles, record_of, scan_each, with_record};
 
 /// The options [`make_streamed`] combines `files` files with, if it can combine them as
 /// `combining` says: several files, concatenated along one dimension (not several, not merged).
@@ -54,19 +54,20 @@ pub fn make_streamed(
 ) -> Result<Streamed, MakeError> {
     let set_aside = Arc::new(SetAsideFiles::new(memory)?);
     let combining = Combining::Concat(concat.clone());
+    let mut rests = FileRests::new();
     let keep = |name: &str, set| {
         let (rest, chunks) = kerchunk_scan::split_combined_chunks(name, &set, concat)?;
         set_aside.keep(name, chunks)?;
-        Ok(rest)
+        rests.push(name.to_owned(), rest);
+        Ok(())
     };
-    let Scanned { made, sets, places } =
-        scan_each(files, Some(&combining), options, jobs, registry, url_of, progress, keep)?;
-    let references = combine_set_aside(sets, concat, set_aside, &made.files, places.reader()?)?;
+    let (made, places) = scan_each(files, Some(&combining), options, jobs, registry, url_of, progress, keep)?;
+    let references = combine_set_aside(rests, concat, set_aside, &made.files, places.reader()?)?;
     Ok(Streamed { made, references })
 }
 
 /// Files whose combined chunks were set aside (each file's kept in `set_aside` under its name
-/// in `files`, the rest of its references in `sets`: [`kerchunk_scan::split_combined_chunks`]),
+/// in `files`, the rest of its references in `rests`: [`kerchunk_scan::split_combined_chunks`]),
 /// combined along `concat`'s one dimension, arrays that must be the same in every file read
 /// through `reader`, and the way they were combined recorded (under
 /// [`COMBINED_WITH`](super::COMBINED_WITH)). What [`make_streamed`] does after its scans, and
@@ -75,14 +76,14 @@ pub fn make_streamed(
 /// # Errors
 /// [`MakeError::Scan`] if the files cannot be combined.
 pub fn combine_set_aside(
-    sets: Vec<(String, kerchunk::ReferenceSet)>,
+    rests: FileRests,
     concat: &CombineOptions,
     set_aside: Arc<SetAsideFiles>,
     files: &[String],
     reader: kerchunk_scan::RangeReader,
 ) -> Result<StreamedCombine, MakeError> {
     let checked = concat.clone().with_range_reader(reader);
-    let combined = kerchunk_scan::combine_streamed(sets, &checked, set_aside)?;
+    let combined = kerchunk_scan::combine_streamed(rests, &checked, set_aside)?;
     let base = with_record(combined.base(), &record_of(&Combining::Concat(concat.clone()), files));
     Ok(combined.with_base(base))
 }
