@@ -11,8 +11,8 @@ use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet, error_chain};
 use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
-    AppendPlan, Combining, FilePlaces, Made, MakeError, SET_ASIDE_MEMORY, Scanned, append_references, combine_options,
-    combine_scans, expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
+    AppendPlan, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans,
+    expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
 };
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
@@ -43,6 +43,9 @@ pub(crate) struct ScanArguments {
     calendar: Option<String>,
     /// How many files to scan at once.
     jobs: usize,
+    /// Combining along one dimension: how many MiB of the files' combined chunks to hold in
+    /// memory, the rest in a temporary folder (the command line's `--combine-memory`).
+    combine_memory: usize,
     /// Arrays taken once rather than given a new dimension (`--identical`).
     identical: Vec<String>,
     /// Merge files of one variable each rather than concatenate.
@@ -91,7 +94,7 @@ fn scan(
                 &registry,
                 url_of,
                 || {},
-                SET_ASIDE_MEMORY,
+                arguments.combine_memory_bytes(),
             )
             .map_err(|e| make_error(&e))?;
             let mut report = report_of(&streamed.made);
@@ -134,6 +137,11 @@ fn scan(
 }
 
 impl ScanArguments {
+    /// The memory `combine_memory` gives, in bytes.
+    pub(crate) fn combine_memory_bytes(&self) -> usize {
+        self.combine_memory.saturating_mul(1 << 20)
+    }
+
     /// The scan's options and the combining these arguments ask for.
     pub(crate) fn prepared(&self) -> Result<(ScanOptions, Option<Combining>), Error> {
         let mut scan_options = ScanOptions::default();

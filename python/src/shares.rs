@@ -9,9 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use kerchunk_scan::{CombineOptions, FileRests};
 use pyo3::prelude::*;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet};
-use zarrs_kerchunk_tools::make::{
-    FilePlaces, SET_ASIDE_MEMORY, SetAsideFiles, combine_set_aside, streamable, url_in_references,
-};
+use zarrs_kerchunk_tools::make::{FilePlaces, SetAsideFiles, combine_set_aside, streamable, url_in_references};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::errors::{Error, Kind};
@@ -63,7 +61,7 @@ fn share_combiner(
         Some(concat) if arguments.append_to.is_none() && arguments.subchunk.is_empty() => concat.clone(),
         _ => return Ok(None),
     };
-    let set_aside = Arc::new(SetAsideFiles::new(SET_ASIDE_MEMORY).map_err(|e| make_error(&e))?);
+    let set_aside = Arc::new(SetAsideFiles::new(arguments.combine_memory_bytes()).map_err(|e| make_error(&e))?);
     let urls = files.iter().map(|file| url_in_references(file, output)).collect();
     let output = output.to_owned();
     let state = State { concat, files, urls, output, options, json, parquet, set_aside, rests: FileRests::new() };

@@ -318,18 +318,42 @@ def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
         shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
     pattern = str(tmp_path / "mixed_units_*.nc")
     tools.scan(pattern, tmp_path / "here.json", concat="time")
+    # With no memory for the combined chunks, every file's wait on disk: the same set.
+    tools.scan(pattern, tmp_path / "here-disk.json", concat="time", combine_memory=0)
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=pool)
         tools.scan(pattern, tmp_path / "spread.parq", concat="time", jobs=1, executor=pool)
-    assert json.loads((tmp_path / "spread.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
+        tools.scan(pattern, tmp_path / "spread-disk.json", concat="time", jobs=1, combine_memory=0, executor=pool)
+    here = json.loads((tmp_path / "here.json").read_text())
+    for written in ["spread.json", "here-disk.json", "spread-disk.json"]:
+        assert json.loads((tmp_path / written).read_text()) == here, written
     # Set aside share by share and read back as written: what open_mfdataset reads, JSON and parquet.
     import xarray as xr
 
     expected = json.loads((combine / "mixed_units.expected.json").read_text())
-    for written in ["spread.json", "spread.parq"]:
+    for written in ["spread.json", "spread.parq", "spread-disk.json"]:
         ds = xr.open_dataset(ReferenceStore(tmp_path / written), engine="zarr", consolidated=False, zarr_format=2)
         assert ds["time"].values.tolist() == np.array(expected["time"], dtype="datetime64[ns]").tolist(), written
         assert np.array_equal(ds["t"].values, np.array(expected["t"], dtype="f4")), written
+
+
+def test_a_spread_scan_makes_at_most_four_tasks_a_worker() -> None:
+    """Shares of ``jobs`` files, grown where they would make more than four tasks a worker: a Dask
+    client's threads, or 16 workers for an executor that cannot say."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zarrs_kerchunk.tools import _share_size
+
+    class Client:
+        def nthreads(self) -> dict[str, int]:
+            return {"tcp://a": 1, "tcp://b": 1}
+
+    assert _share_size(Client(), 10_000, 16) == 1_250
+    assert _share_size(Client(), 20, 16) == 16
+    assert _share_size(Client(), 20, 1) == 3
+    with ThreadPoolExecutor(2) as pool:
+        assert _share_size(pool, 10_000, 16) == 157
+        assert _share_size(pool, 3, 1) == 1
 
 
 class _Swapped:
