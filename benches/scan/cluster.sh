@@ -7,7 +7,8 @@
 #
 #   benches/scan/cluster.sh OURS_PYTHON PEERS_PYTHON [N] [FOLDER]
 #
-# OURS_PYTHON has zarrs_kerchunk, kerchunk 0.2.10, dask and distributed (target/python-venv);
+# OURS_PYTHON has zarrs_kerchunk, kerchunk 0.2.10, h5py, dask and distributed (target/python-venv,
+# with h5py added: pip install h5py);
 # PEERS_PYTHON has VirtualiZarr 2.x, dask and distributed (target/peers-venv). FOLDER (default
 # /tmp/scan-many-N) receives the files on the first run.
 set -euo pipefail

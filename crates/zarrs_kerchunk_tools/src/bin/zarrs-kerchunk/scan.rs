@@ -72,7 +72,8 @@ pub(crate) struct Scan {
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
     /// Combining along one dimension: how many MiB of the scanned files' combined chunks to hold
-    /// in memory; the rest wait in a temporary folder until they are written, a file at a time.
+    /// in memory; the rest wait in a temporary folder (under `TMPDIR`, else the system's) until
+    /// they are written, a file at a time.
     #[arg(long, value_name = "MIB", default_value_t = SET_ASIDE_MEMORY >> 20)]
     combine_memory: usize,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
