@@ -4,8 +4,9 @@
 //! with only the values along the combined dimension (and the names of the
 //! files their ranges point into) differing. Combining a file at a time
 //! ([`FileRests`]) therefore holds each file's references as what differs from
-//! the first file's, so that holding ten thousand files costs little more than
-//! holding one; combining reads each through [`FileReferences`], as if whole.
+//! the first file's, so that what it holds grows with what differs between the
+//! files, not with their metadata; combining reads each through
+//! [`FileReferences`], as if whole.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -136,8 +137,8 @@ fn owned(reference: Reference<'_>) -> OwnedReference {
 /// and check it: each file's references but its combined chunks
 /// ([`split_combined_chunks`](crate::split_combined_chunks)), in the order added,
 /// each held as what differs from the first file's. Files alike, as an
-/// archive's are, cost a few hundred bytes each (their coordinate values, and
-/// the ranges that name them), not their metadata again.
+/// archive's are, cost what differs (their coordinate values, and the ranges
+/// that name them), not their metadata again.
 #[derive(Debug, Default)]
 pub struct FileRests {
     /// The first file's, which the others are held against.
