@@ -50,26 +50,26 @@ impl From<ReferenceSet> for FileReferences {
 }
 
 impl FileReferences {
-    /// `set`, held as what differs from `like` when that is less than half its keys
+    /// `set`, held as what differs from `like` when that is at most half its keys
     /// (a file unlike the others is held whole, as cheaply as it comes).
     pub(super) fn alike(set: ReferenceSet, like: &Arc<ReferenceSet>) -> Self {
+        let half = set.len() / 2;
         let mut changed = Vec::new();
-        let mut unlike = false;
         for (key, reference) in set.iter() {
             if like.get(&key) != Some(reference) {
                 changed.push((Box::<str>::from(key.as_ref()), owned(reference)));
-                unlike = changed.len() * 2 > set.len();
-                if unlike {
+                // Past half, stop copying: the file is held whole.
+                if changed.len() > half {
                     break;
                 }
             }
         }
-        if unlike {
+        if changed.len() > half {
             return Self::Whole(set);
         }
         let mut removed: Vec<Box<str>> =
             like.iter().filter(|(key, _)| set.get(key).is_none()).map(|(key, _)| key.as_ref().into()).collect();
-        if (changed.len() + removed.len()) * 2 > set.len().max(1) {
+        if changed.len() + removed.len() > half {
             return Self::Whole(set);
         }
         changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
