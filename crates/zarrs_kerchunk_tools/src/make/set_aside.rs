@@ -1,8 +1,9 @@
 //! Where each scanned file's combined chunks wait while a combine orders and checks the files:
-//! in memory up to a budget, then as JSON in a temporary folder, removed when done.
+//! in memory up to a budget, then as JSON in one temporary file, removed when done.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kerchunk::{BoxError, JsonWriteOptions, ParseOptions, ReferenceSet};
@@ -17,39 +18,45 @@ pub const SET_ASIDE_MEMORY: usize = 64 << 20;
 /// Scanned files' chunks set aside for [`kerchunk_scan::combine_streamed`]
 /// ([`kerchunk_scan::split_combined_chunks`]), each file's a [`ReferenceSet`]: held in
 /// memory while they fit a budget ([`ReferenceSet::memory_size`]), the rest written as
-/// kerchunk JSON to a temporary folder (deleted with this) and read back when asked.
+/// kerchunk JSON, one after another, to a temporary file (under `TMPDIR`, deleted with this,
+/// or by the system if the process dies) and read back when asked.
+///
+/// One file, not one a scanned file: making ten thousand small files took most of the time
+/// of a combine that set everything aside (the file system's inode allocation).
 #[derive(Debug)]
 pub struct SetAsideFiles {
-    folder: tempfile::TempDir,
     budget: usize,
     kept: Mutex<Kept>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Kept {
     /// Bytes of the sets held in memory.
     held: usize,
     sets: HashMap<String, Place>,
+    /// Where the sets past the budget are written, and its length.
+    disk: File,
+    written: u64,
 }
 
 #[derive(Debug)]
 enum Place {
     Memory(Arc<ReferenceSet>),
-    Disk(PathBuf),
+    /// A range of `Kept::disk`: its start, and its length.
+    Disk(u64, usize),
 }
 
 impl SetAsideFiles {
     /// An empty set-aside, which holds up to `budget` bytes of references in memory (see
-    /// [`SET_ASIDE_MEMORY`]), the rest in a new temporary folder.
+    /// [`SET_ASIDE_MEMORY`]), the rest in a new temporary file.
     ///
     /// # Errors
-    /// [`MakeError::SetAside`] if the temporary folder cannot be made.
+    /// [`MakeError::SetAside`] if the temporary file cannot be made.
     pub fn new(budget: usize) -> Result<Self, MakeError> {
-        let folder = tempfile::Builder::new()
-            .prefix("zarrs-kerchunk-combine-")
-            .tempdir()
-            .map_err(|source| MakeError::SetAside { file: "a temporary folder".into(), source: source.into() })?;
-        Ok(Self { folder, budget, kept: Mutex::new(Kept::default()) })
+        let disk = tempfile::tempfile()
+            .map_err(|source| MakeError::SetAside { file: "a temporary file".into(), source: source.into() })?;
+        let kept = Kept { held: 0, sets: HashMap::new(), disk, written: 0 };
+        Ok(Self { budget, kept: Mutex::new(kept) })
     }
 
     /// Keep `set`, the references of the file `name`, to be read back by that name.
@@ -57,38 +64,44 @@ impl SetAsideFiles {
     /// # Errors
     /// [`MakeError::SetAside`] naming the file if its references cannot be written.
     pub fn keep(&self, name: &str, set: ReferenceSet) -> Result<(), MakeError> {
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let failed = |source: BoxError| MakeError::SetAside { file: name.to_owned(), source };
         let size = set.memory_size();
-        let place = if kept.held.saturating_add(size) <= self.budget {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.held.saturating_add(size) <= self.budget {
             kept.held += size;
-            Place::Memory(Arc::new(set))
-        } else {
-            let path = self.folder.path().join(format!("{}.json", kept.sets.len()));
-            let failed = |source: BoxError| MakeError::SetAside { file: name.to_owned(), source };
-            let file = std::fs::File::create(&path).map_err(|e| failed(e.into()))?;
-            set.write_json(std::io::BufWriter::new(file), &JsonWriteOptions::default())
-                .map_err(|e| failed(e.into()))?;
-            Place::Disk(path)
-        };
-        kept.sets.insert(name.to_owned(), place);
+            kept.sets.insert(name.to_owned(), Place::Memory(Arc::new(set)));
+            return Ok(());
+        }
+        drop(kept);
+        // Written out of the lock, so that scans ending together encode at once.
+        let mut json = Vec::new();
+        set.write_json(&mut json, &JsonWriteOptions::default()).map_err(|e| failed(e.into()))?;
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let start = kept.written;
+        kept.disk
+            .seek(SeekFrom::Start(start))
+            .and_then(|_| kept.disk.write_all(&json))
+            .map_err(|e| failed(e.into()))?;
+        kept.written += json.len() as u64;
+        kept.sets.insert(name.to_owned(), Place::Disk(start, json.len()));
         Ok(())
     }
 }
 
 impl SetAside for SetAsideFiles {
     fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError> {
-        let path = match self.kept.lock().unwrap_or_else(PoisonError::into_inner).sets.get(name) {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let (start, length) = match kept.sets.get(name) {
             Some(Place::Memory(set)) => return Ok(Arc::clone(set)),
-            Some(Place::Disk(path)) => path.clone(),
+            Some(Place::Disk(start, length)) => (*start, *length),
             None => return Err(format!("no references were set aside for {name}").into()),
         };
-        let file = std::fs::File::open(&path)?;
-        let location = path.to_string_lossy();
-        Ok(Arc::new(ReferenceSet::from_json_reader(
-            std::io::BufReader::new(file),
-            &ParseOptions::default(),
-            &location,
-        )?))
+        let mut json = vec![0; length];
+        kept.disk.seek(SeekFrom::Start(start))?;
+        kept.disk.read_exact(&mut json)?;
+        drop(kept);
+        let location = format!("the references of {name} set aside");
+        Ok(Arc::new(ReferenceSet::from_json(&json, &ParseOptions::default()).map_err(|e| format!("{location}: {e}"))?))
     }
 }
 
@@ -113,19 +126,22 @@ mod tests {
         walked.into_iter().map(Result::unwrap).collect()
     }
 
-    /// Sets past the budget are written to the folder and read back the same (bytes that are
-    /// not text included); a name never kept is an error naming it.
+    /// Sets past the budget are written, one after another, to the file and read back the same
+    /// (bytes that are not text included), in any order; a name never kept is an error naming it.
     #[test]
     fn sets_past_the_budget_wait_on_disk_and_come_back_the_same() {
         let aside = SetAsideFiles::new(set(0).memory_size()).unwrap();
-        aside.keep("a.nc", set(10)).unwrap();
-        aside.keep("b.nc", set(20)).unwrap();
-        let on_disk = std::fs::read_dir(aside.folder.path()).unwrap().count();
-        assert_eq!(on_disk, 1, "the first within the budget, the second on disk");
-        for (name, offset) in [("a.nc", 10), ("b.nc", 20)] {
+        for (name, offset) in [("a.nc", 10), ("b.nc", 20), ("c.nc", 30)] {
+            aside.keep(name, set(offset)).unwrap();
+        }
+        let kept = aside.kept.lock().unwrap();
+        let on_disk = kept.sets.values().filter(|place| matches!(place, Place::Disk(..))).count();
+        assert_eq!((on_disk, kept.written > 0), (2, true), "the first within the budget, the others on disk");
+        drop(kept);
+        for (name, offset) in [("c.nc", 30), ("a.nc", 10), ("b.nc", 20), ("c.nc", 30)] {
             assert_eq!(entries(&aside.references(name).unwrap()), entries(&set(offset)), "{name}");
         }
-        let error = aside.references("c.nc").unwrap_err().to_string();
-        assert!(error.contains("c.nc"), "{error}");
+        let error = aside.references("d.nc").unwrap_err().to_string();
+        assert!(error.contains("d.nc"), "{error}");
     }
 }

@@ -34,7 +34,7 @@ pub struct Streamed {
 /// [`make_references`](super::make_references) for files concatenated along one dimension
 /// ([`streamable`]), the same set made holding less: each file's combined chunks are set
 /// aside as its scan ends, up to `memory` bytes of them in memory ([`SET_ASIDE_MEMORY`](super::SET_ASIDE_MEMORY)
-/// is the command line's default) and the rest in a temporary folder, and only the rest of
+/// is the command line's default) and the rest in a temporary file, and only the rest of
 /// each file's references (metadata, coordinates, arrays taken once) is held to order and
 /// check the files. Writing the result reads one file's chunks back at a time.
 ///
