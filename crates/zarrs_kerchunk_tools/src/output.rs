@@ -128,22 +128,52 @@ pub fn rewrite_references(
 /// # Errors
 /// [`OutputError`] if the place is not a path or URL a store serves.
 pub fn place(place: &str, registry: &StoreRegistry, create: bool) -> Result<(Arc<dyn ObjectStore>, Path), OutputError> {
-    let invalid = |reason: String| OutputError::Place { place: place.to_owned(), reason };
-    let io = |source| OutputError::Io { place: place.to_owned(), source };
-    let trimmed = place.trim_end_matches('/');
-    if trimmed.contains("://") {
-        let url = url::Url::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
-        return registry
-            .resolve(&url)
-            .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) });
+    Places::default().place(place, registry, create)
+}
+
+/// [`place`] for many places: local files of one folder share one store (ten thousand files
+/// of a folder held ten thousand stores, each with its own copy of the folder's path).
+#[derive(Debug, Default)]
+pub struct Places {
+    folders: std::collections::HashMap<std::path::PathBuf, Arc<dyn ObjectStore>>,
+}
+
+impl Places {
+    /// As [`place`], with the store of a folder met before.
+    ///
+    /// # Errors
+    /// [`OutputError`] if the place is not a path or URL a store serves.
+    pub fn place(
+        &mut self,
+        place: &str,
+        registry: &StoreRegistry,
+        create: bool,
+    ) -> Result<(Arc<dyn ObjectStore>, Path), OutputError> {
+        let invalid = |reason: String| OutputError::Place { place: place.to_owned(), reason };
+        let io = |source| OutputError::Io { place: place.to_owned(), source };
+        let trimmed = place.trim_end_matches('/');
+        if trimmed.contains("://") {
+            let url = url::Url::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
+            return registry
+                .resolve(&url)
+                .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) });
+        }
+        let path = std::path::absolute(trimmed).map_err(io)?;
+        let parent = path.parent().ok_or_else(|| invalid("the path has no parent folder".into()))?;
+        if create {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let name =
+            path.file_name().ok_or_else(|| invalid("the path has no name".into()))?.to_string_lossy().into_owned();
+        let store = if let Some(store) = self.folders.get(parent) {
+            Arc::clone(store)
+        } else {
+            let local = object_store::local::LocalFileSystem::new_with_prefix(parent)
+                .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) })?;
+            let store: Arc<dyn ObjectStore> = Arc::new(local);
+            self.folders.insert(parent.to_owned(), Arc::clone(&store));
+            store
+        };
+        Ok((store, name.into()))
     }
-    let path = std::path::absolute(trimmed).map_err(io)?;
-    let parent = path.parent().ok_or_else(|| invalid("the path has no parent folder".into()))?;
-    if create {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    let name = path.file_name().ok_or_else(|| invalid("the path has no name".into()))?.to_string_lossy().into_owned();
-    let store = object_store::local::LocalFileSystem::new_with_prefix(parent)
-        .map_err(|source| OutputError::Store { place: place.to_owned(), source: Box::new(source) })?;
-    Ok((Arc::new(store), name.into()))
 }

@@ -14,7 +14,7 @@ use zarrs_kerchunk::object_store::ObjectStoreExt as _;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
 use zarrs_kerchunk::object_store::{self, ObjectStore};
 
-use crate::output::{OutputError, place};
+use crate::output::{OutputError, Places};
 
 mod append;
 mod set_aside;
@@ -268,8 +268,9 @@ impl FilePlaces {
     /// [`MakeError`] if a file cannot be reached.
     pub fn locate(files: &[(String, String)], registry: &StoreRegistry) -> Result<Self, MakeError> {
         let mut places = std::collections::HashMap::with_capacity(files.len());
+        let mut stores = Places::default();
         for (name, file) in files {
-            places.insert(name.clone(), place(file, registry, false)?);
+            places.insert(name.clone(), stores.place(file, registry, false)?);
         }
         Ok(Self(places))
     }
@@ -344,8 +345,9 @@ fn scan_each(
         options = options.with_inlined_variables([concat.dimension.clone()]);
     }
     let mut places = Vec::with_capacity(files.len());
+    let mut stores = Places::default();
     for file in files {
-        let (store, path) = place(file, registry, false)?;
+        let (store, path) = stores.place(file, registry, false)?;
         places.push((store, path, url_of(file)));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(MakeError::Runtime)?;
