@@ -57,7 +57,7 @@ MODULE_LAYERS = {
     "kerchunk_icechunk": [("error", "metadata", "to_v2"), ("chunks", "containers", "s3", "azure"), ("location",), ("export", "import"), ("lib",)],
     "zarrs_kerchunk_tools": [("inspect", "output", "icechunk"), ("make",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
-    "zarrs_kerchunk_python": [("errors", "runtime"), ("options",), ("store",), ("array", "tools", "scan", "codecs"), ("shares",), ("lib",)],
+    "zarrs_kerchunk_python": [("errors", "runtime"), ("options", "packed"), ("store",), ("array", "tools", "scan", "codecs"), ("shares",), ("lib",)],
 }
 
 PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*))")

@@ -7,6 +7,7 @@ mod array;
 mod codecs;
 mod errors;
 mod options;
+mod packed;
 mod runtime;
 mod scan;
 mod shares;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet, error_chain};
+use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ReferenceSet, error_chain};
 use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
     AppendPlan, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans,
@@ -17,6 +17,7 @@ use zarrs_kerchunk_tools::make::{
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
 use crate::errors::{self, Error, Kind, object_store_kind};
+use crate::packed;
 use crate::runtime;
 use crate::tools::{WriteOptions, output_error};
 
@@ -250,12 +251,12 @@ fn expand_all(files: &[String], registry: &StoreRegistry) -> Result<Vec<String>,
     Ok(expanded)
 }
 
-/// One file's URL and its references as JSON bytes, as `scan_share` hands them back.
-type SharedReferences = (String, Py<PyBytes>);
+/// A share of a spread scan as it travels: its files' URLs and their packed references.
+type Share = (Vec<String>, Py<PyBytes>);
 
-/// Scan `files` (no patterns), on a worker: each file's URL as the references at `output` will
-/// name it, with its references as compact JSON bytes (version 1), and a JSON report of the
-/// scan (`references` 0: nothing is written here).
+/// Scan `files` (no patterns), on a worker: the share of the scan (`packed::pack`: each
+/// file's URL as the references at `output` will name it, and all their references in one
+/// compressed `bytes`), and a JSON report of the scan (`references` 0: nothing is written here).
 #[pyfunction]
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn scan_share(
@@ -264,11 +265,11 @@ fn scan_share(
     output: &str,
     arguments: ScanArguments,
     options: WriteOptions,
-) -> PyResult<(Vec<SharedReferences>, String)> {
+) -> PyResult<(Share, String)> {
     runtime::check_process()?;
     let registry = options.registry();
     let (scan_options, combining) = arguments.prepared()?;
-    let (made, parts) = py.detach(|| -> Result<_, Error> {
+    let (made, (urls, packed)) = py.detach(|| -> Result<_, Error> {
         let Scanned { made, sets, .. } = scan_files(
             &files,
             combining.as_ref(),
@@ -279,28 +280,19 @@ fn scan_share(
             || {},
         )
         .map_err(|e| make_error(&e))?;
-        let mut parts = Vec::with_capacity(sets.len());
-        for (url, set) in sets {
-            let mut bytes = Vec::new();
-            set.write_json(&mut bytes, &JsonWriteOptions::default())
-                .map_err(|e| Error::new(Kind::Invalid, format!("cannot write {url}'s references: {e}")))?;
-            parts.push((url, bytes));
-        }
-        Ok((made, parts))
+        Ok((made, packed::pack(sets)?))
     })?;
-    let parts = parts.into_iter().map(|(url, bytes)| (url, PyBytes::new(py, &bytes).unbind())).collect();
-    Ok((parts, report_of(&made).to_string()))
+    Ok(((urls, PyBytes::new(py, &packed).unbind()), report_of(&made).to_string()))
 }
 
-/// The shares `scan_share` made (each file's URL and references, in the order of the files,
-/// which are `files`), combined as `arguments` say (reading the files where arrays that must be
+/// The shares `scan_share` made (in the order of the files, which are `files`), combined as `arguments` say (reading the files where arrays that must be
 /// the same are held by range references) and written to `output`; the JSON report of the
 /// combining (the references written and the files).
 #[pyfunction]
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn combine_shares(
     py: Python<'_>,
-    parts: Vec<(String, Vec<u8>)>,
+    shares: Vec<(Vec<String>, Bound<'_, PyBytes>)>,
     files: Vec<String>,
     output: &str,
     arguments: ScanArguments,
@@ -310,16 +302,20 @@ fn combine_shares(
     let (json, parquet) = options.formats(output)?;
     let registry = options.registry();
     let (_, combining) = arguments.prepared()?;
+    // Borrowed from the shares' `bytes`, which are immutable and outlive the call.
+    let shares: Vec<(Vec<String>, &[u8])> =
+        shares.iter().map(|(urls, packed)| (urls.clone(), packed.as_bytes())).collect();
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
-        let urls: Vec<String> = parts.iter().map(|(url, _)| url.clone()).collect();
+        let urls: Vec<String> = shares.iter().flat_map(|(urls, _)| urls.iter().cloned()).collect();
         let files_scanned = files.clone();
         let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
         let reader = FilePlaces::locate(&named, &registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))?;
-        let mut sets = Vec::with_capacity(parts.len());
-        for (url, bytes) in parts {
-            let set = ReferenceSet::from_json(&bytes, &ParseOptions::default())
-                .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
-            sets.push((url, set));
+        let mut sets = Vec::with_capacity(urls.len());
+        for (share_urls, packed) in &shares {
+            packed::each_file(share_urls, packed, |url, set| {
+                sets.push((url.to_owned(), set));
+                Ok(())
+            })?;
         }
         let references = match &arguments.append_to {
             // The shares scanned the files `plan_append` gave, for the set's recorded combining.

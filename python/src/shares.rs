@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use kerchunk_scan::{CombineOptions, FileRests};
 use pyo3::prelude::*;
-use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ParseOptions, ReferenceSet};
+use pyo3::types::PyBytes;
+use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions};
 use zarrs_kerchunk_tools::make::{FilePlaces, SetAsideFiles, combine_set_aside, streamable, url_in_references};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::errors::{Error, Kind};
+use crate::packed;
 use crate::runtime;
 use crate::scan::{ScanArguments, make_error};
 use crate::tools::{WriteOptions, output_error};
@@ -70,26 +72,29 @@ fn share_combiner(
 
 #[pymethods]
 impl ShareCombiner {
-    /// Add the next share `scan_share` made: each file's URL and references (compact JSON),
-    /// in the order of the files.
-    fn add(&self, py: Python<'_>, share: Vec<(String, Vec<u8>)>) -> PyResult<()> {
+    /// Add the next share `scan_share` made: its files' URLs, in the order of the files, and
+    /// their packed references (`packed::pack`), read here one file at a time.
+    fn add(&self, py: Python<'_>, share: (Vec<String>, Bound<'_, PyBytes>)) -> PyResult<()> {
+        let (urls, packed) = share;
+        // Borrowed from the share's `bytes`, which are immutable and outlive the call.
+        let packed = packed.as_bytes();
         py.detach(|| -> Result<(), Error> {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             let state = state.as_mut().ok_or_else(finished)?;
-            for (url, bytes) in share {
-                let expected = state.urls.get(state.rests.len());
-                if expected != Some(&url) {
+            for (index, url) in urls.iter().enumerate() {
+                let expected = state.urls.get(state.rests.len() + index);
+                if expected != Some(url) {
                     let expected = expected.map_or("no more files", String::as_str);
                     return Err(Error::new(Kind::Invalid, format!("a share's file {url} where {expected} comes next")));
                 }
-                let set = ReferenceSet::from_json(&bytes, &ParseOptions::default())
-                    .map_err(|e| Error::new(Kind::Invalid, format!("{url}: the share's references: {e}")))?;
-                let (rest, chunks) = kerchunk_scan::split_combined_chunks(&url, &set, &state.concat)
-                    .map_err(|e| make_error(&e.into()))?;
-                state.set_aside.keep(&url, chunks).map_err(|e| make_error(&e))?;
-                state.rests.push(url, rest);
             }
-            Ok(())
+            packed::each_file(&urls, packed, |url, set| {
+                let (rest, chunks) = kerchunk_scan::split_combined_chunks(url, &set, &state.concat)
+                    .map_err(|e| make_error(&e.into()))?;
+                state.set_aside.keep(url, chunks).map_err(|e| make_error(&e))?;
+                state.rests.push(url.to_owned(), rest);
+                Ok(())
+            })
         })
         .map_err(Into::into)
     }

@@ -388,6 +388,57 @@ def test_shares_out_of_order_are_an_error_naming_the_files(tmp_path: Path) -> No
     assert not (tmp_path / "out.json").exists()
 
 
+class _Damaging:
+    """An executor run in this process whose futures hand back each share damaged by ``damage``
+    (its files' URLs and packed references in, the same out)."""
+
+    def __init__(self, damage) -> None:
+        self.damage = damage
+
+    def submit(self, fn, *args):
+        (urls, packed), report = fn(*args)
+        return _Done((self.damage(urls, packed), report))
+
+
+class _Done:
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+@pytest.mark.parametrize(
+    ("files", "options"),
+    [("mixed_units_*.nc", {"concat": "time"}), ("members_m*.nc", {"coords": {"member": r"name:_m(\d+)\.nc$"}})],
+    ids=["set-aside", "whole"],
+)
+def test_a_damaged_share_is_an_error_and_nothing_is_written(tmp_path: Path, files: str, options: dict) -> None:
+    """A share whose packed references were cut short, or hold fewer files than it names, is an
+    InvalidReferencesError saying so (naming the file where one is missing), whether the shares
+    are set aside as they come (along time) or combined whole (a new dimension from the names),
+    and nothing is written; unharmed, the same shares combine."""
+    for file in (SCANNED / "combine").glob(files):
+        shutil.copy(file, tmp_path)
+    pattern = str(tmp_path / files)
+    out = tmp_path / "out.json"
+    options = options | {"jobs": 2}
+
+    def cut(urls, packed):
+        return urls, packed[: len(packed) // 2]
+
+    def one_more(urls, packed):
+        return [*urls, "extra.nc"], packed
+
+    with pytest.raises(InvalidReferencesError, match="packed references"):
+        tools.scan(pattern, out, executor=_Damaging(cut), **options)
+    with pytest.raises(InvalidReferencesError, match=r"extra\.nc|no more files"):
+        tools.scan(pattern, out, executor=_Damaging(one_more), **options)
+    assert not out.exists()
+    tools.scan(pattern, out, executor=_Damaging(lambda urls, packed: (urls, packed)), **options)
+    assert out.exists()
+
+
 def test_an_append_spreads_over_a_process_pool(tmp_path: Path) -> None:
     """tools.scan(append_to=..., executor=...) on a parquet root made from the first file of
     mixed_units: the other three, scanned by two spawned workers, are appended as the root

@@ -149,7 +149,7 @@ def scan(
     or attribute source. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
     units the combined times are written in. ``jobs`` files are scanned at once. Along one
     dimension, up to ``combine_memory`` MiB of the files' combined chunks wait in memory until they
-    are written, the rest in a temporary folder (under ``TMPDIR``; the command line's
+    are written, the rest in a temporary file (under ``TMPDIR``; the command line's
     ``--combine-memory``). ``identical``
     names arrays the same in every file (kerchunk's ``identical_dims``): where the files gain a new
     dimension, they are taken once, checked in every file, rather than given it. ``merge=True``
@@ -168,7 +168,7 @@ def scan(
     ``executor`` spreads the scanning: a Dask ``distributed.Client`` or any
     ``concurrent.futures.Executor`` (anything with ``submit(fn, *args)`` whose futures have
     ``result()``). Each task scans a share of the files, ``jobs`` at once, and returns their
-    references as compact JSON bytes; they are combined here, in the order of the files, and
+    references as compact JSON, compressed together (about half the size); they are combined here, in the order of the files, and
     written. A share is ``jobs`` files, or more where that would make more than four tasks a worker
     (a Dask client's threads; 16 workers assumed for other executors): each task costs the
     executor time of its own. Along one dimension, each share's references are set aside as it
@@ -210,14 +210,14 @@ def scan(
     # Along one dimension, each share is set aside as it comes (memory does not grow with the
     # files' chunks); otherwise the shares are combined whole.
     combiner = _rs.share_combiner(expanded, os.fspath(output), arguments, write)
-    parts, report = [], {"requests": 0, "bytes": 0, "skipped": []}
+    shares, report = [], {"requests": 0, "bytes": 0, "skipped": []}
     for i, task in enumerate(tasks):  # in the order of the files, whatever order they finish in
         share, share_report = task.result()
         tasks[i] = None  # a finished future holds its result
         if combiner is not None:
             combiner.add(share)
         else:
-            parts.extend(share)
+            shares.append(share)
         del share
         share_report = json.loads(share_report)
         for key in ("requests", "bytes"):
@@ -225,7 +225,7 @@ def scan(
         report["skipped"].extend(share_report["skipped"])
     if combiner is not None:
         return report | json.loads(combiner.finish())
-    return report | json.loads(_rs.combine_shares(parts, expanded, os.fspath(output), arguments, write))
+    return report | json.loads(_rs.combine_shares(shares, expanded, os.fspath(output), arguments, write))
 
 
 def _share_size(executor: Any, files: int, jobs: int) -> int:
