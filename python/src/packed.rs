@@ -16,8 +16,8 @@ use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParseOptions, ReferenceSet};
 
 use crate::errors::{Error, Kind};
 
-/// zstd's level for a share: its fastest but one, since a worker compresses every share and
-/// the caller's memory, not the last few percent of size, is what packing is for.
+/// zstd's level for a share: the fastest of its standard levels, since a worker compresses
+/// every share and the caller's memory, not the last few percent of size, is what packing is for.
 const LEVEL: i32 = 1;
 
 /// `sets`, each file's URL and references, packed: the URLs, and the references of all of them

@@ -308,8 +308,7 @@ fn combine_shares(
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let urls: Vec<String> = shares.iter().flat_map(|(urls, _)| urls.iter().cloned()).collect();
         let files_scanned = files.clone();
-        let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
-        let reader = FilePlaces::locate(&named, &registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))?;
+        let reader = shares_reader(&urls, files, &registry)?;
         let mut sets = Vec::with_capacity(urls.len());
         for (share_urls, packed) in &shares {
             packed::each_file(share_urls, packed, |url, set| {
@@ -363,6 +362,17 @@ fn plan_append(
         Ok::<_, Error>((plan.files().to_vec(), plan.record().to_string()))
     })
     .map_err(Into::into)
+}
+
+/// What reads the range references of a spread scan's files on the caller: the files' URLs
+/// as the shares name them, paired in order with `files`, the paths or URLs scanned.
+pub(crate) fn shares_reader(
+    urls: &[String],
+    files: Vec<String>,
+    registry: &StoreRegistry,
+) -> Result<kerchunk_scan::RangeReader, Error> {
+    let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
+    FilePlaces::locate(&named, registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))
 }
 
 pub(crate) fn make_error(error: &MakeError) -> Error {

@@ -10,13 +10,13 @@ use kerchunk_scan::{CombineOptions, FileRests};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions};
-use zarrs_kerchunk_tools::make::{FilePlaces, SetAsideFiles, combine_set_aside, streamable, url_in_references};
+use zarrs_kerchunk_tools::make::{SetAsideFiles, combine_set_aside, streamable, url_in_references};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::errors::{Error, Kind};
 use crate::packed;
 use crate::runtime;
-use crate::scan::{ScanArguments, make_error};
+use crate::scan::{ScanArguments, make_error, shares_reader};
 use crate::tools::{WriteOptions, output_error};
 
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -110,9 +110,7 @@ impl ShareCombiner {
                 return Err(Error::new(Kind::Invalid, reason));
             }
             let registry = state.options.registry();
-            let named: Vec<(String, String)> = state.urls.iter().cloned().zip(state.files).collect();
-            let reader =
-                FilePlaces::locate(&named, &registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))?;
+            let reader = shares_reader(&state.urls, state.files, &registry)?;
             let combined = combine_set_aside(state.rests, &state.concat, state.set_aside, &state.urls, reader)
                 .map_err(|e| make_error(&e))?;
             let written = write_references(&combined, &state.output, &registry, &state.json, &state.parquet)
