@@ -177,3 +177,30 @@ impl Places {
         Ok((store, name.into()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files of one folder share its store, each named by its file name in it; a file of
+    /// another folder has a store of its own; each reads its own file.
+    #[test]
+    fn files_of_one_folder_share_a_store() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::create_dir(folder.path().join("b")).unwrap();
+        for (name, text) in [("a1.txt", "one"), ("a2.txt", "two"), ("b/b1.txt", "three")] {
+            std::fs::write(folder.path().join(name), text).unwrap();
+        }
+        let (registry, mut places) = (StoreRegistry::new(), Places::default());
+        let mut place =
+            |name: &str| places.place(&folder.path().join(name).to_string_lossy(), &registry, false).unwrap();
+        let (a1, a2, b1) = (place("a1.txt"), place("a2.txt"), place("b/b1.txt"));
+        assert!(Arc::ptr_eq(&a1.0, &a2.0), "one store for a folder");
+        assert!(!Arc::ptr_eq(&a1.0, &b1.0), "another for another folder");
+        let read = |(store, path): &(Arc<dyn ObjectStore>, Path)| {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            runtime.block_on(async { store.get(path).await.unwrap().bytes().await.unwrap() })
+        };
+        assert_eq!([read(&a1), read(&a2), read(&b1)], [&b"one"[..], b"two", b"three"].map(bytes::Bytes::from_static));
+    }
+}
