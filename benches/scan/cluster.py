@@ -4,6 +4,7 @@ scanned and combined along time on one Dask LocalCluster of WORKERS processes (o
 default 2), by one of:
 
 - ``ours``: ``zarrs_kerchunk.tools.scan(files, OUT, concat="time", executor=client)``;
+- ``ours-disk``: the same with ``combine_memory=0`` (every file's chunks set aside on disk);
 - ``kerchunk``: ``kerchunk.combine.auto_dask`` (``SingleHdf5ToZarr`` per file on the workers,
   ``MultiZarrToZarr`` per batch, WORKERS batches, and once more for the batches);
 - ``virtualizarr``: ``open_virtual_mfdataset(parallel="dask")`` with its ``HDFParser``, then
@@ -33,10 +34,11 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def ours(files, out, client):
+def ours(files, out, client, combine_memory=None):
     from zarrs_kerchunk import tools
 
-    tools.scan(files, out, concat="time", executor=client)
+    memory = {} if combine_memory is None else {"combine_memory": combine_memory}
+    tools.scan(files, out, concat="time", executor=client, **memory)
 
 
 def kerchunk(files, out, client, workers):
@@ -73,7 +75,8 @@ if __name__ == "__main__":
         if tool == "kerchunk":
             kerchunk(files, out, client, workers)
         else:
-            {"ours": ours, "virtualizarr": virtualizarr}[tool](files, out, client)
+            {"ours": ours, "ours-disk": lambda *a: ours(*a, combine_memory=0),
+             "virtualizarr": virtualizarr}[tool](files, out, client)
         seconds = time.perf_counter() - start
         workers_peak = max(client.run(peak_mib).values())
     print(json.dumps({"tool": tool, "files": count, "seconds": round(seconds, 2),
