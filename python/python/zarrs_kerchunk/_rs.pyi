@@ -53,7 +53,11 @@ def scan_share(
     files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]
 ) -> tuple[tuple[list[str], bytes], str]: ...
 def combine_shares(
-    shares: list[tuple[list[str], bytes]], files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]
+    shares: list[tuple[list[str], bytes]],
+    files: list[str],
+    output: str,
+    arguments: dict[str, Any],
+    options: dict[str, Any],
 ) -> str: ...
 def plan_append(
     files: list[str], output: str, arguments: dict[str, Any], options: dict[str, Any]

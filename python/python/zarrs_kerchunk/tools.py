@@ -168,12 +168,13 @@ def scan(
     ``executor`` spreads the scanning: a Dask ``distributed.Client`` or any
     ``concurrent.futures.Executor`` (anything with ``submit(fn, *args)`` whose futures have
     ``result()``). Each task scans a share of the files, ``jobs`` at once, and returns their
-    references as compact JSON, compressed together (about half the size); they are combined here, in the order of the files, and
-    written. A share is ``jobs`` files, or more where that would make more than four tasks a worker
-    (a Dask client's threads; 16 workers assumed for other executors): each task costs the
-    executor time of its own. Along one dimension, each share's references are set aside as it
-    comes back (``combine_memory``), so memory here does not grow with the files' chunks. With ``append_to``,
-    the set is read here to find the new files, which the tasks scan as it records it was combined.
+    references as compact JSON, compressed together (under half the size); they are combined
+    here, in the order of the files, and written. A share is ``jobs`` files, or more where that
+    would make more than four tasks a worker (a Dask client's threads; 16 workers assumed for
+    other executors): each task costs the executor time of its own. Along one dimension, each
+    share's references are set aside as it comes back (``combine_memory``), so memory here does
+    not grow with the files' chunks. With ``append_to``, the set is read here to find the new
+    files, which the tasks scan as it records it was combined.
     Written back to a parquet root it extends (``output`` is ``append_to``), only the record
     files that change are written, and ``records`` reports those written, unchanged and removed.
     A process pool must spawn its workers (``mp_context=multiprocessing.get_context("spawn")``):
