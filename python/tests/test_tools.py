@@ -7,6 +7,8 @@ import base64
 import json
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import fsspec
@@ -386,6 +388,18 @@ def test_shares_out_of_order_are_an_error_naming_the_files(tmp_path: Path) -> No
     with pytest.raises(InvalidReferencesError, match=r"mixed_units_1\.nc where .*mixed_units_0\.nc comes next"):
         tools.scan(str(tmp_path / "mixed_units_*.nc"), tmp_path / "out.json", concat="time", jobs=1, executor=_Swapped())
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_tools_import_without_zarr() -> None:
+    """Importing the package for its tools (a spread scan's client) leaves zarr unimported, and
+    ReferenceStore is still the package's, imported when first asked for."""
+    check = (
+        "import sys; import zarrs_kerchunk; from zarrs_kerchunk import tools; "
+        "assert 'zarr' not in sys.modules, 'zarr was imported'; "
+        "from zarrs_kerchunk import ReferenceStore; import zarrs_kerchunk.store as store; "
+        "assert ReferenceStore is store.ReferenceStore is zarrs_kerchunk.ReferenceStore"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True)
 
 
 class _Damaging:

@@ -10,6 +10,8 @@ in :mod:`zarrs_kerchunk.errors`. Importing the package registers numcodecs stand
 GRIB2 and TIFF's codecs in Rust, for the ids numcodecs does not know (:mod:`zarrs_kerchunk.codecs`).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from zarrs_kerchunk import codecs, errors, tools
 from zarrs_kerchunk._rs import __version__
 from zarrs_kerchunk.errors import (
@@ -20,7 +22,9 @@ from zarrs_kerchunk.errors import (
     ReferencesNotFoundError,
     TargetUnreachableError,
 )
-from zarrs_kerchunk.store import ReferenceStore
+
+if TYPE_CHECKING:
+    from zarrs_kerchunk.store import ReferenceStore
 
 __all__ = [
     "AccessDeniedError",
@@ -37,3 +41,14 @@ __all__ = [
 ]
 
 codecs.register()
+
+
+def __getattr__(name: str) -> Any:
+    # ReferenceStore is imported when first asked for: it imports zarr, which the tools (a
+    # spread scan's client, say) never need.
+    if name == "ReferenceStore":
+        from zarrs_kerchunk.store import ReferenceStore
+
+        globals()["ReferenceStore"] = ReferenceStore
+        return ReferenceStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
