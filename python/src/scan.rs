@@ -285,9 +285,10 @@ fn scan_share(
     Ok(((urls, PyBytes::new(py, &packed).unbind()), report_of(&made).to_string()))
 }
 
-/// The shares `scan_share` made (in the order of the files, which are `files`), combined as `arguments` say (reading the files where arrays that must be
-/// the same are held by range references) and written to `output`; the JSON report of the
-/// combining (the references written and the files).
+/// The shares `scan_share` made (in the order of the files, which are `files`), combined as
+/// `arguments` say (reading the files where arrays that must be the same are held by range
+/// references) and written to `output`; the JSON report of the combining (the references
+/// written and the files).
 #[pyfunction]
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn combine_shares(
@@ -303,14 +304,14 @@ fn combine_shares(
     let registry = options.registry();
     let (_, combining) = arguments.prepared()?;
     // Borrowed from the shares' `bytes`, which are immutable and outlive the call.
-    let shares: Vec<(Vec<String>, &[u8])> =
-        shares.iter().map(|(urls, packed)| (urls.clone(), packed.as_bytes())).collect();
+    let shares: Vec<(&[String], &[u8])> =
+        shares.iter().map(|(urls, packed)| (urls.as_slice(), packed.as_bytes())).collect();
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let urls: Vec<String> = shares.iter().flat_map(|(urls, _)| urls.iter().cloned()).collect();
         let files_scanned = files.clone();
         let reader = shares_reader(&urls, files, &registry)?;
         let mut sets = Vec::with_capacity(urls.len());
-        for (share_urls, packed) in &shares {
+        for &(share_urls, packed) in &shares {
             packed::each_file(share_urls, packed, |url, set| {
                 sets.push((url.to_owned(), set));
                 Ok(())
