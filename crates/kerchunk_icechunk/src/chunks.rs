@@ -20,6 +20,11 @@ impl ChunkLayout {
         Self { separator: v2.dimension_separator, grid }
     }
 
+    /// Chunks along each dimension.
+    pub(crate) fn grid(&self) -> &[u64] {
+        &self.grid
+    }
+
     /// The indices the chunk key part `part` (`0.1`, `0/1`; `0` for a 0-d array) names.
     fn indices(&self, part: &str) -> Result<Vec<u32>, String> {
         if self.grid.is_empty() {

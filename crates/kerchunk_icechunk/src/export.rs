@@ -2,39 +2,52 @@
 //! range references as virtual chunks, inline values as chunks of the
 //! repository's own, in one commit.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use icechunk::config::{CachingConfig, ManifestConfig};
 use icechunk::format::manifest::{Checksum, SecondsSinceEpoch, VirtualChunkLocation, VirtualChunkRef};
 use icechunk::format::{ChunkIndices, Path};
 use icechunk::storage::ETag;
-use icechunk::{ObjectStoreConfig, Repository, RepositoryConfig, Store};
+use icechunk::{ObjectStoreConfig, Repository, RepositoryConfig};
 use kerchunk::{OwnedReference, Walk};
-use serde_json::{Map, Value};
-use tokio::sync::RwLock;
+use serde_json::Value;
 use zarrs_kerchunk::{AsyncReferenceStore, Pin, Target};
 
 use crate::chunks::{self, ChunkLayout};
+use crate::commits::Commits;
 use crate::containers;
-use crate::error::{ExportError, MetadataError, RepositoryError};
-use crate::metadata;
+use crate::error::{ExportError, RepositoryError};
+use crate::nodes::{Nodes, node_key};
+use crate::splits;
 
 /// Virtual references handed to icechunk at once, per array.
 const BATCH: usize = 10_000;
+
+/// The most chunks in one manifest, by default: see [`ExportOptions::with_manifest_split`].
+pub const MANIFEST_SPLIT: u32 = 100_000;
 
 /// How references are committed.
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
     branch: String,
     message: String,
+    manifest_split: u32,
+    commit_every: Option<u64>,
 }
 
 impl Default for ExportOptions {
-    /// Branch `main`, the message "references from `zarrs_kerchunk`".
+    /// Branch `main`, the message "references from `zarrs_kerchunk`",
+    /// manifests split every [`MANIFEST_SPLIT`] chunks.
     fn default() -> Self {
-        Self { branch: "main".into(), message: "references from zarrs_kerchunk".into() }
+        Self {
+            branch: "main".into(),
+            message: "references from zarrs_kerchunk".into(),
+            manifest_split: MANIFEST_SPLIT,
+            commit_every: None,
+        }
     }
 }
 
@@ -50,6 +63,36 @@ impl ExportOptions {
     #[must_use]
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = message.into();
+        self
+    }
+
+    /// Split the manifest of an array of more than `chunks` chunks into
+    /// manifests of at most `chunks` (at least 1), along its outer axes
+    /// ([`MANIFEST_SPLIT`] by default). icechunk builds each manifest whole
+    /// in memory as it commits, so this bounds what a commit adds to the
+    /// references the session holds; readers fetch only the manifests of
+    /// the chunks they read. A repository whose configuration sets
+    /// `manifest.splitting` is split as it says, and this is not saved in
+    /// the configuration.
+    #[must_use]
+    pub fn with_manifest_split(mut self, chunks: u32) -> Self {
+        self.manifest_split = chunks;
+        self
+    }
+
+    /// Commit in parts of `chunks` chunks (at least 1), so that the session
+    /// holds one part at a time, not every reference (icechunk holds a few
+    /// hundred bytes a reference until the commit). The parts are committed
+    /// on a working branch of their own (the branch's name,
+    /// `-zarrs-kerchunk-export-`, the process and the time), the last with
+    /// the message and the others with the message and `(part N)`; then the
+    /// branch is moved to the last, if it has not moved since the export
+    /// started, and the working branch deleted. The branch's history shows
+    /// every part; a failed export leaves the branch as it was. By default
+    /// (`None`), everything is one commit.
+    #[must_use]
+    pub fn with_commit_every(mut self, chunks: Option<u64>) -> Self {
+        self.commit_every = chunks;
         self
     }
 }
@@ -90,59 +133,42 @@ pub async fn export(
     location: &str,
     options: &ExportOptions,
 ) -> Result<Exported, ExportError> {
-    let session = repository
-        .writable_session(&options.branch)
-        .await
-        .map_err(RepositoryError::at(location, &format!("a session on branch {}", options.branch)))?;
-    let session = Arc::new(RwLock::new(session));
-    let store = Store::from_session(Arc::clone(&session)).await;
-    let mut writer = Writer::new(&store, references, location);
     let mut walk = references.source().walk(Walk::All);
+    // The metadata comes first, and the session waits for it: how icechunk
+    // splits an array's manifest depends on its shape, and a session keeps
+    // the configuration it started with.
     let mut metadata: BTreeMap<String, Bytes> = BTreeMap::new();
-    let mut nodes_written = false;
+    let mut first_chunk = None;
     while let Some(item) = walk.next().await {
         let (key, reference) = item.map_err(ExportError::Source)?;
-        if kerchunk::zarr::is_metadata_key(&key) {
-            if nodes_written {
-                return Err(reference_error(&key, "metadata after the chunks of the references"));
-            }
-            let OwnedReference::Inline(bytes) = reference else {
-                return Err(reference_error(&key, "metadata held in a target file is not exported"));
-            };
-            metadata.insert(key, bytes);
-            continue;
+        if !kerchunk::zarr::is_metadata_key(&key) {
+            first_chunk = Some((key, reference));
+            break;
         }
-        if !nodes_written {
-            writer.nodes(&metadata).await?;
-            nodes_written = true;
-        }
-        writer.chunk(&key, reference).await?;
+        let OwnedReference::Inline(bytes) = reference else {
+            return Err(reference_error(&key, "metadata held in a target file is not exported"));
+        };
+        metadata.insert(key, bytes);
     }
-    if !nodes_written {
-        writer.nodes(&metadata).await?;
+    let nodes = Nodes::of(&metadata)?;
+    let writing = writing_handle(repository, &nodes, options.manifest_split)
+        .await
+        .map_err(RepositoryError::at(location, "opening it to write"))?;
+    let commits = Commits::start(&writing, location, &options.branch, options.commit_every).await?;
+    let mut writer = Writer::new(commits, references, location, &options.message);
+    if let Err(e) = writer.write(nodes, first_chunk, &mut walk).await {
+        writer.commits.abandon().await;
+        return Err(e);
     }
-    writer.flush_all().await?;
-    let Writer { groups, arrays, virtual_chunks, inline_chunks, prefixes, .. } = writer;
+    let Writer { commits, groups, arrays, virtual_chunks, inline_chunks, prefixes, .. } = writer;
     let names: Vec<String> = prefixes.keys().cloned().collect();
-    if !prefixes.is_empty() {
-        let containers =
-            containers::containers(prefixes).map_err(RepositoryError::at(location, "its virtual chunk containers"))?;
-        let mut all = repository.config().virtual_chunk_containers.clone().unwrap_or_default();
-        for container in containers {
-            all.insert(container.url_prefix().to_owned(), container);
-        }
-        let config = RepositoryConfig { virtual_chunk_containers: Some(all), ..RepositoryConfig::default() };
-        let reopened =
-            repository.reopen(Some(config), None).await.map_err(RepositoryError::at(location, "its configuration"))?;
-        reopened.save_config().await.map_err(RepositoryError::at(location, "saving its configuration"))?;
+    if !prefixes.is_empty()
+        && let Err(e) = save_containers(repository, location, prefixes).await
+    {
+        commits.abandon().await;
+        return Err(e);
     }
-    let snapshot = session
-        .write()
-        .await
-        .commit(options.message.clone())
-        .execute()
-        .await
-        .map_err(RepositoryError::at(location, "the commit"))?;
+    let snapshot = commits.finish(&options.message).await?;
     Ok(Exported {
         snapshot: snapshot.to_string(),
         groups,
@@ -151,6 +177,49 @@ pub async fn export(
         inline_chunks,
         containers: names,
     })
+}
+
+/// Add the containers of `prefixes` to the configuration of `repository`, and save it.
+async fn save_containers(
+    repository: &Repository,
+    location: &str,
+    prefixes: BTreeMap<String, ObjectStoreConfig>,
+) -> Result<(), ExportError> {
+    let containers =
+        containers::containers(prefixes).map_err(RepositoryError::at(location, "its virtual chunk containers"))?;
+    let mut all = repository.config().virtual_chunk_containers.clone().unwrap_or_default();
+    for container in containers {
+        all.insert(container.url_prefix().to_owned(), container);
+    }
+    // Reopened from the repository as given: how the export splits manifests and caches them is
+    // not saved with its containers.
+    let config = RepositoryConfig { virtual_chunk_containers: Some(all), ..RepositoryConfig::default() };
+    let reopened =
+        repository.reopen(Some(config), None).await.map_err(RepositoryError::at(location, "its configuration"))?;
+    reopened.save_config().await.map_err(RepositoryError::at(location, "saving its configuration"))?;
+    Ok(())
+}
+
+/// The repository opened again, to write with: manifests split at `most`
+/// chunks unless its configuration says how to split them, and at most
+/// `most` chunk references of manifests cached (icechunk keeps every
+/// manifest a commit writes in its cache, 15 million references by default,
+/// which would hold every part of an export committed in parts). Neither is
+/// saved in its configuration.
+async fn writing_handle(
+    repository: &Repository,
+    nodes: &Nodes,
+    most: u32,
+) -> Result<Repository, icechunk::repository::RepositoryError> {
+    let configured = repository.config().manifest.as_ref().is_some_and(|manifest| manifest.splitting.is_some());
+    let grids = nodes.arrays.iter().map(|(path, _, layout)| (path.as_str(), layout.grid()));
+    let splitting = if configured { None } else { splits::splitting(grids, most) };
+    let config = RepositoryConfig {
+        manifest: Some(ManifestConfig { splitting, ..ManifestConfig::default() }),
+        caching: Some(CachingConfig { num_chunk_refs: Some(u64::from(most.max(1))), ..CachingConfig::default() }),
+        ..RepositoryConfig::default()
+    };
+    Repository::open(Arc::clone(repository.storage())).config(config).execute().await
 }
 
 /// An empty chunk (`[url, 0, 0]`, an empty file or value) has no place in a
@@ -180,9 +249,11 @@ struct ResolvedTarget {
 
 /// The writes of one export, and what they have written.
 struct Writer<'a> {
-    store: &'a Store,
+    commits: Commits<'a>,
     references: &'a AsyncReferenceStore,
     location: &'a str,
+    /// The commit message.
+    message: &'a str,
     /// Each array's path (`""` at the root) and chunk layout.
     arrays: HashMap<String, ChunkLayout>,
     groups: usize,
@@ -199,11 +270,12 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    fn new(store: &'a Store, references: &'a AsyncReferenceStore, location: &'a str) -> Self {
+    fn new(commits: Commits<'a>, references: &'a AsyncReferenceStore, location: &'a str, message: &'a str) -> Self {
         Self {
-            store,
+            commits,
             references,
             location,
+            message,
             arrays: HashMap::new(),
             groups: 0,
             pending: HashMap::new(),
@@ -219,53 +291,44 @@ impl<'a> Writer<'a> {
         move |source| ExportError::Repository(RepositoryError::at(self.location, what)(source))
     }
 
-    /// Every group and array of the references' metadata (keys to their
-    /// bytes), as `zarr.json`: groups first, outermost first, with a group
-    /// for every folder above a node that has none.
-    async fn nodes(&mut self, metadata: &BTreeMap<String, Bytes>) -> Result<(), ExportError> {
-        let mut groups: BTreeSet<(usize, String)> = BTreeSet::new();
-        let mut arrays: Vec<String> = Vec::new();
-        for key in metadata.keys() {
-            let (folder, name) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
-            match name {
-                ".zgroup" => {
-                    groups.insert((depth(folder), folder.to_owned()));
-                }
-                ".zarray" => arrays.push(folder.to_owned()),
-                _ => {}
-            }
+    /// The nodes, then `first_chunk` and the chunks `walk` has left; the
+    /// metadata must all come before the chunks.
+    async fn write(
+        &mut self,
+        nodes: Nodes,
+        first_chunk: Option<(String, OwnedReference)>,
+        walk: &mut (impl futures::Stream<Item = Result<(String, OwnedReference), kerchunk::SourceError>> + Unpin),
+    ) -> Result<(), ExportError> {
+        self.nodes(nodes).await?;
+        if let Some((key, reference)) = first_chunk {
+            self.chunk(&key, reference).await?;
         }
-        // Every folder above a node is a group, written or not.
-        let above: Vec<String> = groups.iter().map(|(_, p)| p.clone()).chain(arrays.iter().cloned()).collect();
-        for path in above {
-            let mut folder = path.as_str();
-            while !folder.is_empty() {
-                folder = folder.rsplit_once('/').map_or("", |(parent, _)| parent);
-                groups.insert((depth(folder), folder.to_owned()));
+        while let Some(item) = walk.next().await {
+            let (key, reference) = item.map_err(ExportError::Source)?;
+            if kerchunk::zarr::is_metadata_key(&key) {
+                return Err(reference_error(&key, "metadata after the chunks of the references"));
             }
+            self.chunk(&key, reference).await?;
         }
-        for (_, path) in &groups {
-            if arrays.contains(path) {
-                return Err(reference_error(&format!("{path}/.zgroup"), "a group and an array at one path"));
-            }
-            let attributes = attributes(metadata, path)?;
-            self.set(&node_key(path), metadata::group_v3(&attributes)).await?;
+        self.flush_all().await
+    }
+
+    /// Every group, then every array, as `zarr.json`.
+    async fn nodes(&mut self, nodes: Nodes) -> Result<(), ExportError> {
+        for (path, document) in nodes.groups {
+            self.set(&node_key(&path), document).await?;
             self.groups += 1;
         }
-        for path in arrays {
-            let zarray_key = if path.is_empty() { ".zarray".to_owned() } else { format!("{path}/.zarray") };
-            let zarray = &metadata[&zarray_key];
-            let v3 = metadata::array_v3(&path, zarray, attributes(metadata, &path)?)?;
-            let v2 = metadata::parse_v2(zarray).map_err(|reason| MetadataError { path: path.clone(), reason })?;
-            self.set(&node_key(&path), v3).await?;
-            self.arrays.insert(path, ChunkLayout::of(&v2));
+        for (path, document, layout) in nodes.arrays {
+            self.set(&node_key(&path), document).await?;
+            self.arrays.insert(path, layout);
         }
         Ok(())
     }
 
     async fn set(&self, key: &str, document: Value) -> Result<(), ExportError> {
         let bytes = Bytes::from(document.to_string());
-        self.store.set(key, bytes).await.map_err(self.repository_error(format!("writing {key}")))
+        self.commits.store().set(key, bytes).await.map_err(self.repository_error(format!("writing {key}")))
     }
 
     /// One chunk's reference, written or queued.
@@ -339,12 +402,13 @@ impl<'a> Writer<'a> {
 
     async fn inline(&mut self, key: &str, array: &str, indices: &[u32], bytes: Bytes) -> Result<(), ExportError> {
         let chunk_key = chunk_key(array, indices);
-        self.store
+        self.commits
+            .store()
             .set(&chunk_key, bytes)
             .await
             .map_err(self.repository_error(format!("writing the chunk of {key}")))?;
         self.inline_chunks += 1;
-        Ok(())
+        self.commits.written(1, self.message).await
     }
 
     async fn flush(&mut self, array: &str) -> Result<(), ExportError> {
@@ -353,7 +417,8 @@ impl<'a> Writer<'a> {
         let path = node_path(array).map_err(|reason| reference_error(array, reason))?;
         // Containers are checked by readers, which authorise them; they are written below.
         let written = self
-            .store
+            .commits
+            .store()
             .set_virtual_refs(&path, false, batch)
             .await
             .map_err(self.repository_error(format!("writing the chunks of {array:?}")))?;
@@ -361,7 +426,7 @@ impl<'a> Writer<'a> {
             return Err(reference_error(array, format!("icechunk refused {} of its chunk references", failed.len())));
         }
         self.virtual_chunks += count;
-        Ok(())
+        self.commits.written(count, self.message).await
     }
 
     async fn flush_all(&mut self) -> Result<(), ExportError> {
@@ -371,27 +436,6 @@ impl<'a> Writer<'a> {
         }
         Ok(())
     }
-}
-
-/// How many folders deep `path` is (`""` 0, `a` 1, `a/b` 2).
-fn depth(path: &str) -> usize {
-    if path.is_empty() { 0 } else { path.matches('/').count() + 1 }
-}
-
-/// The `.zattrs` of the node at `path`, or none.
-fn attributes(metadata: &BTreeMap<String, Bytes>, path: &str) -> Result<Map<String, Value>, ExportError> {
-    let key = if path.is_empty() { ".zattrs".to_owned() } else { format!("{path}/.zattrs") };
-    let Some(bytes) = metadata.get(&key) else { return Ok(Map::new()) };
-    match serde_json::from_slice(bytes) {
-        Ok(Value::Object(attributes)) => Ok(attributes),
-        Ok(_) => Err(reference_error(&key, "not a JSON object")),
-        Err(e) => Err(reference_error(&key, format!("not JSON: {e}"))),
-    }
-}
-
-/// The `zarr.json` key of the node at `path`.
-fn node_key(path: &str) -> String {
-    if path.is_empty() { "zarr.json".to_owned() } else { format!("{path}/zarr.json") }
 }
 
 /// The v3 key of a chunk (`a/c/0/1`; `a/c` for a 0-d array).

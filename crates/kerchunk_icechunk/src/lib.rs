@@ -43,6 +43,16 @@
 //! | pins (`zarrs-kerchunk pin`) | checksums: the ETag, else the last-modified time (whole seconds, rounded up) |
 //! | each target's folder, host or bucket | a virtual chunk container in the repository's config |
 //!
+//! Big sets: icechunk holds every reference of a session until the commit
+//! (a few hundred bytes each), and builds each manifest whole as it
+//! commits. An array of more than [`MANIFEST_SPLIT`] chunks is written in
+//! manifests of at most that many, along its outer axes
+//! ([`ExportOptions::with_manifest_split`]; a repository whose configuration
+//! splits manifests is split its way); and
+//! [`ExportOptions::with_commit_every`] commits in parts, on a working branch
+//! that the branch is then moved to, so that memory is that of a part, not
+//! of the set.
+//!
 //! Readers authorise each container when they open the repository
 //! (icechunk-python's `authorize_virtual_chunk_access`). Variable-length
 //! strings and objects, and structured types, are not written yet: they are
@@ -60,17 +70,20 @@
 #[cfg(feature = "azure")]
 mod azure;
 mod chunks;
+mod commits;
 mod containers;
 mod error;
 mod export;
 mod import;
 mod location;
 pub mod metadata;
+mod nodes;
 #[cfg(feature = "aws")]
 mod s3;
+mod splits;
 mod to_v2;
 
 pub use error::{ExportError, ImportError, MetadataError, RepositoryError};
-pub use export::{ExportOptions, Exported, export};
+pub use export::{ExportOptions, Exported, MANIFEST_SPLIT, export};
 pub use import::{import, version_of};
 pub use location::IcechunkLocation;

@@ -59,9 +59,17 @@ async fn icechunk_store(folder: &Path) -> Arc<AsyncIcechunkStore> {
 }
 
 async fn export_to(references: &AsyncReferenceStore, folder: &Path) -> kerchunk_icechunk::Exported {
+    export_with(references, folder, &ExportOptions::default()).await
+}
+
+async fn export_with(
+    references: &AsyncReferenceStore,
+    folder: &Path,
+    options: &ExportOptions,
+) -> kerchunk_icechunk::Exported {
     let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
     let repository = location.open_or_create().await.unwrap();
-    export(references, &repository, &location.storage, &ExportOptions::default()).await.unwrap()
+    export(references, &repository, &location.storage, options).await.unwrap()
 }
 
 /// Every array of every JSON and parquet reference file of the conformance corpus reads the same
@@ -98,19 +106,21 @@ async fn every_conformance_case_reads_back_the_same() {
     assert_eq!(unread, ["exotic_dtypes-refs.json/fixed_S5"]);
 }
 
-/// Every JSON and parquet reference file of the conformance corpus, exported and imported back:
-/// the same arrays, their `.zarray` the same but for the documented changes (a `null` fill value
-/// written as NaN, false or 0; chunk keys with `.`; numcodecs' defaults written out), and every
-/// array read through the imported references the same bytes as through the originals.
+/// Every JSON and parquet reference file of the conformance corpus, exported with every chunk in
+/// a manifest of its own, committed in parts of one chunk, and imported back: the same arrays, their `.zarray` the same but for the
+/// documented changes (a `null` fill value written as NaN, false or 0; chunk keys with `.`;
+/// numcodecs' defaults written out), and every array read through the imported references the
+/// same bytes as through the originals.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_conformance_case_comes_back_as_references() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
     let scratch = tempfile::tempdir().unwrap();
     let mut checked = 0;
+    let one_a_manifest = ExportOptions::default().with_manifest_split(1).with_commit_every(Some(1));
     for (name, file, manifest) in reference_files() {
         let folder = scratch.path().join(&name);
         let references = Arc::new(AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap());
-        export_to(&references, &folder).await;
+        export_with(&references, &folder, &one_a_manifest).await;
         let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
         let repository = location.open().await.unwrap();
         let version = kerchunk_icechunk::version_of(&repository, "main", &name).await.unwrap();
@@ -152,6 +162,136 @@ async fn zarray(store: &AsyncReferenceStore, path: &str) -> serde_json::Value {
     };
     let Some(kerchunk::OwnedReference::Inline(bytes)) = found else { panic!("{key} is not inline") };
     serde_json::from_slice(&bytes).unwrap()
+}
+
+/// An array of more chunks than the split is written in several manifests, along its outer axis,
+/// which read back as the values of the target file; the split is not saved in the repository's
+/// configuration, and a repository whose configuration splits manifests is split its way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_arrays_are_split_into_several_manifests() {
+    let scratch = tempfile::tempdir().unwrap();
+    let target = scratch.path().join("data.bin");
+    let values: Vec<u16> = (0..24).map(|i| i * 3 + 1).collect();
+    std::fs::write(&target, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let mut refs = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [6, 4], \"chunks\": [1, 1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
+        "small/.zarray": "{\"zarr_format\": 2, \"shape\": [4], \"chunks\": [1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
+    });
+    for i in 0..24 {
+        refs[format!("a/{}.{}", i / 4, i % 4)] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
+    }
+    for i in 0..4 {
+        refs[format!("small/{i}")] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
+    }
+    let file = scratch.path().join("refs.json");
+    std::fs::write(&file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let manifests = |folder: &Path| std::fs::read_dir(folder.join("manifests")).unwrap().count();
+
+    // Five chunks a manifest at most: `a` in six rows of four; `small` whole.
+    let split = scratch.path().join("split");
+    let exported = export_with(&references, &split, &ExportOptions::default().with_manifest_split(5)).await;
+    assert_eq!(exported.virtual_chunks, 28);
+    assert_eq!(manifests(&split), 7);
+    let store = icechunk_store(&split).await;
+    let array = Array::async_open(Arc::clone(&store), "/a").await.unwrap();
+    let read = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
+    assert_eq!(read, values);
+    let small = Array::async_open(store, "/small").await.unwrap();
+    let read = small.async_retrieve_array_subset::<Vec<u16>>(&small.subset_all()).await.unwrap();
+    assert_eq!(read, values[..4]);
+    assert!(reopened(&split).await.config().manifest.is_none(), "the split was saved");
+
+    // The default split: one manifest an array.
+    let whole = scratch.path().join("whole");
+    export_to(&references, &whole).await;
+    assert_eq!(manifests(&whole), 2);
+
+    // A repository that says how to split manifests: every two chunks of the first axis.
+    let configured = scratch.path().join("configured");
+    let storage = icechunk::new_local_filesystem_storage(&configured).await.unwrap();
+    let splitting = icechunk::config::ManifestSplittingConfig::with_size(2);
+    let manifest = icechunk::config::ManifestConfig { splitting: Some(splitting), ..Default::default() };
+    let config = RepositoryConfig { manifest: Some(manifest), ..RepositoryConfig::default() };
+    Repository::create(storage).config(config).execute().await.unwrap();
+    export_with(&references, &configured, &ExportOptions::default().with_manifest_split(5)).await;
+    // `a` in three by two parts, `small` in two.
+    assert_eq!(manifests(&configured), 8);
+}
+
+/// Committed in parts: the values read back the same; the branch's history is the parts, the last
+/// with the message; no working branch is left. An export that fails after some parts leaves the
+/// branch where it was, and no working branch either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_committed_in_parts_read_back_the_same() {
+    use futures::TryStreamExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let target = scratch.path().join("data.bin");
+    let values: Vec<u16> = (0..24).map(|i| i * 5 + 2).collect();
+    std::fs::write(&target, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let mut refs = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [6, 4], \"chunks\": [1, 1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
+    });
+    for i in 0..24 {
+        refs[format!("a/{}.{}", i / 4, i % 4)] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
+    }
+    let file = scratch.path().join("refs.json");
+    std::fs::write(&file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    // Parts of three chunks: the references are handed to icechunk an array's batch at a time, so
+    // the first part holds all 24; what makes more parts is the inline chunks below.
+    let folder = scratch.path().join("parts");
+    let options = ExportOptions::default().with_message("in parts").with_commit_every(Some(3));
+    let exported = export_with(&references, &folder, &options).await;
+    assert_eq!(exported.virtual_chunks, 24);
+    let store = icechunk_store(&folder).await;
+    let array = Array::async_open(store, "/a").await.unwrap();
+    let read = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
+    assert_eq!(read, values);
+    let repository = reopened(&folder).await;
+    let main = VersionInfo::BranchTipRef("main".into());
+    let history: Vec<String> =
+        repository.ancestry(&main).await.unwrap().map_ok(|info| info.message).try_collect().await.unwrap();
+    assert_eq!(history[..2], ["in parts", "in parts (part 1)"], "{history:?}");
+    assert_eq!(repository.list_branches().await.unwrap().into_iter().collect::<Vec<_>>(), ["main"]);
+
+    // Inline chunks count one each: parts of two, then an empty chunk, which fails the export.
+    let mut inline = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "b/.zarray": "{\"zarr_format\": 2, \"shape\": [8], \"chunks\": [1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
+    });
+    for i in 0..7 {
+        inline[format!("b/{i}")] =
+            serde_json::json!(format!("base64:{}", ["AQA=", "AgA=", "AwA=", "BAA=", "BQA=", "BgA=", "BwA="][i]));
+    }
+    std::fs::write(&file, serde_json::json!({"version": 1, "refs": inline}).to_string()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let folder = scratch.path().join("inline");
+    let options = ExportOptions::default().with_message("inline").with_commit_every(Some(2));
+    let exported = export_with(&references, &folder, &options).await;
+    assert_eq!(exported.inline_chunks, 7);
+    let repository = reopened(&folder).await;
+    let history: Vec<String> =
+        repository.ancestry(&main).await.unwrap().map_ok(|info| info.message).try_collect().await.unwrap();
+    assert_eq!(history[..4], ["inline", "inline (part 3)", "inline (part 2)", "inline (part 1)"], "{history:?}");
+    let store = icechunk_store(&folder).await;
+    let array = Array::async_open(store, "/b").await.unwrap();
+    let read = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
+    assert_eq!(read, [1, 2, 3, 4, 5, 6, 7, 0]);
+
+    inline["b/7"] = serde_json::json!([target.to_str().unwrap(), 0, 0]);
+    std::fs::write(&file, serde_json::json!({"version": 1, "refs": inline}).to_string()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
+    let repository = location.open_or_create().await.unwrap();
+    let before = repository.lookup_branch("main").await.unwrap();
+    let error = export(&references, &repository, "inline", &options).await.unwrap_err().to_string();
+    assert!(error.contains("\"b/7\"") && error.contains("empty chunk"), "{error}");
+    let repository = reopened(&folder).await;
+    assert_eq!(repository.lookup_branch("main").await.unwrap(), before);
+    assert_eq!(repository.list_branches().await.unwrap().into_iter().collect::<Vec<_>>(), ["main"]);
 }
 
 /// Inline values become chunks in the repository; an empty chunk (`[url, 0, 0]`) is an error
