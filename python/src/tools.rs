@@ -9,7 +9,7 @@ use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
-use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, write_icechunk};
+use zarrs_kerchunk_tools::icechunk::{ExportOptions, IcechunkLocation, write_icechunk};
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
 
@@ -120,13 +120,15 @@ fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOpti
 /// absent, its storage reached with `options` (`storage_options`,
 /// `anonymous`); a JSON report of the commit.
 #[pyfunction]
-#[pyo3(signature = (store, location, message=None, options=None))]
+#[pyo3(signature = (store, location, message=None, options=None, manifest_split=None, commit_every=None))]
 fn convert_icechunk(
     py: Python<'_>,
     store: &StoreHandle,
     location: &str,
     message: Option<&str>,
     options: Option<&Bound<'_, pyo3::types::PyDict>>,
+    manifest_split: Option<u32>,
+    commit_every: Option<u64>,
 ) -> PyResult<String> {
     runtime::check_process()?;
     let Some(parsed) = IcechunkLocation::parse(location) else {
@@ -134,8 +136,15 @@ fn convert_icechunk(
     };
     let parsed = parsed.with_options(StoreOptions::extract(options)?.repository_options());
     let source = store.zarrs_store();
+    let mut export = ExportOptions::default().with_commit_every(commit_every);
+    if let Some(message) = message {
+        export = export.with_message(message);
+    }
+    if let Some(chunks) = manifest_split {
+        export = export.with_manifest_split(chunks);
+    }
     let exported =
-        py.detach(|| write_icechunk(source, &parsed, message)).map_err(|e| PyErr::from(icechunk_error(&e)))?;
+        py.detach(|| write_icechunk(source, &parsed, export)).map_err(|e| PyErr::from(icechunk_error(&e)))?;
     let report = serde_json::json!({
         "snapshot": exported.snapshot,
         "branch": parsed.branch,

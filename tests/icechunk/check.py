@@ -2,7 +2,9 @@
 """Every conformance case (tests/data), each of its reference files written into an icechunk
 repository by `zarrs-kerchunk convert REFS icechunk://PATH`, reads back through icechunk-python
 and zarr-python equal to the case's ground truth (expected/*.npy, made by h5py, netCDF4 and
-xarray when the case was made), every array, exactly. And repositories VirtualiZarr writes of
+xarray when the case was made), every array, exactly; and so does each written again with every
+chunk in a manifest of its own, committed in parts of one chunk (`--manifest-split 1
+--commit-every 1`). And repositories VirtualiZarr writes of
 the JSON files it can parse, imported as references (`convert icechunk://VZ refs.json`), read
 the same ground truth.
 
@@ -37,16 +39,17 @@ def same(found, expected):
     return None if equal else "values differ"
 
 
-def convert(binary, source, output):
-    """`zarrs-kerchunk convert SOURCE OUTPUT`; its error, or None."""
-    made = subprocess.run([binary, "convert", str(source), str(output)], capture_output=True, text=True)
+def convert(binary, source, output, *options):
+    """`zarrs-kerchunk convert SOURCE OUTPUT [OPTIONS]`; its error, or None."""
+    command = [binary, "convert", str(source), str(output), *options]
+    made = subprocess.run(command, capture_output=True, text=True)
     return None if made.returncode == 0 else f"convert {source} {output}: {made.stderr.strip()}"
 
 
-def check(binary, case_dir, references, repo_dir):
-    """The references written into a repository at `repo_dir` by the command line, read back
-    through icechunk-python against the case's ground truth: the failures."""
-    if (error := convert(binary, references, f"icechunk://{repo_dir}")) is not None:
+def check(binary, case_dir, references, repo_dir, *options):
+    """The references written into a repository at `repo_dir` by the command line (with
+    `options`), read back through icechunk-python against the case's ground truth: the failures."""
+    if (error := convert(binary, references, f"icechunk://{repo_dir}", *options)) is not None:
         return [error]
     storage = icechunk.local_filesystem_storage(str(repo_dir))
     repo = icechunk.Repository.open(storage)
@@ -125,13 +128,18 @@ def main():
                 repo_dir = scratch_dir / f"{case_dir.name}-{file}"
                 for failure in check(binary, case_dir, case_dir / file, repo_dir):
                     failures.append(f"{case_dir.name}/{file}: {failure}")
+                split = ("--manifest-split", "1", "--commit-every", "1")
+                split_dir = repo_dir.with_name(repo_dir.name + "-split")
+                for failure in check(binary, case_dir, case_dir / file, split_dir, *split):
+                    failures.append(f"{case_dir.name}/{file}, split and in parts: {failure}")
         for name in VIRTUALIZARR:
             checked += 1
             case_dir, file = ROOT / "tests" / "data" / name.split("/")[0], name.split("/")[1]
             for failure in check_imported(binary, case_dir, file, pathlib.Path(scratch)):
                 failures.append(f"{name}, as VirtualiZarr wrote it and we imported it: {failure}")
-    print(f"icechunk: {checked} reference files written and read back (VirtualiZarr's repositories of "
-          f"{len(VIRTUALIZARR)} of them imported), {len(failures)} failures")
+    print(f"icechunk: {checked} reference files written and read back, each in one commit and split in "
+          f"parts (VirtualiZarr's repositories of {len(VIRTUALIZARR)} of them imported), "
+          f"{len(failures)} failures")
     for failure in failures:
         print("  " + failure)
     sys.exit(1 if failures or checked == 0 else 0)

@@ -2,7 +2,7 @@
 //! ([`write_icechunk`]), and read back from one ([`open_icechunk`]), through
 //! [`kerchunk_icechunk`].
 
-pub use kerchunk_icechunk::{ExportError, Exported, IcechunkLocation, ImportError};
+pub use kerchunk_icechunk::{ExportError, ExportOptions, Exported, IcechunkLocation, ImportError, MANIFEST_SPLIT};
 use zarrs_kerchunk::{ReferenceStore, ReferenceStoreBuilder};
 
 /// Why references could not be written into a repository, or read from one.
@@ -26,8 +26,9 @@ pub enum IcechunkError {
 }
 
 /// Write the references `references` reads into the icechunk repository at
-/// `location` (created if absent) as one commit with `message` on the
-/// location's branch: see [`kerchunk_icechunk`] for what changes on the way.
+/// `location` (created if absent), on the location's branch, as `options`
+/// say (their branch is replaced by the location's): see
+/// [`kerchunk_icechunk`] for what changes on the way.
 ///
 /// # Errors
 /// [`IcechunkError::Export`] naming the key, array, target or repository
@@ -35,12 +36,9 @@ pub enum IcechunkError {
 pub fn write_icechunk(
     references: &zarrs_kerchunk::ReferenceStore,
     location: &IcechunkLocation,
-    message: Option<&str>,
+    options: ExportOptions,
 ) -> Result<Exported, IcechunkError> {
-    let mut options = kerchunk_icechunk::ExportOptions::default().with_branch(location.branch.clone());
-    if let Some(message) = message {
-        options = options.with_message(message);
-    }
+    let options = options.with_branch(location.branch.clone());
     let (store, location) = (references.to_async(), location.clone());
     let place = location.storage.clone();
     let exported = references.block_on(async move {

@@ -91,6 +91,8 @@ def convert(
     paths: str = "auto",
     compression: bool = True,
     message: str | None = None,
+    manifest_split: int | None = None,
+    commit_every: int | None = None,
     **options: Any,
 ) -> int | dict[str, Any]:
     """Write the references to ``output``, a path or URL: a parquet root if its name ends in
@@ -102,13 +104,21 @@ def convert(
     ``storage_options``, is an icechunk repository,
     created if absent: the references are committed into it as virtual chunks, with ``message``,
     and what was committed is returned (``snapshot``, ``arrays``, ``virtual_chunks``,
-    ``inline_chunks``, and the virtual chunk ``containers`` readers authorise)."""
+    ``inline_chunks``, and the virtual chunk ``containers`` readers authorise). An array of more
+    than ``manifest_split`` chunks (100 000 if ``None``) has its manifest split into manifests of
+    at most that many, unless the repository's configuration splits them: icechunk builds each
+    manifest whole in memory when it commits. With ``commit_every``, the references are
+    committed in parts of that many chunks, so that icechunk holds one part at a time: on a
+    working branch of their own, the branch then moved to the last part (its history shows every
+    part)."""
     output = os.fspath(output)
     store = _store(references, options)
     if output.startswith("icechunk://") or output.startswith("icechunk+"):
         # As for a file output, `storage_options` and `anonymous` also reach the repository's store.
         repository = {k: options[k] for k in ("storage_options", "anonymous") if k in options}
-        return json.loads(_rs.convert_icechunk(store._handle, output, message, repository))
+        return json.loads(_rs.convert_icechunk(
+            store._handle, output, message, repository, manifest_split, commit_every
+        ))
     write = _write_options(version, url_templates, zstd, record_size, paths, compression, options)
     return _rs.convert(store._handle, output, write)
 

@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
 use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, ReferenceSource};
 use zarrs_kerchunk::{ParquetUpdate, RecordCacheOptions, StoreRegistry};
-use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, write_icechunk};
+use zarrs_kerchunk_tools::icechunk::{ExportOptions, IcechunkLocation, MANIFEST_SPLIT, write_icechunk};
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
 use crate::options::{Opening, progress_bar};
@@ -36,6 +36,16 @@ pub(crate) struct Convert {
     /// The commit message, when writing into an icechunk repository.
     #[arg(long)]
     message: Option<String>,
+    /// The most chunks in one icechunk manifest: an array of more is split into manifests of at
+    /// most CHUNKS along its outer axes, unless the repository's configuration splits them. icechunk
+    /// builds each manifest whole in memory when it commits.
+    #[arg(long, value_name = "CHUNKS", default_value_t = MANIFEST_SPLIT)]
+    manifest_split: u32,
+    /// Commit into the icechunk repository in parts of CHUNKS chunks, so that icechunk holds one
+    /// part at a time rather than every reference: on a working branch of their own, the branch
+    /// then moved to the last part (its history shows every part). One commit by default.
+    #[arg(long, value_name = "CHUNKS")]
+    commit_every: Option<u64>,
 }
 
 /// How references are written: the options of every command that writes them.
@@ -125,6 +135,16 @@ impl Output {
 }
 
 impl Convert {
+    /// How references are committed into an icechunk repository.
+    fn export_options(&self) -> ExportOptions {
+        let options =
+            ExportOptions::default().with_manifest_split(self.manifest_split).with_commit_every(self.commit_every);
+        match &self.message {
+            Some(message) => options.with_message(message),
+            None => options,
+        }
+    }
+
     pub(crate) fn run(self) -> Result {
         let start = Instant::now();
         // Each source record is read once, in order: two cached records are all a conversion needs.
@@ -132,7 +152,7 @@ impl Convert {
         let source = self.open.open_with(&builder)?;
         if let Some(location) = IcechunkLocation::parse(&self.output) {
             let location = location.with_options(self.open.repository_options());
-            let exported = write_icechunk(&source, &location, self.message.as_deref())?;
+            let exported = write_icechunk(&source, &location, self.export_options())?;
             eprintln!(
                 "{} arrays, {} virtual and {} stored chunks committed to {} ({}, snapshot {}) in {:.2?}; \
                  readers authorise these virtual chunk containers: {}",
