@@ -153,3 +153,52 @@ fn working_branch(branch: &str) -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     format!("{branch}-zarrs-kerchunk-export-{}-{nanos}", std::process::id())
 }
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    const GROUP: &[u8] = br#"{"zarr_format": 3, "node_type": "group"}"#;
+
+    /// A commit on `branch` by another writer.
+    async fn commit_elsewhere(repository: &Repository, branch: &str, message: &str) -> SnapshotId {
+        let session = Arc::new(RwLock::new(repository.writable_session(branch).await.unwrap()));
+        let store = Store::from_session(Arc::clone(&session)).await;
+        store.set("zarr.json", Bytes::from_static(GROUP)).await.unwrap();
+        session.write().await.commit(message).execute().await.unwrap()
+    }
+
+    /// An export in parts whose branch another writer moved meanwhile leaves the branch where the
+    /// other writer put it, says so, and keeps its working branch with the parts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_branch_that_moved_meanwhile_is_left_where_it_is() {
+        let storage = icechunk::storage::new_in_memory_storage().await.unwrap();
+        let repository = Repository::create(storage).execute().await.unwrap();
+        let mut commits = Commits::start(&repository, "memory", "main", Some(1)).await.unwrap();
+        commits.store().set("zarr.json", Bytes::from_static(GROUP)).await.unwrap();
+        commits.written(1, "ours").await.unwrap();
+        let theirs = commit_elsewhere(&repository, "main", "theirs").await;
+        let error = commits.finish("ours").await.unwrap_err().to_string();
+        assert!(error.contains("moving branch main") && error.contains("the export is not on it"), "{error}");
+        assert_eq!(repository.lookup_branch("main").await.unwrap(), theirs);
+        let branches = repository.list_branches().await.unwrap();
+        assert_eq!(branches.len(), 2, "{branches:?}");
+        assert!(branches.iter().any(|name| name.starts_with("main-zarrs-kerchunk-export-")), "{branches:?}");
+    }
+
+    /// Abandoned, an export in parts leaves no working branch, and its branch as it was.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_abandoned_export_leaves_no_branch() {
+        let storage = icechunk::storage::new_in_memory_storage().await.unwrap();
+        let repository = Repository::create(storage).execute().await.unwrap();
+        let before = repository.lookup_branch("main").await.unwrap();
+        let mut commits = Commits::start(&repository, "memory", "main", Some(1)).await.unwrap();
+        commits.store().set("zarr.json", Bytes::from_static(GROUP)).await.unwrap();
+        commits.written(1, "ours").await.unwrap();
+        commits.abandon().await;
+        assert_eq!(repository.lookup_branch("main").await.unwrap(), before);
+        assert_eq!(repository.list_branches().await.unwrap().into_iter().collect::<Vec<_>>(), ["main"]);
+    }
+}
