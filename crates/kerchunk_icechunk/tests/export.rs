@@ -164,29 +164,56 @@ async fn zarray(store: &AsyncReferenceStore, path: &str) -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
+/// `refs` written as a JSON version 1 file at `file`, and opened.
+async fn opened(file: &Path, refs: &serde_json::Value) -> AsyncReferenceStore {
+    std::fs::write(file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
+    AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap()
+}
+
+/// The array at `path` of the repository at `folder`, read whole through `zarrs_icechunk`.
+async fn read_u16(folder: &Path, path: &str) -> Vec<u16> {
+    let array = Array::async_open(icechunk_store(folder).await, path).await.unwrap();
+    array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap()
+}
+
+/// The messages of the commits on `main` of the repository at `folder`, newest first.
+async fn history(folder: &Path) -> Vec<String> {
+    use futures::TryStreamExt;
+    let main = VersionInfo::BranchTipRef("main".into());
+    let ancestry = reopened(folder).await.ancestry(&main).await.unwrap();
+    ancestry.map_ok(|info| info.message).try_collect().await.unwrap()
+}
+
+/// `values` (24) written to `data.bin` in `folder`, and references to them as the chunks of a
+/// 6 x 4 array `a` of one value a chunk: the target and the references.
+fn six_by_four(folder: &Path, values: &[u16]) -> (PathBuf, serde_json::Value) {
+    let target = folder.join("data.bin");
+    std::fs::write(&target, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let mut refs = serde_json::json!({
+        ".zgroup": "{\"zarr_format\": 2}",
+        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [6, 4], \"chunks\": [1, 1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
+    });
+    for i in 0..24 {
+        refs[format!("a/{}.{}", i / 4, i % 4)] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
+    }
+    (target, refs)
+}
+
 /// An array of more chunks than the split is written in several manifests, along its outer axis,
 /// which read back as the values of the target file; the split is not saved in the repository's
 /// configuration, and a repository whose configuration splits manifests is split its way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_arrays_are_split_into_several_manifests() {
     let scratch = tempfile::tempdir().unwrap();
-    let target = scratch.path().join("data.bin");
     let values: Vec<u16> = (0..24).map(|i| i * 3 + 1).collect();
-    std::fs::write(&target, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let mut refs = serde_json::json!({
-        ".zgroup": "{\"zarr_format\": 2}",
-        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [6, 4], \"chunks\": [1, 1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
-        "small/.zarray": "{\"zarr_format\": 2, \"shape\": [4], \"chunks\": [1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
-    });
-    for i in 0..24 {
-        refs[format!("a/{}.{}", i / 4, i % 4)] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
-    }
+    let (target, mut refs) = six_by_four(scratch.path(), &values);
+    refs["small/.zarray"] = serde_json::json!(
+        "{\"zarr_format\": 2, \"shape\": [4], \"chunks\": [1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}"
+    );
     for i in 0..4 {
         refs[format!("small/{i}")] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
     }
-    let file = scratch.path().join("refs.json");
-    std::fs::write(&file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
-    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let references = opened(&scratch.path().join("refs.json"), &refs).await;
     let manifests = |folder: &Path| std::fs::read_dir(folder.join("manifests")).unwrap().count();
 
     // Five chunks a manifest at most: `a` in six rows of four; `small` whole.
@@ -194,13 +221,8 @@ async fn big_arrays_are_split_into_several_manifests() {
     let exported = export_with(&references, &split, &ExportOptions::default().with_manifest_split(5)).await;
     assert_eq!(exported.virtual_chunks, 28);
     assert_eq!(manifests(&split), 7);
-    let store = icechunk_store(&split).await;
-    let array = Array::async_open(Arc::clone(&store), "/a").await.unwrap();
-    let read = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
-    assert_eq!(read, values);
-    let small = Array::async_open(store, "/small").await.unwrap();
-    let read = small.async_retrieve_array_subset::<Vec<u16>>(&small.subset_all()).await.unwrap();
-    assert_eq!(read, values[..4]);
+    assert_eq!(read_u16(&split, "/a").await, values);
+    assert_eq!(read_u16(&split, "/small").await, values[..4]);
     assert!(reopened(&split).await.config().manifest.is_none(), "the split was saved");
 
     // The default split: one manifest an array.
@@ -208,7 +230,7 @@ async fn big_arrays_are_split_into_several_manifests() {
     export_to(&references, &whole).await;
     assert_eq!(manifests(&whole), 2);
 
-    // A repository that says how to split manifests: every two chunks of the first axis.
+    // A repository that says how to split manifests: every two chunks along each axis.
     let configured = scratch.path().join("configured");
     let storage = icechunk::new_local_filesystem_storage(&configured).await.unwrap();
     let splitting = icechunk::config::ManifestSplittingConfig::with_size(2);
@@ -225,37 +247,22 @@ async fn big_arrays_are_split_into_several_manifests() {
 /// branch where it was, and no working branch either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn references_committed_in_parts_read_back_the_same() {
-    use futures::TryStreamExt;
     let scratch = tempfile::tempdir().unwrap();
-    let target = scratch.path().join("data.bin");
     let values: Vec<u16> = (0..24).map(|i| i * 5 + 2).collect();
-    std::fs::write(&target, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let mut refs = serde_json::json!({
-        ".zgroup": "{\"zarr_format\": 2}",
-        "a/.zarray": "{\"zarr_format\": 2, \"shape\": [6, 4], \"chunks\": [1, 1], \"dtype\": \"<u2\", \"compressor\": null, \"fill_value\": 0, \"order\": \"C\", \"filters\": null}",
-    });
-    for i in 0..24 {
-        refs[format!("a/{}.{}", i / 4, i % 4)] = serde_json::json!([target.to_str().unwrap(), i * 2, 2]);
-    }
+    let (target, refs) = six_by_four(scratch.path(), &values);
     let file = scratch.path().join("refs.json");
-    std::fs::write(&file, serde_json::json!({"version": 1, "refs": refs}).to_string()).unwrap();
-    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let references = opened(&file, &refs).await;
     // Parts of three chunks: the references are handed to icechunk an array's batch at a time, so
     // the first part holds all 24; what makes more parts is the inline chunks below.
     let folder = scratch.path().join("parts");
     let options = ExportOptions::default().with_message("in parts").with_commit_every(Some(3));
     let exported = export_with(&references, &folder, &options).await;
     assert_eq!(exported.virtual_chunks, 24);
-    let store = icechunk_store(&folder).await;
-    let array = Array::async_open(store, "/a").await.unwrap();
-    let read = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
-    assert_eq!(read, values);
-    let repository = reopened(&folder).await;
-    let main = VersionInfo::BranchTipRef("main".into());
-    let history: Vec<String> =
-        repository.ancestry(&main).await.unwrap().map_ok(|info| info.message).try_collect().await.unwrap();
-    assert_eq!(history[..2], ["in parts", "in parts (part 1)"], "{history:?}");
-    assert_eq!(repository.list_branches().await.unwrap().into_iter().collect::<Vec<_>>(), ["main"]);
+    assert_eq!(read_u16(&folder, "/a").await, values);
+    let messages = history(&folder).await;
+    assert_eq!(messages[..2], ["in parts", "in parts (part 1)"], "{messages:?}");
+    let branches = reopened(&folder).await.list_branches().await.unwrap();
+    assert_eq!(branches.into_iter().collect::<Vec<_>>(), ["main"]);
 
     // Inline chunks count one each: parts of two, then an empty chunk, which fails the export.
     let mut inline = serde_json::json!({
@@ -266,24 +273,17 @@ async fn references_committed_in_parts_read_back_the_same() {
         inline[format!("b/{i}")] =
             serde_json::json!(format!("base64:{}", ["AQA=", "AgA=", "AwA=", "BAA=", "BQA=", "BgA=", "BwA="][i]));
     }
-    std::fs::write(&file, serde_json::json!({"version": 1, "refs": inline}).to_string()).unwrap();
-    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let references = opened(&file, &inline).await;
     let folder = scratch.path().join("inline");
     let options = ExportOptions::default().with_message("inline").with_commit_every(Some(2));
     let exported = export_with(&references, &folder, &options).await;
     assert_eq!(exported.inline_chunks, 7);
-    let repository = reopened(&folder).await;
-    let history: Vec<String> =
-        repository.ancestry(&main).await.unwrap().map_ok(|info| info.message).try_collect().await.unwrap();
-    assert_eq!(history[..4], ["inline", "inline (part 3)", "inline (part 2)", "inline (part 1)"], "{history:?}");
-    let store = icechunk_store(&folder).await;
-    let array = Array::async_open(store, "/b").await.unwrap();
-    let read = array.async_retrieve_array_subset::<Vec<u16>>(&array.subset_all()).await.unwrap();
-    assert_eq!(read, [1, 2, 3, 4, 5, 6, 7, 0]);
+    let messages = history(&folder).await;
+    assert_eq!(messages[..4], ["inline", "inline (part 3)", "inline (part 2)", "inline (part 1)"], "{messages:?}");
+    assert_eq!(read_u16(&folder, "/b").await, [1, 2, 3, 4, 5, 6, 7, 0]);
 
     inline["b/7"] = serde_json::json!([target.to_str().unwrap(), 0, 0]);
-    std::fs::write(&file, serde_json::json!({"version": 1, "refs": inline}).to_string()).unwrap();
-    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let references = opened(&file, &inline).await;
     let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
     let repository = location.open_or_create().await.unwrap();
     let before = repository.lookup_branch("main").await.unwrap();
