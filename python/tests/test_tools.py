@@ -216,7 +216,7 @@ def test_scan_takes_a_member_from_file_names(tmp_path: Path) -> None:
     group = zarr.open_group(ReferenceStore(tmp_path / "members.json"), mode="r", zarr_format=2)
     assert group["member"][...].tolist() == expected["member"]
     assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
-    with pytest.raises(InvalidReferencesError, match="one value per file"):
+    with pytest.raises(InvalidReferencesError, match="no coordinate array"):
         tools.scan(str(tmp_path / "members_m*.nc"), tmp_path / "x.json", concat="time", coords={"member": "data"})
 
 
@@ -229,6 +229,19 @@ def test_scan_combines_members_by_name_and_times_by_data(tmp_path: Path) -> None
     tools.scan(str(tmp_path / "ens_m*.nc"), tmp_path / "ens.json", concat=["time"], coords={"member": r"name:_m(\d+)_"})
     expected = json.loads((combine / "ens.expected.json").read_text())
     group = zarr.open_group(ReferenceStore(tmp_path / "ens.json"), mode="r", zarr_format=2)
+    assert group["member"][...].tolist() == expected["member"]
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
+
+
+def test_scan_combines_members_and_times_both_in_the_data(tmp_path: Path) -> None:
+    """Two dimensions, both in the files' coordinates (one member a file), with no ``coords``:
+    read as open_mfdataset(combine="by_coords") reads them (ensdata.expected.json)."""
+    combine = SCANNED / "combine"
+    for file in combine.glob("ensdata_m*.nc"):
+        shutil.copy(file, tmp_path)
+    tools.scan(str(tmp_path / "ensdata_m*.nc"), tmp_path / "ensdata.json", concat=["time", "member"])
+    expected = json.loads((combine / "ensdata.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(tmp_path / "ensdata.json"), mode="r", zarr_format=2)
     assert group["member"][...].tolist() == expected["member"]
     assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
 

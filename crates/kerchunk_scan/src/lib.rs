@@ -179,10 +179,10 @@
 //! | along one dimension, others identical | yes |
 //! | CF times in units of each file's own (`cf:`) | yes |
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
-//! | several dimensions, the outer ones from names or attributes ([`CombineOptions::then_along`]) | yes |
+//! | several dimensions, the outer ones from names, attributes or the data (one value a file) ([`CombineOptions::then_along`]) | yes |
 //! | files of one variable each, merged ([`merge`]) | yes |
 //! | along one dimension, a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]) | yes |
-//! | `var`, callables, `vattr:`, outer dimensions from the data | no |
+//! | `var`, callables, `vattr:` | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
 //! a NetCDF-3 variable: one range each) into smaller ranges along its first

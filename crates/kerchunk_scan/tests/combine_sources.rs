@@ -37,9 +37,10 @@ fn scans(case: &str) -> Vec<(String, ReferenceSet)> {
 fn scan_files(files: &[String]) -> Vec<(String, ReferenceSet)> {
     let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    // The coordinates held inline: `time`, as a coordinate from the data must be, and `x`,
-    // whose values are compared only when inline (as the default threshold holds such arrays).
-    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time", "x"]);
+    // The coordinates held inline: `time` and `member`, as a coordinate from the data must be,
+    // and `x`, whose values are compared only when inline (as the default threshold holds such
+    // arrays).
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(["time", "member", "x"]);
     files
         .iter()
         .map(|file| {
@@ -142,6 +143,26 @@ fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
     }
 }
 
+/// `t`, `member` and `time` of a set of members × times against `open_mfdataset`'s (`CASE.expected.json`).
+fn check_members_and_times(store: &Arc<ReferenceStore>, case: &str) {
+    let expected = expected(case);
+    check_t(store, &expected, case);
+    // Members from names are written as int64; from the data, as the files hold them (int32).
+    let member = Array::open(store.clone(), "/member").unwrap();
+    let all = member.subset_all();
+    let members: Vec<i64> = match member.retrieve_array_subset::<Vec<i64>>(&all) {
+        Ok(members) => members,
+        Err(_) => member.retrieve_array_subset::<Vec<i32>>(&all).unwrap().into_iter().map(i64::from).collect(),
+    };
+    let theirs: Vec<i64> = expected["member"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(members, theirs, "{case}: member");
+    let time = Variable::open(store.clone(), "/time").unwrap();
+    let dates: Vec<String> =
+        time.read_times(&time.select(&[]).unwrap()).unwrap().iter().map(|d| d.expect("a date").to_string()).collect();
+    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(dates, theirs, "{case}: time");
+}
+
 /// Two dimensions at once: members 7 and 2 (in the names) × two files each
 /// along time (in the data), read as `open_mfdataset` nested along
 /// `["member", "time"]` gives them: t(member, time, x).
@@ -149,22 +170,30 @@ fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
 fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
     let options = CombineOptions::new("time").then_along("member", source).unwrap();
-    let store = open(combined(scans("ens"), &options).unwrap());
-    let expected = expected("ens");
-    check_t(&store, &expected, "ens");
-    let member = Array::open(store.clone(), "/member").unwrap();
-    let members = member.retrieve_array_subset::<Vec<i64>>(&member.subset_all()).unwrap();
-    let theirs: Vec<i64> = expected["member"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
-    assert_eq!(members, theirs);
-    let time = Variable::open(store, "/time").unwrap();
-    let dates: Vec<String> =
-        time.read_times(&time.select(&[]).unwrap()).unwrap().iter().map(|d| d.expect("a date").to_string()).collect();
-    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-    assert_eq!(dates, theirs);
-    // An outer dimension needs one value per file; the same dimension twice is refused.
-    assert!(CombineOptions::new("time").then_along("member", CoordinateSource::Data).is_err());
+    check_members_and_times(&open(combined(scans("ens"), &options).unwrap()), "ens");
+    // The same dimension twice is refused.
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
     assert!(CombineOptions::new("time").then_along("time", source).is_err());
+}
+
+/// Two dimensions both in the data (`ensdata_m*_*.nc`: each file one member, in a `member`
+/// dimension of length one and its coordinate, and two times): read as
+/// `open_mfdataset(combine="by_coords")` reads them. Files with no coordinate along the outer
+/// dimension, or one of several values, are an error naming one.
+#[test]
+fn members_and_times_both_in_the_data_combine_on_two_dimensions() {
+    for source in [CoordinateSource::Auto, CoordinateSource::Data] {
+        let options = CombineOptions::new("time").then_along("member", source).unwrap();
+        check_members_and_times(&open(combined(scans("ensdata"), &options).unwrap()), "ensdata");
+    }
+    let options = CombineOptions::new("time").then_along("member", CoordinateSource::Auto).unwrap();
+    // `ens` holds its member only in its names.
+    let error = combined(scans("ens"), &options).unwrap_err().to_string();
+    assert!(error.contains("ens_m") && error.contains("member") && error.contains("no coordinate"), "{error}");
+    // With time outside member, each file's time coordinate holds two values.
+    let options = CombineOptions::new("member").then_along("time", CoordinateSource::Auto).unwrap();
+    let error = combined(scans("ensdata"), &options).unwrap_err().to_string();
+    assert!(error.contains("ensdata_m") && error.contains("holds 2 values"), "{error}");
 }
 
 /// One file per variable (`merged_t.nc`, `merged_rh.nc`), merged: both

@@ -466,10 +466,38 @@ fn scan_takes_a_coordinate_from_file_names() {
     let (code, _, stderr) = run(&[&["scan", members.to_str().unwrap()][..], &once].concat());
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("\"t\"") && stderr.contains("values differ"), "{stderr}");
+    // An outer dimension from the data: `ens` holds its members only in its names, an error
+    // naming a file; `ensdata` in each file's `member` coordinate, read as
+    // open_mfdataset(combine="by_coords") reads them.
     let outer_from_data = ["--concat", "time", "--concat", "member", "-o", out.to_str().unwrap()];
     let (code, _, stderr) = run(&[&["scan", ens.to_str().unwrap()][..], &outer_from_data].concat());
     assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("one value per file"), "{stderr}");
+    assert!(stderr.contains("ens_m") && stderr.contains("no coordinate array"), "{stderr}");
+    let ensdata = folder.join("ensdata_m*.nc");
+    let (code, _, stderr) = run(&[&["scan", ensdata.to_str().unwrap()][..], &outer_from_data].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("ensdata.expected.json")).unwrap()).unwrap();
+    for (array, expected) in [("member", &expected["member"]), ("t", &expected["t"])] {
+        let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), array]);
+        assert_eq!(code, 0, "{stderr}");
+        let mut theirs = Vec::new();
+        flatten_numbers(expected, &mut theirs);
+        // `cat`'s rows: comments (`#`), then values, after their place (`[member=2, ...]: `) if any.
+        let rows = stdout.lines().filter(|line| !line.starts_with('#'));
+        let values =
+            rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
+        let ours: Vec<f64> = values.map(|v| v.parse().unwrap()).collect();
+        assert_eq!(ours, theirs, "{array}: {stdout}");
+    }
+}
+
+/// Nested JSON lists of numbers, flattened in C order.
+fn flatten_numbers(value: &serde_json::Value, out: &mut Vec<f64>) {
+    match value {
+        serde_json::Value::Array(items) => items.iter().for_each(|item| flatten_numbers(item, out)),
+        number => out.push(number.as_f64().unwrap()),
+    }
 }
 
 /// Appending to a parquet root in place writes only the record files whose rows change: with

@@ -161,8 +161,9 @@ def scan(
     as the command line's ``--coord``: ``{"member": r"name:_m(\d+)\.nc$"}`` (a number in each
     file's name), ``{"time": r"name:_(\d{8})\.nc$:%Y%m%d"}`` (a date), ``{"time": "attr:date"}``
     (a global attribute), ``"data"`` or ``"cf"`` (the files' coordinate arrays); a dimension only
-    there is combined along too, outside those of ``concat``, and an outer dimension needs a name
-    or attribute source. ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
+    there is combined along too, outside those of ``concat``; the files are grouped by their one
+    value along an outer dimension (from their data by default: each file's coordinate must hold
+    one value). ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
     units the combined times are written in. ``jobs`` files are scanned at once. Along one
     dimension, up to ``combine_memory`` MiB of the files' combined chunks wait in memory until they
     are written, the rest in a temporary file (under ``TMPDIR``; the command line's

@@ -20,12 +20,19 @@ For each NAMED case (the coordinate only in file names or a global attribute)
 it writes the files and NAME.expected.json: open_mfdataset(combine="nested")
 along the new dimension, each file's value added in preprocess, sorted by it;
 and the GRID files (member in the name × time in the data) with
-ens.expected.json, open_mfdataset nested along ["member", "time"]; and one file
+ens.expected.json, open_mfdataset nested along ["member", "time"]; the
+GRID_DATA files (member and time both in the data, member one value a file)
+with ensdata.expected.json, open_mfdataset(combine="by_coords"); and one file
 per variable (VARIABLES) with merged.expected.json, their merge
 (merged_rh_other_x.nc has another x, which merging must refuse).
+
+    python tests/scan/combine/make.py ensdata
+
+makes only the cases named (a CASES or NAMED name, ens, ensdata or merged).
 """
 import json
 import pathlib
+import sys
 
 import netCDF4
 import numpy as np
@@ -100,6 +107,12 @@ NAMED = {
 GRID = {"ens_m7_0.nc": (7, 0), "ens_m7_1.nc": (7, 1), "ens_m2_0.nc": (2, 0), "ens_m2_1.nc": (2, 1)}
 
 
+# Two dimensions, both in the data: each file holds one member (a `member` dimension of length one
+# and its coordinate) and two times.
+GRID_DATA = {"ensdata_m7_0.nc": (7, 0), "ensdata_m7_1.nc": (7, 1), "ensdata_m2_0.nc": (2, 0),
+             "ensdata_m2_1.nc": (2, 1)}
+
+
 # One file per variable, sharing time and x: merged, as xarray's merge gives them.
 VARIABLES = {"merged_t.nc": "t", "merged_rh.nc": "rh", "merged_rh_other_x.nc": "rh"}
 
@@ -152,6 +165,30 @@ def grid_expected(paths):
                 "t_dims": list(ds.t.dims)}
 
 
+def write_grid_data(path, member, part):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("member", 1)
+        ds.createDimension("time", None)
+        ds.createDimension("x", 2)
+        m = ds.createVariable("member", "i4", ("member",))
+        m[:] = [member]
+        x = ds.createVariable("x", "f4", ("x",))
+        x[:] = [10.0, 20.0]
+        time = ds.createVariable("time", "i4", ("time",))
+        time.units = "hours since 2020-01-01"
+        time[:] = [12 * part, 12 * part + 6]
+        t = ds.createVariable("t", "f4", ("member", "time", "x"), chunksizes=(1, 1, 2))
+        t[:] = np.array([[[1000 * member + 10 * part + i, 1000 * member + 10 * part + i + 0.5] for i in range(2)]],
+                        dtype="f4")
+
+
+def grid_data_expected(paths):
+    """open_mfdataset(combine="by_coords"): both dimensions from the files' coordinates."""
+    with xr.open_mfdataset(paths, combine="by_coords") as ds:
+        return {"member": ds.member.values.tolist(), "time": iso(ds.time.values), "t": ds.t.values.tolist(),
+                "t_dims": list(ds.t.dims)}
+
+
 def write_named(path, number):
     with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
         ds.createDimension("x", 2)
@@ -200,7 +237,14 @@ def iso(values):
 
 
 def main():
+    only = set(sys.argv[1:])
+
+    def wanted(name):
+        return not only or name in only
+
     for name, files in CASES.items():
+        if not wanted(name):
+            continue
         paths = []
         for number, (units, calendar, times) in enumerate(files):
             path = HERE / f"{name}_{number}.nc"
@@ -214,6 +258,8 @@ def main():
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
         kerchunk_refs(name, paths)
     for name, files in NAMED.items():
+        if not wanted(name):
+            continue
         paths = [HERE / file for file in files]
         for number, path in enumerate(paths):
             write_named(path, number)
@@ -223,15 +269,18 @@ def main():
             import re
 
             kerchunk_named(name, paths, "member", re.compile(r"_m(\d+)\.nc$"), ["x", "time"])
-    paths = []
-    for file, (member, part) in GRID.items():
-        write_grid(HERE / file, member, part)
-        paths.append(HERE / file)
-    (HERE / "ens.expected.json").write_text(json.dumps(grid_expected(paths), indent=1) + "\n")
-    for file, name in VARIABLES.items():
-        write_variable(HERE / file, name)
-    merged = [HERE / "merged_t.nc", HERE / "merged_rh.nc"]
-    (HERE / "merged.expected.json").write_text(json.dumps(merged_expected(merged), indent=1) + "\n")
+    for name, grid, write_file, expected in [("ens", GRID, write_grid, grid_expected),
+                                             ("ensdata", GRID_DATA, write_grid_data, grid_data_expected)]:
+        if wanted(name):
+            paths = [HERE / file for file in grid]
+            for path in paths:
+                write_file(path, *grid[path.name])
+            (HERE / f"{name}.expected.json").write_text(json.dumps(expected(paths), indent=1) + "\n")
+    if wanted("merged"):
+        for file, name in VARIABLES.items():
+            write_variable(HERE / file, name)
+        merged = [HERE / "merged_t.nc", HERE / "merged_rh.nc"]
+        (HERE / "merged.expected.json").write_text(json.dumps(merged_expected(merged), indent=1) + "\n")
 
 
 def kerchunk_refs(name, paths):

@@ -60,13 +60,8 @@ pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(V
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut coordinates = Vec::with_capacity(inputs.len());
     for input in &inputs {
-        let meta = zarray(&input.references, dimension)
-            .ok_or_else(|| error(&input.name, "no coordinate array for the dimension".into()))?;
+        let (meta, bytes) = inline_coordinate(input, dimension).map_err(|reason| error(&input.name, reason))?;
         let dtype = meta["dtype"].as_str().unwrap_or_default().to_owned();
-        let bytes = match input.references.get(&chunk_key(dimension, 1, 0)) {
-            Some(Reference::Inline(bytes)) if meta["chunks"] == meta["shape"] => bytes.to_vec(),
-            _ => return Err(error(&input.name, "the coordinate is not held inline in one chunk".into())),
-        };
         let numbers = numbers(&dtype, &bytes)
             .filter(|numbers| !numbers.is_empty())
             .ok_or_else(|| error(&input.name, format!("no values of a numeric dtype ({dtype})")))?;
@@ -127,6 +122,16 @@ pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(V
         attrs["calendar"] = Value::from(calendar.as_str());
     }
     Ok((inputs, Combined { zarray: meta, zattrs, values }))
+}
+
+/// The metadata and values of `input`'s coordinate along `dimension`, which
+/// must be held inline in one chunk.
+pub(super) fn inline_coordinate(input: &Input, dimension: &str) -> Result<(Value, Vec<u8>), String> {
+    let meta = zarray(&input.references, dimension).ok_or("no coordinate array for the dimension")?;
+    match input.references.get(&chunk_key(dimension, 1, 0)) {
+        Some(Reference::Inline(bytes)) if meta["chunks"] == meta["shape"] => Ok((meta, bytes.to_vec())),
+        _ => Err("the coordinate is not held inline in one chunk".into()),
+    }
 }
 
 /// The inputs in the order of the values `source` (a file's name or an
@@ -364,7 +369,7 @@ fn times(
 /// The values of `bytes` as numbers, for ordering files and decoding times;
 /// `None` unless the dtype is a numeric one of 1 to 8 bytes, and `bytes`
 /// whole values of it.
-fn numbers(dtype: &str, bytes: &[u8]) -> Option<Vec<f64>> {
+pub(super) fn numbers(dtype: &str, bytes: &[u8]) -> Option<Vec<f64>> {
     let size = item_size(dtype).filter(|size| [1, 2, 4, 8].contains(size) && bytes.len().is_multiple_of(*size))?;
     let kind = *dtype.as_bytes().get(1)?;
     let big = dtype.starts_with('>');

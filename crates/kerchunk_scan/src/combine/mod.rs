@@ -140,9 +140,9 @@ fn combine_outer(
     dimension: &str,
     source: &CoordinateSource,
 ) -> Result<ReferenceSet, ScanError> {
-    let mut groups: Vec<(source::FileValue, Vec<Input>)> = Vec::new();
+    let mut groups: Vec<(GroupKey, Vec<Input>)> = Vec::new();
     for input in inputs {
-        let value = source::file_value(source, &input.name, &input.references)
+        let value = group_key(source, dimension, &input)
             .map_err(|reason| combine_error(&input.name, dimension, format!("{reason} ({dimension} from {source})")))?;
         match groups.iter_mut().find(|(v, _)| *v == value) {
             Some((_, group)) => group.push(input),
@@ -163,6 +163,40 @@ fn combine_outer(
         ..options.clone()
     };
     combine(combined, &outer)
+}
+
+/// What the files of one group along an outer dimension share.
+#[derive(PartialEq)]
+enum GroupKey {
+    /// The value their names or an attribute give.
+    Value(source::FileValue),
+    /// Their coordinate along it, one value as written: its dtype, its
+    /// bytes, and its `units` and `calendar` (values in other units are
+    /// other groups, which combining the groups orders as it orders files).
+    Written(Value, Vec<u8>, Option<Value>, Option<Value>),
+}
+
+/// The group of `input` along the outer `dimension`, by `source`: one value
+/// from its name or an attribute, or its own coordinate, which must then
+/// hold one value, inline.
+fn group_key(source: &CoordinateSource, dimension: &str, input: &Input) -> Result<GroupKey, String> {
+    if matches!(source, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_)) {
+        return source::file_value(source, &input.name, &input.references).map(GroupKey::Value);
+    }
+    let (meta, bytes) = coordinate::inline_coordinate(input, dimension)?;
+    let dtype = meta["dtype"].as_str().unwrap_or_default();
+    match coordinate::numbers(dtype, &bytes).map(|numbers| numbers.len()) {
+        Some(1) => {}
+        Some(count) => {
+            return Err(format!(
+                "its coordinate holds {count} values, where a dimension outside another takes one a file"
+            ));
+        }
+        None => return Err(format!("no values of a numeric dtype ({dtype})")),
+    }
+    let attrs = attributes(&input.references, dimension);
+    let attribute = |name: &str| attrs.as_ref().and_then(|attrs| attrs.get(name)).cloned();
+    Ok(GroupKey::Written(meta["dtype"].clone(), bytes, attribute("units"), attribute("calendar")))
 }
 
 /// The paths of the arrays of `set` that describe the others rather than

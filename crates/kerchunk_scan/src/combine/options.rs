@@ -88,24 +88,23 @@ impl CombineOptions {
     /// `CombineOptions::new("time").then_along("member", source)`): the
     /// files are grouped by the value `source` gives each, every group is
     /// combined along the inner dimensions, and the groups along this one,
-    /// a new first axis where the arrays lack it.
+    /// a new first axis where the arrays lack it. From a file's name or an
+    /// attribute, each file gives one value; from the data
+    /// ([`CoordinateSource::Auto`], `Data` or `Cf`), each file's coordinate
+    /// along the dimension must hold one value, inline (a file with another
+    /// number is an error naming it, when combining), and the groups are
+    /// ordered by those values as files are along the innermost dimension
+    /// (CF times in other units decoded).
     ///
     /// # Errors
-    /// [`CombineOptionError`] unless `source` gives one value per file
-    /// ([`CoordinateSource::Name`] or [`CoordinateSource::Attribute`]): the
-    /// files are grouped by it before anything is combined.
+    /// [`CombineOptionError`] if the files are combined along `dimension`
+    /// already.
     pub fn then_along(
         mut self,
         dimension: impl Into<String>,
         source: CoordinateSource,
     ) -> Result<Self, CombineOptionError> {
         let dimension = dimension.into();
-        if !matches!(source, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_)) {
-            return Err(CombineOptionError {
-                text: format!("{dimension}={source}"),
-                reason: "a dimension outside another takes one value per file, from its name or an attribute".into(),
-            });
-        }
         if dimension == self.dimension || self.outer.iter().any(|(d, _)| *d == dimension) {
             return Err(CombineOptionError {
                 text: dimension,

@@ -45,8 +45,8 @@ pub enum Combining {
 /// too.
 ///
 /// # Errors
-/// [`CombineOptionError`]: an outer dimension without a source of one value per file, a
-/// dimension given twice, units that are not CF time units.
+/// [`CombineOptionError`]: a dimension given twice, units that are not CF time units. An
+/// outer dimension without `--coord` takes each file's one value from its data.
 pub fn combine_options(
     concat: &[String],
     coords: &[(String, CoordinateSource)],
@@ -67,13 +67,7 @@ pub fn combine_options(
         .with_coordinate(source(innermost).unwrap_or_default())
         .with_identical(identical.iter().cloned());
     for dimension in outer {
-        let source = source(dimension).ok_or_else(|| {
-            CombineOptionError::new(
-                *dimension,
-                "a dimension outside another takes one value per file: give --coord DIM=name:REGEX or DIM=attr:NAME",
-            )
-        })?;
-        options = options.then_along(*dimension, source)?;
+        options = options.then_along(*dimension, source(dimension).unwrap_or_default())?;
     }
     match units {
         Some(units) => options.with_time_units(units, calendar).map(Some),

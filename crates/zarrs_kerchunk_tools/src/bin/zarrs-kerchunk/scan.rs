@@ -40,8 +40,9 @@ pub(crate) struct Scan {
     skip_existing: bool,
     /// Combine the files along this dimension (required for more than one file), as kerchunk's
     /// `concat_dims`; every other array is taken from the first file. Repeatable, innermost first
-    /// (`--concat time --concat member`): an outer dimension needs `--coord DIM=name:...` or
-    /// `DIM=attr:...`, by whose value the files are grouped. GRIB files need none: their
+    /// (`--concat time --concat member`): the files are grouped by their one value along an
+    /// outer dimension, from their data (each file's coordinate holding one value) or from
+    /// `--coord DIM=name:...` or `DIM=attr:...`. GRIB files need none: their
     /// messages go where their own time, step, level and member put them.
     #[arg(long, value_name = "DIM")]
     concat: Vec<String>,
