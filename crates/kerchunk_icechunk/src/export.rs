@@ -80,9 +80,11 @@ impl ExportOptions {
         self
     }
 
-    /// Commit in parts of `chunks` chunks (at least 1), so that the session
-    /// holds one part at a time, not every reference (icechunk holds a few
-    /// hundred bytes a reference until the commit). The parts are committed
+    /// Commit in parts of `chunks` chunks (at least 1; a part ends at the
+    /// first batch that reaches it, virtual references being handed to
+    /// icechunk 10 000 of an array at a time), so that the session holds one
+    /// part at a time, not every reference (icechunk holds a few hundred
+    /// bytes a reference until the commit). The parts are committed
     /// on a working branch of their own (the branch's name,
     /// `-zarrs-kerchunk-export-`, the process and the time), the last with
     /// the message and the others with the message and `(part N)`; then the
