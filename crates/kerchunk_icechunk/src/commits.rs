@@ -30,18 +30,21 @@ pub(crate) struct Commits<'a> {
     repository: &'a Repository,
     location: &'a str,
     branch: String,
+    /// The commit message (the parts' with their numbers after it).
+    message: &'a str,
     session: Arc<RwLock<Session>>,
     store: Store,
     parts: Option<Parts>,
 }
 
 impl<'a> Commits<'a> {
-    /// A session on `branch` of `repository` (at `location`, for messages),
-    /// committed in one commit, or in parts of `every` chunks.
+    /// A session on `branch` of `repository` (at `location`, for errors),
+    /// committed with `message` in one commit, or in parts of `every` chunks.
     pub(crate) async fn start(
         repository: &'a Repository,
         location: &'a str,
         branch: &str,
+        message: &'a str,
         every: Option<u64>,
     ) -> Result<Self, ExportError> {
         let (writing, parts) = match every {
@@ -71,7 +74,7 @@ impl<'a> Commits<'a> {
         };
         let session = Arc::new(RwLock::new(session));
         let store = Store::from_session(Arc::clone(&session)).await;
-        Ok(Self { repository, location, branch: branch.to_owned(), session, store, parts })
+        Ok(Self { repository, location, branch: branch.to_owned(), message, session, store, parts })
     }
 
     /// The store over the session.
@@ -79,9 +82,9 @@ impl<'a> Commits<'a> {
         &self.store
     }
 
-    /// Count `chunks` just written, committing a part (with `message` and
+    /// Count `chunks` just written, committing a part (with the message and
     /// its number) when they make one.
-    pub(crate) async fn written(&mut self, chunks: u64, message: &str) -> Result<(), ExportError> {
+    pub(crate) async fn written(&mut self, chunks: u64) -> Result<(), ExportError> {
         let Some(parts) = &mut self.parts else { return Ok(()) };
         parts.written += chunks;
         if parts.written < parts.every {
@@ -92,7 +95,7 @@ impl<'a> Commits<'a> {
         let (number, working) = (parts.committed, parts.working.clone());
         let mut session = self.session.write().await;
         session
-            .commit(format!("{message} (part {number})"))
+            .commit(format!("{} (part {number})", self.message))
             .execute()
             .await
             .map_err(RepositoryError::at(self.location, format!("committing part {number} on {working}")))?;
@@ -105,21 +108,21 @@ impl<'a> Commits<'a> {
         Ok(())
     }
 
-    /// Commit what is left with `message`; in parts, move the branch to the
+    /// Commit what is left with the message; in parts, move the branch to the
     /// last part (if no one else moved it meanwhile) and delete the working
     /// branch. The snapshot the branch now points to.
-    pub(crate) async fn finish(self, message: &str) -> Result<SnapshotId, ExportError> {
+    pub(crate) async fn finish(self) -> Result<SnapshotId, ExportError> {
         let mut session = self.session.write().await;
         let Some(parts) = &self.parts else {
             return Ok(session
-                .commit(message)
+                .commit(self.message)
                 .execute()
                 .await
                 .map_err(RepositoryError::at(self.location, "the commit"))?);
         };
         // A commit even if the last part ended with the last chunk: the branch's commit is the one with `message`.
         let snapshot = session
-            .commit(message)
+            .commit(self.message)
             .allow_empty(true)
             .execute()
             .await
@@ -176,11 +179,11 @@ mod tests {
     async fn a_branch_that_moved_meanwhile_is_left_where_it_is() {
         let storage = icechunk::storage::new_in_memory_storage().await.unwrap();
         let repository = Repository::create(storage).execute().await.unwrap();
-        let mut commits = Commits::start(&repository, "memory", "main", Some(1)).await.unwrap();
+        let mut commits = Commits::start(&repository, "memory", "main", "ours", Some(1)).await.unwrap();
         commits.store().set("zarr.json", Bytes::from_static(GROUP)).await.unwrap();
-        commits.written(1, "ours").await.unwrap();
+        commits.written(1).await.unwrap();
         let theirs = commit_elsewhere(&repository, "main", "theirs").await;
-        let error = commits.finish("ours").await.unwrap_err().to_string();
+        let error = commits.finish().await.unwrap_err().to_string();
         assert!(error.contains("moving branch main") && error.contains("the export is not on it"), "{error}");
         assert_eq!(repository.lookup_branch("main").await.unwrap(), theirs);
         let branches = repository.list_branches().await.unwrap();
@@ -194,9 +197,9 @@ mod tests {
         let storage = icechunk::storage::new_in_memory_storage().await.unwrap();
         let repository = Repository::create(storage).execute().await.unwrap();
         let before = repository.lookup_branch("main").await.unwrap();
-        let mut commits = Commits::start(&repository, "memory", "main", Some(1)).await.unwrap();
+        let mut commits = Commits::start(&repository, "memory", "main", "ours", Some(1)).await.unwrap();
         commits.store().set("zarr.json", Bytes::from_static(GROUP)).await.unwrap();
-        commits.written(1, "ours").await.unwrap();
+        commits.written(1).await.unwrap();
         commits.abandon().await;
         assert_eq!(repository.lookup_branch("main").await.unwrap(), before);
         assert_eq!(repository.list_branches().await.unwrap().into_iter().collect::<Vec<_>>(), ["main"]);

@@ -156,8 +156,8 @@ pub async fn export(
     let writing = writing_handle(repository, &nodes, options.manifest_split)
         .await
         .map_err(RepositoryError::at(location, "opening it to write"))?;
-    let commits = Commits::start(&writing, location, &options.branch, options.commit_every).await?;
-    let mut writer = Writer::new(commits, references, location, &options.message);
+    let commits = Commits::start(&writing, location, &options.branch, &options.message, options.commit_every).await?;
+    let mut writer = Writer::new(commits, references, location);
     if let Err(e) = writer.write(nodes, first_chunk, &mut walk).await {
         writer.commits.abandon().await;
         return Err(e);
@@ -170,7 +170,7 @@ pub async fn export(
         commits.abandon().await;
         return Err(e);
     }
-    let snapshot = commits.finish(&options.message).await?;
+    let snapshot = commits.finish().await?;
     Ok(Exported {
         snapshot: snapshot.to_string(),
         groups,
@@ -254,8 +254,6 @@ struct Writer<'a> {
     commits: Commits<'a>,
     references: &'a AsyncReferenceStore,
     location: &'a str,
-    /// The commit message.
-    message: &'a str,
     /// Each array's path (`""` at the root) and chunk layout.
     arrays: HashMap<String, ChunkLayout>,
     groups: usize,
@@ -272,12 +270,11 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    fn new(commits: Commits<'a>, references: &'a AsyncReferenceStore, location: &'a str, message: &'a str) -> Self {
+    fn new(commits: Commits<'a>, references: &'a AsyncReferenceStore, location: &'a str) -> Self {
         Self {
             commits,
             references,
             location,
-            message,
             arrays: HashMap::new(),
             groups: 0,
             pending: HashMap::new(),
@@ -410,7 +407,7 @@ impl<'a> Writer<'a> {
             .await
             .map_err(self.repository_error(format!("writing the chunk of {key}")))?;
         self.inline_chunks += 1;
-        self.commits.written(1, self.message).await
+        self.commits.written(1).await
     }
 
     async fn flush(&mut self, array: &str) -> Result<(), ExportError> {
@@ -428,7 +425,7 @@ impl<'a> Writer<'a> {
             return Err(reference_error(array, format!("icechunk refused {} of its chunk references", failed.len())));
         }
         self.virtual_chunks += count;
-        self.commits.written(count, self.message).await
+        self.commits.written(count).await
     }
 
     async fn flush_all(&mut self) -> Result<(), ExportError> {
