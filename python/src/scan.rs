@@ -44,8 +44,8 @@ pub(crate) struct ScanArguments {
     calendar: Option<String>,
     /// How many files to scan at once.
     jobs: usize,
-    /// Combining along one dimension: how many MiB of the files' combined chunks to hold in
-    /// memory, the rest in a temporary folder (the command line's `--combine-memory`).
+    /// Concatenating: how many MiB of the files' combined chunks to hold in
+    /// memory, the rest in a temporary file (the command line's `--combine-memory`).
     combine_memory: usize,
     /// Arrays taken once rather than given a new dimension (`--identical`).
     identical: Vec<String>,

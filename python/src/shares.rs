@@ -2,7 +2,7 @@
 //! sets each file's references aside as its share comes back (`make::SetAsideFiles`), so the
 //! caller holds one share at a time and what orders and checks the files, never every file's
 //! chunks; `finish` writes the combined set, reading the files' references back one at a time.
-//! For combining along one dimension; `combine_shares` does the rest.
+//! For concatenating, along one dimension or several; `combine_shares` does the rest.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -46,8 +46,8 @@ struct State {
 }
 
 /// A `ShareCombiner` for the shares of `files` (no patterns) scanned for `arguments`, to be
-/// written to `output`; `None` where they cannot be combined a file at a time (several
-/// dimensions, merging, an append, `subchunk`), for `combine_shares` to combine whole.
+/// written to `output`; `None` where they cannot be combined a file at a time (merging, an
+/// append, `subchunk`), for `combine_shares` to combine whole.
 #[pyfunction]
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn share_combiner(

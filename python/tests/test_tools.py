@@ -233,13 +233,20 @@ def test_scan_combines_members_by_name_and_times_by_data(tmp_path: Path) -> None
     assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
 
 
-def test_scan_combines_members_and_times_both_in_the_data(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("spread", "combine_memory"), [(False, 64), (False, 0), (True, 0)],
+                         ids=["held", "on-disk", "spread"])
+def test_scan_combines_members_and_times_both_in_the_data(tmp_path: Path, spread: bool, combine_memory: int) -> None:
     """Two dimensions, both in the files' coordinates (one member a file), with no ``coords``:
-    read as open_mfdataset(combine="by_coords") reads them (ensdata.expected.json)."""
+    read as open_mfdataset(combine="by_coords") reads them (ensdata.expected.json), whether each
+    file's chunks wait in memory or on disk, and scanned here or by a pool's threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
     combine = SCANNED / "combine"
     for file in combine.glob("ensdata_m*.nc"):
         shutil.copy(file, tmp_path)
-    tools.scan(str(tmp_path / "ensdata_m*.nc"), tmp_path / "ensdata.json", concat=["time", "member"])
+    with ThreadPoolExecutor(2) as pool:
+        tools.scan(str(tmp_path / "ensdata_m*.nc"), tmp_path / "ensdata.json", concat=["time", "member"],
+                   combine_memory=combine_memory, jobs=1, executor=pool if spread else None)
     expected = json.loads((combine / "ensdata.expected.json").read_text())
     group = zarr.open_group(ReferenceStore(tmp_path / "ensdata.json"), mode="r", zarr_format=2)
     assert group["member"][...].tolist() == expected["member"]

@@ -181,7 +181,7 @@
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
 //! | several dimensions, the outer ones from names, attributes or the data (one value a file) ([`CombineOptions::then_along`]) | yes |
 //! | files of one variable each, merged ([`merge`]) | yes |
-//! | along one dimension, a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]) | yes |
+//! | a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]), along one dimension or several | yes |
 //! | `var`, callables, `vattr:` | no |
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,

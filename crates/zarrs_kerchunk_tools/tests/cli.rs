@@ -473,22 +473,26 @@ fn scan_takes_a_coordinate_from_file_names() {
     let (code, _, stderr) = run(&[&["scan", ens.to_str().unwrap()][..], &outer_from_data].concat());
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("ens_m") && stderr.contains("no coordinate array"), "{stderr}");
+    // Combined a file at a time, each file's chunks held in memory, then all waiting on disk.
     let ensdata = folder.join("ensdata_m*.nc");
-    let (code, _, stderr) = run(&[&["scan", ensdata.to_str().unwrap()][..], &outer_from_data].concat());
-    assert_eq!(code, 0, "{stderr}");
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(folder.join("ensdata.expected.json")).unwrap()).unwrap();
-    for (array, expected) in [("member", &expected["member"]), ("t", &expected["t"])] {
-        let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), array]);
+    for memory in ["64", "0"] {
+        let scan = [&["scan", ensdata.to_str().unwrap()][..], &outer_from_data, &["--combine-memory", memory]].concat();
+        let (code, _, stderr) = run(&scan);
         assert_eq!(code, 0, "{stderr}");
-        let mut theirs = Vec::new();
-        flatten_numbers(expected, &mut theirs);
-        // `cat`'s rows: comments (`#`), then values, after their place (`[member=2, ...]: `) if any.
-        let rows = stdout.lines().filter(|line| !line.starts_with('#'));
-        let values =
-            rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
-        let ours: Vec<f64> = values.map(|v| v.parse().unwrap()).collect();
-        assert_eq!(ours, theirs, "{array}: {stdout}");
+        for (array, expected) in [("member", &expected["member"]), ("t", &expected["t"])] {
+            let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), array]);
+            assert_eq!(code, 0, "{stderr}");
+            let mut theirs = Vec::new();
+            flatten_numbers(expected, &mut theirs);
+            // `cat`'s rows: comments (`#`), then values, after their place (`[member=2, ...]: `) if any.
+            let rows = stdout.lines().filter(|line| !line.starts_with('#'));
+            let values =
+                rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
+            let ours: Vec<f64> = values.map(|v| v.parse().unwrap()).collect();
+            assert_eq!(ours, theirs, "{array} (--combine-memory {memory}): {stdout}");
+        }
     }
 }
 

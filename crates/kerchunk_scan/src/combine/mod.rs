@@ -32,6 +32,8 @@ mod coordinate;
 mod held;
 mod merge;
 mod options;
+mod outer;
+mod placement;
 mod source;
 mod stack;
 mod streamed;
@@ -42,9 +44,9 @@ pub use held::FileRests;
 use held::Keyed;
 pub(crate) use merge::merge;
 pub use options::{CombineOptions, RangeReader};
+use placement::{Holder, Placement, Renumber, Unplaced};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
-use streamed::{Placement, Renumber, Unplaced};
 pub use streamed::{SetAside, StreamedCombine, combine_streamed, split_combined_chunks};
 
 /// One input: the references of one file, and the name errors give it.
@@ -64,14 +66,14 @@ pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<Re
 }
 
 /// [`combine`], each concatenated or stacked array's files and their renumbering
-/// also pushed to `placements` (along one dimension: outer ones are not placed).
+/// also pushed to `placements` (along several dimensions, those renumbered along every one).
 fn combine_placing(
     inputs: Vec<Input>,
     options: &CombineOptions,
     mut placements: Option<&mut Vec<Placement>>,
 ) -> Result<ReferenceSet, ScanError> {
     if let Some(((dimension, source), inner)) = options.outer.split_last() {
-        return combine_outer(inputs, options, inner, dimension, source);
+        return outer::combine_outer(inputs, options, inner, (dimension, source), placements);
     }
     let dimension = options.dimension.as_str();
     let one_per_file = matches!(options.coordinate, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_));
@@ -127,76 +129,6 @@ fn combine_placing(
         }
     }
     Ok(builder.build())
-}
-
-/// `inputs` grouped by the value `source` gives each along the outermost
-/// `dimension`, each group combined along the `inner` ones (and the options'
-/// own dimension), then the groups along `dimension`; each group is named
-/// after its first file, which gives the group's value again.
-fn combine_outer(
-    inputs: Vec<Input>,
-    options: &CombineOptions,
-    inner: &[(String, CoordinateSource)],
-    dimension: &str,
-    source: &CoordinateSource,
-) -> Result<ReferenceSet, ScanError> {
-    let mut groups: Vec<(GroupKey, Vec<Input>)> = Vec::new();
-    for input in inputs {
-        let value = group_key(source, dimension, &input)
-            .map_err(|reason| combine_error(&input.name, dimension, format!("{reason} ({dimension} from {source})")))?;
-        match groups.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, group)) => group.push(input),
-            None => groups.push((value, vec![input])),
-        }
-    }
-    let inner_options = CombineOptions { outer: inner.to_vec(), ..options.clone() };
-    let mut combined = Vec::with_capacity(groups.len());
-    for (_, group) in groups {
-        let name = group[0].name.clone();
-        combined.push(Input { name, references: combine(group, &inner_options)?.into() });
-    }
-    // Along the outer dimension: its own source, and the rest of the options as given.
-    let outer = CombineOptions {
-        dimension: dimension.to_owned(),
-        coordinate: source.clone(),
-        outer: Vec::new(),
-        ..options.clone()
-    };
-    combine(combined, &outer)
-}
-
-/// What the files of one group along an outer dimension share.
-#[derive(PartialEq)]
-enum GroupKey {
-    /// The value their names or an attribute give.
-    Value(source::FileValue),
-    /// Their coordinate along it, one value as written: its dtype, its
-    /// bytes, and its `units` and `calendar` (values in other units are
-    /// other groups, which combining the groups orders as it orders files).
-    Written(Value, Vec<u8>, Option<Value>, Option<Value>),
-}
-
-/// The group of `input` along the outer `dimension`, by `source`: one value
-/// from its name or an attribute, or its own coordinate, which must then
-/// hold one value, inline.
-fn group_key(source: &CoordinateSource, dimension: &str, input: &Input) -> Result<GroupKey, String> {
-    if matches!(source, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_)) {
-        return source::file_value(source, &input.name, &input.references).map(GroupKey::Value);
-    }
-    let (meta, bytes) = coordinate::inline_coordinate(input, dimension)?;
-    let dtype = meta["dtype"].as_str().unwrap_or_default();
-    match coordinate::numbers(dtype, &bytes).map(|numbers| numbers.len()) {
-        Some(1) => {}
-        Some(count) => {
-            return Err(format!(
-                "its coordinate holds {count} values, where a dimension outside another takes one a file"
-            ));
-        }
-        None => return Err(format!("no values of a numeric dtype ({dtype})")),
-    }
-    let attrs = attributes(&input.references, dimension);
-    let attribute = |name: &str| attrs.as_ref().and_then(|attrs| attrs.get(name)).cloned();
-    Ok(GroupKey::Written(meta["dtype"].clone(), bytes, attribute("units"), attribute("calendar")))
 }
 
 /// The paths of the arrays of `set` that describe the others rather than
@@ -265,7 +197,7 @@ fn concatenate(
     let mut meta = usable(zarray(&first.references, path), &first.name)?;
     let chunk = meta["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
-    let mut placement = Placement { path: path.to_owned(), ndim, files: Vec::with_capacity(inputs.len()) };
+    let mut placement = Placement { path: path.to_owned(), ndim, holders: Vec::with_capacity(inputs.len()) };
     let mut offset = 0u64;
     for (i, input) in inputs.iter().enumerate() {
         let theirs = usable(zarray(&input.references, path), &input.name)?;
@@ -313,7 +245,7 @@ fn concatenate(
             })?;
             builder.insert_reference(&format!("{prefix}{renamed}"), reference);
         }
-        placement.files.push((input.name.clone(), renumber));
+        placement.holders.push((Holder::File(input.name.clone()), renumber));
         offset = offset
             .checked_add(length)
             .ok_or_else(|| error(&input.name, path, "the combined length exceeds 2^64".into()))?;

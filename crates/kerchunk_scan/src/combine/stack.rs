@@ -4,7 +4,7 @@
 use kerchunk::ReferenceSetBuilder;
 use serde_json::Value;
 
-use super::streamed::{Placement, Renumber};
+use super::placement::{Holder, Placement, Renumber};
 use super::{Input, attributes, combine_error, differing_field, not_a_chunk, zarray};
 use crate::error::ScanError;
 
@@ -26,7 +26,7 @@ pub(super) fn stack(
         })?;
     let prefix = format!("{path}/");
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
-    let mut placement = Placement { path: path.to_owned(), ndim, files: Vec::with_capacity(inputs.len()) };
+    let mut placement = Placement { path: path.to_owned(), ndim, holders: Vec::with_capacity(inputs.len()) };
     for (position, input) in (0u64..).zip(inputs) {
         let theirs = zarray(&input.references, path)
             .ok_or_else(|| combine_error(&input.name, path, format!("it is missing, where {} has it", first.name)))?;
@@ -45,7 +45,7 @@ pub(super) fn stack(
             let renamed = renumber.name(name, ndim).map_err(|_| not_a_chunk(&input.name, path, &key, ndim))?;
             builder.insert_reference(&format!("{prefix}{renamed}"), reference);
         }
-        placement.files.push((input.name.clone(), renumber));
+        placement.holders.push((Holder::File(input.name.clone()), renumber));
     }
     let mut stacked = meta.clone();
     let prepend = |values: &Value, first: u64| {

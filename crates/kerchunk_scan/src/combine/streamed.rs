@@ -8,6 +8,13 @@
 //! ([`StreamedCombine`]) reads the chunks back one file at a time, as a writer
 //! walks it, so memory grows with one file's chunks, not with the number of
 //! files.
+//!
+//! Along several dimensions, the chunks set aside are those of the arrays
+//! renumbered along every one of them (`t(member, time, x)`); an array along
+//! some only (`time_bnds(time)`, or a member's `height(member)`) is combined as
+//! whole sets are. Each set-aside array's files are placed within their group
+//! along the inner dimensions, and the groups along the outer one
+//! (each holder of its chunks a group of files).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -18,14 +25,18 @@ use kerchunk::{
     BoxError, Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSetBuilder, ReferenceSource, SourceError, Walk,
 };
 
+use super::placement::{Holder, Placement, Renumber, Unplaced};
 use super::{
-    CombineOptions, FileRests, Input, array_paths, axis, chunk_indices, combine_error, combine_placing,
+    CombineOptions, FileRests, Input, Keyed, array_paths, axis, chunk_indices, combine_error, combine_placing,
     coordinate_paths, not_a_chunk, zarray,
 };
 use crate::error::ScanError;
 
-/// A renumbered chunk: its combined indices, its key and its reference.
+/// A renumbered chunk: its combined indices, its name in its array and its reference.
 type Chunk = (Vec<u64>, String, OwnedReference);
+
+/// Renumbered chunks as they are read back.
+type Chunks<'a> = Box<dyn Iterator<Item = Result<Chunk, SourceError>> + Send + 'a>;
 
 /// References as a walk gives them.
 type Entries<'a> = Box<dyn Iterator<Item = Result<(String, OwnedReference), SourceError>> + Send + 'a>;
@@ -40,92 +51,10 @@ pub trait SetAside: Send + Sync + std::fmt::Debug {
     fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError>;
 }
 
-/// Where one file's chunks of a combined array go: their indices shifted
-/// along the dimension, or a new first index.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Renumber {
-    /// Concatenated: `by` chunks added to the index along `axis`.
-    Shift { axis: usize, by: u64 },
-    /// Stacked on a new first axis, at `position` (`scalar`: the array had no dimensions).
-    Stack { position: u64, scalar: bool },
-}
-
-/// A chunk key that cannot be renumbered.
-pub(super) enum Unplaced {
-    /// It is not a chunk key of the array.
-    NotAChunk,
-    /// Its index would pass 2^64.
-    Overflow,
-}
-
-impl Renumber {
-    /// The combined name of the chunk `name` of an array of `ndim` dimensions.
-    pub(super) fn name(self, name: &str, ndim: usize) -> Result<String, Unplaced> {
-        self.placed(name, ndim).map(|(_, renamed)| renamed)
-    }
-
-    /// The combined indices and name of the chunk `name` of an array of `ndim` dimensions.
-    fn placed(self, name: &str, ndim: usize) -> Result<(Vec<u64>, String), Unplaced> {
-        let mut indices = chunk_indices(name, ndim).ok_or(Unplaced::NotAChunk)?;
-        match self {
-            Self::Shift { axis, by } => {
-                indices[axis] = indices[axis].checked_add(by).ok_or(Unplaced::Overflow)?;
-                let renamed = indices.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
-                Ok((indices, renamed))
-            }
-            // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
-            Self::Stack { position, scalar: true } => Ok((vec![position], position.to_string())),
-            Self::Stack { position, scalar: false } => {
-                indices.insert(0, position);
-                Ok((indices, format!("{position}.{name}")))
-            }
-        }
-    }
-
-    /// The file's own name of the combined chunk `indices`, if the file holds it.
-    fn original(self, indices: &[u64]) -> Option<String> {
-        let mut indices = indices.to_vec();
-        match self {
-            Self::Shift { axis, by } => indices[axis] = indices.get(axis)?.checked_sub(by)?,
-            Self::Stack { scalar: true, .. } => return Some("0".into()),
-            Self::Stack { .. } => {
-                indices.remove(0);
-            }
-        }
-        Some(indices.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
-    }
-}
-
-/// A combined array whose chunks are renumbered from each file's: the files in
-/// the combined order, each with where its chunks go.
-#[derive(Debug)]
-pub(super) struct Placement {
-    pub(super) path: String,
-    /// Dimensions of each file's array.
-    pub(super) ndim: usize,
-    pub(super) files: Vec<(String, Renumber)>,
-}
-
-impl Placement {
-    /// The file that holds the combined chunk `indices`, and its own name for it.
-    fn holder(&self, indices: &[u64]) -> Option<(&str, String)> {
-        let at = match self.files.first()?.1 {
-            Renumber::Shift { axis, .. } => {
-                let index = *indices.get(axis)?;
-                let after =
-                    self.files.partition_point(|(_, r)| matches!(r, Renumber::Shift { by, .. } if *by <= index));
-                after.checked_sub(1)?
-            }
-            Renumber::Stack { .. } => usize::try_from(*indices.first()?).ok()?,
-        };
-        let (name, renumber) = self.files.get(at)?;
-        Some((name, renumber.original(indices)?))
-    }
-}
-
 /// `set`, the references of the file `name`, split in two: the chunks of the
-/// arrays that combining with `options` renumbers (those along its dimension or,
-/// where no array has it, those that gain it), to be [set aside](SetAside), and
+/// arrays that combining with `options` renumbers along each of its dimensions
+/// (those along it or, where no array has it, those that gain it), to be
+/// [set aside](SetAside), and
 /// the rest, what [`combine_streamed`] holds of each file to order and check it.
 ///
 /// # Errors
@@ -136,20 +65,7 @@ pub fn split_combined_chunks(
     set: &ReferenceSet,
     options: &CombineOptions,
 ) -> Result<(ReferenceSet, ReferenceSet), ScanError> {
-    let dimension = options.dimension.as_str();
-    let arrays: Vec<String> = array_paths(set).into_iter().filter(|path| path != dimension).collect();
-    let along: Vec<&String> = arrays.iter().filter(|path| axis(set, path, dimension).is_some()).collect();
-    let renumbered: Vec<&String> = if along.is_empty() {
-        let coordinates = coordinate_paths(set);
-        arrays.iter().filter(|path| !coordinates.contains(path) && !options.identical.contains(path)).collect()
-    } else {
-        along
-    };
-    // Each with its dimensions; an array without a usable `.zarray` is left for combining to refuse.
-    let renumbered: BTreeMap<&str, usize> = renumbered
-        .into_iter()
-        .filter_map(|path| Some((path.as_str(), zarray(set, path)?["shape"].as_array()?.len())))
-        .collect();
+    let renumbered = renumbered_arrays(set, options);
     let (mut rest, mut chunks) = (ReferenceSetBuilder::new(), ReferenceSetBuilder::new());
     for (key, reference) in set.iter() {
         if let Some((path, chunk)) = key.rsplit_once('/')
@@ -167,11 +83,40 @@ pub fn split_combined_chunks(
     Ok((rest.build(), chunks.build()))
 }
 
+/// The arrays of `set` whose chunks combining with `options` renumbers along every one of
+/// its dimensions (those along it or, where no array has it, those that gain it), each with
+/// its number of dimensions: what [`split_combined_chunks`] sets aside. An array without a
+/// usable `.zarray` is left for combining to refuse.
+fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> BTreeMap<String, usize> {
+    let arrays = array_paths(set);
+    let coordinates = coordinate_paths(set);
+    let dimensions = std::iter::once(&options.dimension).chain(options.outer.iter().map(|(dimension, _)| dimension));
+    let mut renumbered: Option<Vec<&String>> = None;
+    for dimension in dimensions {
+        let others = || arrays.iter().filter(move |path| *path != dimension);
+        let along: Vec<&String> = others().filter(|path| axis(set, path, dimension).is_some()).collect();
+        let level: Vec<&String> = if along.is_empty() {
+            others().filter(|path| !coordinates.contains(path) && !options.identical.contains(path)).collect()
+        } else {
+            along
+        };
+        renumbered = Some(match renumbered {
+            None => level,
+            Some(before) => before.into_iter().filter(|path| level.contains(path)).collect(),
+        });
+    }
+    renumbered
+        .into_iter()
+        .flatten()
+        .filter_map(|path| Some((path.clone(), zarray(set, path)?["shape"].as_array()?.len())))
+        .collect()
+}
+
 /// Combine files whose chunks were [set aside](SetAside): `rests` holds each
 /// file's references but those chunks ([`split_combined_chunks`]), named as
 /// `set_aside` names them, combined as [`combine_with`](crate::combine_with)
 /// combines whole sets (the same checks, the same order, the same result),
-/// along one dimension (`options` with no outer ones).
+/// along one dimension or several.
 ///
 /// ```
 /// use std::collections::HashMap;
@@ -218,28 +163,38 @@ pub fn split_combined_chunks(
 /// ```
 ///
 /// # Errors
-/// As [`combine_with`](crate::combine_with); [`ScanError::Combine`] also if
-/// `options` combine along several dimensions, or an array combining
-/// concatenates lacks the dimension in some file (its chunks were not set aside).
+/// As [`combine_with`](crate::combine_with); [`ScanError::Combine`] also if an
+/// array combining concatenates lacks the dimension in some file (its chunks were
+/// not set aside), or a file set aside chunks of an array combining takes once
+/// (which the first file has without the dimension).
 pub fn combine_streamed(
     rests: FileRests,
     options: &CombineOptions,
     set_aside: Arc<dyn SetAside>,
 ) -> Result<StreamedCombine, ScanError> {
-    if let Some((dimension, _)) = options.outer.first() {
-        let reason = "combining a file at a time is along one dimension; combine whole sets for several".into();
-        return Err(combine_error("", dimension, reason));
-    }
-    let inputs = rests.into_files().into_iter().map(|(name, references)| Input { name, references }).collect();
+    let inputs: Vec<Input> =
+        rests.into_files().into_iter().map(|(name, references)| Input { name, references }).collect();
+    // What each file set aside, for the check below that combining places it all.
+    let set_aside_by: Vec<(String, Vec<String>)> = inputs
+        .iter()
+        .map(|input| (input.name.clone(), renumbered_arrays(&input.references, options).into_keys().collect()))
+        .collect();
     let mut placements = Vec::new();
     let base = combine_placing(inputs, options, Some(&mut placements))?;
     // A file whose array lacks the dimension kept its chunks, which combining renumbered here.
     for placement in &placements {
         let prefix = format!("{}/", placement.path);
         if base.keys_with_prefix(&prefix).iter().any(|key| !key[prefix.len()..].starts_with(".z")) {
-            let first = placement.files.first().map_or("", |(name, _)| name.as_str());
+            let first = placement.first_file();
             let reason = format!("{} is among its dimensions in {first} but not in every file", options.dimension);
             return Err(combine_error(first, &placement.path, reason));
+        }
+    }
+    // A file's chunks set aside that no placement reads back would be lost.
+    for (name, paths) in set_aside_by {
+        if let Some(path) = paths.iter().find(|path| !placements.iter().any(|p| &p.path == *path)) {
+            let reason = "its chunks were set aside to be renumbered, but combining takes the array once".into();
+            return Err(combine_error(&name, path, reason));
         }
     }
     Ok(StreamedCombine::new(base, placements, set_aside))
@@ -249,10 +204,13 @@ pub fn combine_streamed(
 /// set-aside chunks as it is walked ([`combine_streamed`]): a
 /// [`ReferenceSource`] for the writers. A walk visits the metadata, then each
 /// array in path order, its chunks in grid order, holding one file's chunks at
-/// a time (all the files' of an array along whose later axis they are
-/// concatenated, which interleave in grid order); so does a lookup of a renumbered chunk (reading its
-/// file back), and a listing that reaches below such an array (reading every
-/// file back). Reads back block the calling thread.
+/// a time where the files' chunks follow one another in grid order (along each
+/// array's first axis, or a new one). Where they interleave (concatenated along
+/// a later axis), it holds all the files' chunks that interleave: every file's,
+/// or, along several dimensions, one outer group's when only the inner dimension
+/// comes later (`t(member, time, x)`). A lookup of a renumbered chunk reads its
+/// file back; a listing that reaches below such an array reads every file back.
+/// Reads back block the calling thread.
 pub struct StreamedCombine {
     /// Everything but the renumbered chunks.
     base: ReferenceSet,
@@ -327,8 +285,8 @@ impl StreamedCombine {
         chunks.into_iter().map(|(_, key, reference)| (key, reference)).collect()
     }
 
-    /// The chunks of the file `name` of the renumbered array `placement`, renumbered, in grid
-    /// order, each with its combined indices.
+    /// The chunks the file `name` set aside of the renumbered array `placement`, renumbered
+    /// by `renumber`, in grid order, each with its combined indices and its name in the array.
     fn file_chunks(&self, placement: &Placement, name: &str, renumber: Renumber) -> Result<Vec<Chunk>, SourceError> {
         let set = self.read_back(name)?;
         let prefix = format!("{}/", placement.path);
@@ -337,48 +295,57 @@ impl StreamedCombine {
             let Some(chunk) = key.strip_prefix(&prefix).filter(|c| !c.contains('/') && !c.starts_with(".z")) else {
                 continue;
             };
-            let (indices, renamed) = renumber.placed(chunk, placement.ndim).map_err(|why| {
-                let reason = match why {
-                    Unplaced::NotAChunk => format!("{key:?} is not a chunk key of {:?}", placement.path),
-                    Unplaced::Overflow => format!("{key:?} would lie past 2^64 chunks"),
-                };
-                SourceError::Fetch {
-                    what: "references set aside for combining",
-                    location: name.into(),
-                    source: reason.into(),
-                }
-            })?;
-            chunks.push((indices, format!("{prefix}{renamed}"), reference));
+            let (indices, renamed) = place(renumber, placement, chunk, name)?;
+            chunks.push((indices, renamed, reference));
         }
         chunks.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(chunks)
     }
 
-    /// The chunks of the renumbered array `placement`, in grid order: one file's after
-    /// another's where the dimension comes first (or is new), so one file is read back at a
-    /// time; where it comes later, every file's chunks interleave in grid order, and all are read
-    /// back and sorted together (memory as combining whole sets).
-    fn placed_chunks<'a>(&'a self, placement: &'a Placement) -> Entries<'a> {
-        let one_at_a_time =
-            placement.files.iter().all(|(_, r)| matches!(r, Renumber::Shift { axis: 0, .. } | Renumber::Stack { .. }));
-        let keyed = |chunks: Vec<Chunk>| chunks.into_iter().map(|(_, key, reference)| Ok((key, reference)));
-        if one_at_a_time {
-            return Box::new(placement.files.iter().flat_map(move |(name, renumber)| {
-                match self.file_chunks(placement, name, *renumber) {
-                    Ok(chunks) => keyed(chunks).collect::<Vec<_>>(),
-                    Err(error) => vec![Err(error)],
-                }
-            }));
+    /// The chunks of the renumbered array `placement`, in grid order, each with its combined
+    /// indices and its name in the array. Where its holders' chunks follow one another in grid
+    /// order (along the first axis, or a new one, at every level), one file is read back at a
+    /// time; otherwise every file's chunks interleave, and all are read back and sorted together
+    /// (memory as combining whole sets).
+    fn placed_chunks<'a>(&'a self, placement: &'a Placement) -> Chunks<'a> {
+        let each =
+            placement.holders.iter().map(move |(holder, renumber)| self.held_chunks(placement, holder, *renumber));
+        if placement.in_grid_order() {
+            return Box::new(each.flatten());
         }
         let mut all = Vec::new();
-        for (name, renumber) in &placement.files {
-            match self.file_chunks(placement, name, *renumber) {
-                Ok(chunks) => all.extend(chunks),
+        for chunk in each.flatten() {
+            match chunk {
+                Ok(chunk) => all.push(chunk),
                 Err(error) => return Box::new(std::iter::once(Err(error))),
             }
         }
         all.sort_by(|a, b| a.0.cmp(&b.0));
-        Box::new(keyed(all))
+        Box::new(all.into_iter().map(Ok))
+    }
+
+    /// The chunks of one holder of `placement` (a file, or a group of them), renumbered by
+    /// `renumber`, in the holder's grid order (a file's read back when this is called).
+    fn held_chunks<'a>(&'a self, placement: &'a Placement, holder: &'a Holder, renumber: Renumber) -> Chunks<'a> {
+        match holder {
+            Holder::File(name) => match self.file_chunks(placement, name, renumber) {
+                Ok(chunks) => Box::new(chunks.into_iter().map(Ok)),
+                Err(error) => Box::new(std::iter::once(Err(error))),
+            },
+            Holder::Group(group) => Box::new(self.placed_chunks(group).map(move |chunk| {
+                let (_, name, reference) = chunk?;
+                let (indices, renamed) = place(renumber, placement, &name, group.first_file())?;
+                Ok((indices, renamed, reference))
+            })),
+        }
+    }
+
+    /// The chunks of `placement` with their keys, as a walk gives them.
+    fn placed_entries<'a>(&'a self, placement: &'a Placement) -> Entries<'a> {
+        Box::new(self.placed_chunks(placement).map(|chunk| {
+            let (_, name, reference) = chunk?;
+            Ok((format!("{}/{name}", placement.path), reference))
+        }))
     }
 
     fn read_back(&self, name: &str) -> Result<Arc<ReferenceSet>, SourceError> {
@@ -402,7 +369,7 @@ impl StreamedCombine {
         let all = walk == Walk::All;
         let arrays = self.arrays.iter().filter(move |_| all).flat_map(move |path| -> Entries<'_> {
             match self.placements.get(path) {
-                Some(placement) => self.placed_chunks(placement),
+                Some(placement) => self.placed_entries(placement),
                 None => Box::new(self.base_chunks(path).into_iter().map(Ok)),
             }
         });
@@ -424,13 +391,28 @@ impl StreamedCombine {
             if !(folder.starts_with(prefix) || prefix.starts_with(&folder)) {
                 continue;
             }
-            for (name, renumber) in &placement.files {
-                let chunks = self.file_chunks(placement, name, *renumber)?;
-                keys.extend(chunks.into_iter().map(|(_, key, _)| key).filter(|key| key.starts_with(prefix)));
+            for entry in self.placed_entries(placement) {
+                let (key, _) = entry?;
+                if key.starts_with(prefix) {
+                    keys.push(key);
+                }
             }
         }
         Ok(keys)
     }
+}
+
+/// The chunk `name` of a holder of `placement` (the file `file`, or a group whose first file
+/// it is) renumbered by `renumber`: its combined indices and name.
+fn place(renumber: Renumber, placement: &Placement, name: &str, file: &str) -> Result<(Vec<u64>, String), SourceError> {
+    renumber.placed(name, placement.ndim).map_err(|why| {
+        let key = format!("{}/{name}", placement.path);
+        let reason = match why {
+            Unplaced::NotAChunk => format!("{key:?} is not a chunk key of {:?}", placement.path),
+            Unplaced::Overflow => format!("{key:?} would lie past 2^64 chunks"),
+        };
+        SourceError::Fetch { what: "references set aside for combining", location: file.into(), source: reason.into() }
+    })
 }
 
 impl ReferenceSource for StreamedCombine {
@@ -552,6 +534,101 @@ mod tests {
         assert!(matches!(streamed.lookup("v/2.0"), Ok(Lookup::Ready(None))));
     }
 
+    /// `files` combined whole and a file at a time with `options`: the streamed combine,
+    /// after a check that its walk gives the whole set's references, in the writers' order.
+    fn streamed_as_whole(files: &[(&str, ReferenceSet)], options: &CombineOptions) -> StreamedCombine {
+        let copy = |set: &ReferenceSet| {
+            let mut builder = ReferenceSetBuilder::new();
+            set.iter().for_each(|(key, reference)| builder.insert_reference(&key, reference));
+            builder.build()
+        };
+        let owned = || files.iter().map(|(n, set)| ((*n).to_owned(), copy(set))).collect::<Vec<_>>();
+        let whole = crate::combine_with(owned(), options).unwrap();
+        let (mut held, mut rests) = (HashMap::new(), FileRests::new());
+        for (name, set) in owned() {
+            let (rest, chunks) = split_combined_chunks(&name, &set, options).unwrap();
+            held.insert(name.clone(), Arc::new(chunks));
+            rests.push(name, rest);
+        }
+        let streamed = combine_streamed(rests, options, Arc::new(Held(held))).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let walked: Vec<(String, OwnedReference)> =
+            runtime.block_on(streamed.walk(Walk::All).map(Result::unwrap).collect::<Vec<_>>());
+        assert_eq!(walked.len(), whole.len());
+        for (key, reference) in &walked {
+            assert_eq!(Some(reference.as_reference()), whole.get(key), "{key}");
+        }
+        let chunks: Vec<&String> = walked.iter().map(|(k, _)| k).filter(|k| !k.contains(".z")).collect();
+        assert!(chunks.is_sorted(), "{chunks:?}");
+        streamed
+    }
+
+    /// One member's file at one time, both in its data: `t(member, time, x)` in two chunks,
+    /// `w(time)` the same in every member, `s(member)` the same at every time.
+    fn member_file(name: &str, member: f64, time: f64) -> ReferenceSet {
+        let meta = |shape: &str, chunks: &str| {
+            format!(
+                r#"{{"shape":{shape},"chunks":{chunks},"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}}"#
+            )
+        };
+        let mut builder = ReferenceSetBuilder::new();
+        for (path, dims, value) in [("time", "time", time), ("member", "member", member), ("w", "time", time)] {
+            builder.insert_inline(&format!("{path}/.zarray"), meta("[1]", "[1]").as_bytes());
+            builder
+                .insert_inline(&format!("{path}/.zattrs"), format!(r#"{{"_ARRAY_DIMENSIONS":["{dims}"]}}"#).as_bytes());
+            builder.insert_inline(&format!("{path}/0"), &value.to_le_bytes());
+        }
+        builder.insert_inline("s/.zarray", meta("[1]", "[1]").as_bytes());
+        builder.insert_inline("s/.zattrs", br#"{"_ARRAY_DIMENSIONS":["member"]}"#);
+        builder.insert_range("s/0", Some(name), 100, 8);
+        builder.insert_inline("t/.zarray", meta("[1,1,2]", "[1,1,1]").as_bytes());
+        builder.insert_inline("t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["member","time","x"]}"#);
+        builder.insert_range("t/0.0.0", Some(name), 0, 8);
+        builder.insert_range("t/0.0.1", Some(name), 8, 8);
+        builder.build()
+    }
+
+    /// Along time within each member, then along member, both from the data: only the chunks
+    /// of the array along both wait to be read back, each from its file through its member's
+    /// group; `w` (along time only) and `s` (along member only) are combined as whole sets are.
+    #[test]
+    fn along_two_dimensions_the_chunks_along_both_are_read_back() {
+        let options = CombineOptions::new("time").then_along("member", crate::CoordinateSource::Auto).unwrap();
+        let files: Vec<(&str, ReferenceSet)> =
+            [("m7_t1", 7.0, 1.0), ("m2_t0", 2.0, 0.0), ("m7_t0", 7.0, 0.0), ("m2_t1", 2.0, 1.0)]
+                .into_iter()
+                .map(|(name, member, time)| (name, member_file(name, member, time)))
+                .collect();
+        let (_, set_aside) = split_combined_chunks("m7_t1", &files[0].1, &options).unwrap();
+        let keys: Vec<String> = set_aside.iter().map(|(key, _)| key.into_owned()).collect();
+        assert_eq!(keys, ["t/0.0.0", "t/0.0.1"], "only t's chunks are set aside");
+        let streamed = streamed_as_whole(&files, &options);
+        assert!(streamed.base().keys_with_prefix("t/").iter().all(|key| key.contains(".z")));
+        // Member 7 second, time 1 second: m7_t1's second chunk.
+        let Ok(Lookup::Ready(Some(found))) = streamed.lookup("t/1.1.1") else { panic!("t/1.1.1") };
+        assert_eq!(found.as_reference(), Reference::Range { url: Some("m7_t1"), offset: 8, length: 8 });
+        let Ok(Lookup::Ready(Some(found))) = streamed.lookup("s/1") else { panic!("s/1") };
+        assert_eq!(found.as_reference(), Reference::Range { url: Some("m7_t0"), offset: 100, length: 8 });
+        assert!(matches!(streamed.lookup("t/2.0.0"), Ok(Lookup::Ready(None))));
+        assert_eq!(streamed.list_prefix("t/1.").unwrap().keys.len(), 4);
+    }
+
+    /// Members only in the names (a new first axis), time in each file's first axis: every
+    /// holder's chunks follow the last's, so the walk reads one file back at a time.
+    #[test]
+    fn a_new_outer_dimension_walks_a_file_at_a_time() {
+        let source: crate::CoordinateSource = r"name:m(\d+)".parse().unwrap();
+        let options = CombineOptions::new("time").then_along("member", source).unwrap();
+        let files: Vec<(&str, ReferenceSet)> = [("m7_b", 1.0), ("m2_a", 0.0), ("m7_a", 0.0), ("m2_b", 1.0)]
+            .into_iter()
+            .map(|(n, t)| (n, file_with(n, t, r#"["time","x"]"#)))
+            .collect();
+        let streamed = streamed_as_whole(&files, &options);
+        let placement = &streamed.placements["v"];
+        assert!(placement.in_grid_order());
+        assert!(matches!(&placement.holders[1].0, Holder::Group(group) if group.first_file() == "m7_a"));
+    }
+
     /// A file whose array lacks the dimension the first file's has (beside another array that
     /// has it) kept its chunks: combining a file at a time refuses it, naming the array, rather
     /// than lose them.
@@ -573,5 +650,34 @@ mod tests {
         }
         let error = combine_streamed(rests, &options, Arc::new(Held(held))).unwrap_err().to_string();
         assert!(error.contains("\"v\"") && error.contains("not in every file"), "{error}");
+    }
+
+    /// A file whose chunks of an array were set aside, where the first file's array (without
+    /// the dimension, and without chunks, beside `v` along it) is taken once, is refused rather
+    /// than lose them.
+    #[test]
+    fn chunks_set_aside_that_combining_would_not_place_are_an_error() {
+        let options = CombineOptions::new("time");
+        let (mut rests, mut held) = (FileRests::new(), HashMap::new());
+        for (name, start, dims) in [("a.nc", 0.0, r#"["x"]"#), ("b.nc", 1.0, r#"["time"]"#)] {
+            let mut builder = ReferenceSetBuilder::new();
+            let meta = r#"{"shape":[1],"chunks":[1],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+            builder.insert_inline("time/.zarray", meta.as_bytes());
+            builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+            builder.insert_inline("time/0", &f64::to_le_bytes(start));
+            builder.insert_inline("p/.zarray", meta.as_bytes());
+            builder.insert_inline("p/.zattrs", format!(r#"{{"_ARRAY_DIMENSIONS":{dims}}}"#).as_bytes());
+            builder.insert_inline("v/.zarray", meta.as_bytes());
+            builder.insert_inline("v/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+            builder.insert_range("v/0", Some(name), 8, 8);
+            if name == "b.nc" {
+                builder.insert_range("p/0", Some(name), 0, 8);
+            }
+            let (rest, chunks) = split_combined_chunks(name, &builder.build(), &options).unwrap();
+            held.insert(name.to_owned(), Arc::new(chunks));
+            rests.push(name.to_owned(), rest);
+        }
+        let error = combine_streamed(rests, &options, Arc::new(Held(held))).unwrap_err().to_string();
+        assert!(error.contains("b.nc") && error.contains("\"p\"") && error.contains("set aside"), "{error}");
     }
 }

@@ -41,7 +41,7 @@ impl kerchunk_scan::SetAside for Held {
 }
 
 /// `scans` combined with `combine_with`, after a check that combining them a file at a time
-/// (`combine_streamed`, along one dimension) gives the same: the same error, or the same
+/// (`combine_streamed`) gives the same: the same error, or the same
 /// references, walked as the writers walk them (metadata first, then each array in path
 /// order, its chunks in grid order).
 pub(crate) fn combined(
@@ -50,9 +50,6 @@ pub(crate) fn combined(
 ) -> Result<ReferenceSet, kerchunk_scan::ScanError> {
     use futures::StreamExt as _;
     use kerchunk::ReferenceSource as _;
-    if options.outer().next().is_some() {
-        return kerchunk_scan::combine_with(scans, options);
-    }
     let mut held = std::collections::HashMap::new();
     let mut rests = kerchunk_scan::FileRests::new();
     let mut refused = None;

@@ -1,4 +1,4 @@
-//! Many files combined along one dimension a file at a time: each file's references set
+//! Many files combined along one dimension or several, a file at a time: each file's references set
 //! aside as its scan ends ([`SetAsideFiles`]), the files ordered and checked on what is left,
 //! and the combined chunks read back from where they wait as the output is written.
 
@@ -10,11 +10,11 @@ use zarrs_kerchunk::StoreRegistry;
 use super::{Combining, Made, MakeError, SetAsideFiles, record_of, scan_each, with_record};
 
 /// The options [`make_streamed`] combines `files` files with, if it can combine them as
-/// `combining` says: several files, concatenated along one dimension (not several, not merged).
+/// `combining` says: several files, concatenated (not merged).
 #[must_use]
 pub fn streamable(combining: Option<&Combining>, files: usize) -> Option<&CombineOptions> {
     match combining {
-        Some(Combining::Concat(concat)) if files > 1 && concat.outer().next().is_none() => Some(concat),
+        Some(Combining::Concat(concat)) if files > 1 => Some(concat),
         _ => None,
     }
 }
@@ -32,7 +32,7 @@ pub struct Streamed {
 }
 
 /// [`make_references`](super::make_references) for files concatenated along one dimension
-/// ([`streamable`]), the same set made holding less: each file's combined chunks are set
+/// or several ([`streamable`]), the same set made holding less: each file's combined chunks are set
 /// aside as its scan ends, up to `memory` bytes of them in memory ([`SET_ASIDE_MEMORY`](super::SET_ASIDE_MEMORY)
 /// is the command line's default) and the rest in a temporary file, and only the rest of
 /// each file's references (metadata, coordinates, arrays taken once) is held to order and
@@ -68,7 +68,7 @@ pub fn make_streamed(
 
 /// Files whose combined chunks were set aside (each file's kept in `set_aside` under its name
 /// in `files`, the rest of its references in `rests`: [`kerchunk_scan::split_combined_chunks`]),
-/// combined along `concat`'s one dimension, arrays that must be the same in every file read
+/// combined along `concat`'s dimensions, arrays that must be the same in every file read
 /// through `reader`, and the way they were combined recorded (under
 /// [`COMBINED_WITH`](super::COMBINED_WITH)). What [`make_streamed`] does after its scans, and
 /// what combines the shares of a scan spread over other machines.

@@ -72,7 +72,7 @@ pub(crate) struct Scan {
     /// How many files to scan at once (each a few requests in flight).
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
-    /// Combining along one dimension: how many MiB of the scanned files' combined chunks to hold
+    /// Concatenating (--concat): how many MiB of the scanned files' combined chunks to hold
     /// in memory; the rest wait in a temporary file (under `TMPDIR`, else the system's) until
     /// they are written, a file at a time.
     #[arg(long, value_name = "MIB", default_value_t = SET_ASIDE_MEMORY >> 20)]

@@ -1,0 +1,131 @@
+//! Where each file's chunks of a combined array go: along one dimension, a
+//! shift of their indices or a new first index; along several, the same
+//! again for each group of files combined along the inner ones.
+
+use super::chunk_indices;
+
+/// Where one file's chunks of a combined array go: their indices shifted
+/// along the dimension, or a new first index.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Renumber {
+    /// Concatenated: `by` chunks added to the index along `axis`.
+    Shift { axis: usize, by: u64 },
+    /// Stacked on a new first axis, at `position` (`scalar`: the array had no dimensions).
+    Stack { position: u64, scalar: bool },
+}
+
+/// A chunk key that cannot be renumbered.
+pub(super) enum Unplaced {
+    /// It is not a chunk key of the array.
+    NotAChunk,
+    /// Its index would pass 2^64.
+    Overflow,
+}
+
+impl Renumber {
+    /// The combined name of the chunk `name` of an array of `ndim` dimensions.
+    pub(super) fn name(self, name: &str, ndim: usize) -> Result<String, Unplaced> {
+        self.placed(name, ndim).map(|(_, renamed)| renamed)
+    }
+
+    /// The combined indices and name of the chunk `name` of an array of `ndim` dimensions.
+    pub(super) fn placed(self, name: &str, ndim: usize) -> Result<(Vec<u64>, String), Unplaced> {
+        let mut indices = chunk_indices(name, ndim).ok_or(Unplaced::NotAChunk)?;
+        match self {
+            Self::Shift { axis, by } => {
+                indices[axis] = indices[axis].checked_add(by).ok_or(Unplaced::Overflow)?;
+                let renamed = indices.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+                Ok((indices, renamed))
+            }
+            // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
+            Self::Stack { position, scalar: true } => Ok((vec![position], position.to_string())),
+            Self::Stack { position, scalar: false } => {
+                indices.insert(0, position);
+                Ok((indices, format!("{position}.{name}")))
+            }
+        }
+    }
+
+    /// The name, before renumbering, of the combined chunk `indices`, if this holder has it.
+    fn original(self, indices: &[u64]) -> Option<String> {
+        let mut indices = indices.to_vec();
+        match self {
+            Self::Shift { axis, by } => indices[axis] = indices.get(axis)?.checked_sub(by)?,
+            Self::Stack { scalar: true, .. } => return Some("0".into()),
+            Self::Stack { .. } => {
+                indices.remove(0);
+            }
+        }
+        Some(indices.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
+    }
+
+    /// Whether chunks renumbered so keep the order of their holder's grid and
+    /// come after every earlier holder's: along the first axis, or a new one.
+    fn keeps_grid_order(self) -> bool {
+        matches!(self, Self::Shift { axis: 0, .. } | Self::Stack { .. })
+    }
+}
+
+/// What holds the chunks at one place along a combined array's dimension.
+#[derive(Debug)]
+pub(super) enum Holder {
+    /// A file, by the name combining gives it.
+    File(String),
+    /// Along an outer dimension: a group of files, combined along the inner ones.
+    Group(Placement),
+}
+
+/// A combined array whose chunks are renumbered from each file's: its holders
+/// (files or groups of them) in the combined order, each with where its chunks go.
+#[derive(Debug)]
+pub(super) struct Placement {
+    pub(super) path: String,
+    /// Dimensions of each holder's array.
+    pub(super) ndim: usize,
+    pub(super) holders: Vec<(Holder, Renumber)>,
+}
+
+impl Placement {
+    /// The first file whose chunks it places, for errors.
+    pub(super) fn first_file(&self) -> &str {
+        match self.holders.first() {
+            Some((Holder::File(name), _)) => name,
+            Some((Holder::Group(group), _)) => group.first_file(),
+            None => "",
+        }
+    }
+
+    /// The file that holds the combined chunk `indices`, and its own name for it.
+    pub(super) fn holder(&self, indices: &[u64]) -> Option<(&str, String)> {
+        let at = match self.holders.first()?.1 {
+            Renumber::Shift { axis, .. } => {
+                let index = *indices.get(axis)?;
+                let after =
+                    self.holders.partition_point(|(_, r)| matches!(r, Renumber::Shift { by, .. } if *by <= index));
+                after.checked_sub(1)?
+            }
+            Renumber::Stack { .. } => usize::try_from(*indices.first()?).ok()?,
+        };
+        let (holder, renumber) = self.holders.get(at)?;
+        let original = renumber.original(indices)?;
+        match holder {
+            Holder::File(name) => Some((name, original)),
+            Holder::Group(group) => {
+                let indices = original.split('.').map(str::parse).collect::<Result<Vec<u64>, _>>().ok()?;
+                group.holder(&indices)
+            }
+        }
+    }
+
+    /// Whether its chunks, walked holder after holder (and each group so),
+    /// come in the combined array's grid order.
+    pub(super) fn in_grid_order(&self) -> bool {
+        self.holders.iter().all(|(holder, renumber)| {
+            renumber.keeps_grid_order()
+                && match holder {
+                    Holder::File(_) => true,
+                    Holder::Group(group) => group.in_grid_order(),
+                }
+        })
+    }
+}
