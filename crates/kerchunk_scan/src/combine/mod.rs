@@ -197,7 +197,13 @@ fn concatenate(
     let mut meta = usable(zarray(&first.references, path), &first.name)?;
     let chunk = meta["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
-    let mut placement = Placement { path: path.to_owned(), ndim, holders: Vec::with_capacity(inputs.len()) };
+    // One chunk along every axis before this one (the others are checked the same in every file).
+    let contiguous = (0..axis).all(|a| match (meta["shape"][a].as_u64(), meta["chunks"][a].as_u64()) {
+        (Some(length), Some(chunk)) => length <= chunk,
+        _ => false,
+    });
+    let holders = Vec::with_capacity(inputs.len());
+    let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous };
     let mut offset = 0u64;
     for (i, input) in inputs.iter().enumerate() {
         let theirs = usable(zarray(&input.references, path), &input.name)?;

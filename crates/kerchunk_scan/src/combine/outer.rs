@@ -62,7 +62,7 @@ pub(super) fn combine_outer(
     let Some(placements) = placements else { return combine(combined, &outer) };
     let mut outer_placements = Vec::new();
     let set = combine_placing(combined, &outer, Some(&mut outer_placements))?;
-    for Placement { path, ndim, holders } in outer_placements {
+    for Placement { path, ndim, holders, contiguous } in outer_placements {
         let mut grouped = false;
         let holders = holders
             .into_iter()
@@ -81,7 +81,7 @@ pub(super) fn combine_outer(
         // A group without the array's placement kept its chunks, which a check of the
         // result finds; with none, they were all held, and are in `set`.
         if grouped {
-            placements.push(Placement { path, ndim, holders });
+            placements.push(Placement { path, ndim, holders, contiguous });
         }
     }
     Ok(set)

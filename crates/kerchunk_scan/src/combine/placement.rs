@@ -58,12 +58,6 @@ impl Renumber {
         }
         Some(indices.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
     }
-
-    /// Whether chunks renumbered so keep the order of their holder's grid and
-    /// come after every earlier holder's: along the first axis, or a new one.
-    fn keeps_grid_order(self) -> bool {
-        matches!(self, Self::Shift { axis: 0, .. } | Self::Stack { .. })
-    }
 }
 
 /// What holds the chunks at one place along a combined array's dimension.
@@ -83,6 +77,10 @@ pub(super) struct Placement {
     /// Dimensions of each holder's array.
     pub(super) ndim: usize,
     pub(super) holders: Vec<(Holder, Renumber)>,
+    /// Whether each holder's chunks come after the holder's before it in the combined grid
+    /// order: stacked on a new first axis, or concatenated along an axis with one chunk along
+    /// every axis before it (the first, or `time` in `t(member, time, x)` of one member).
+    pub(super) contiguous: bool,
 }
 
 impl Placement {
@@ -120,12 +118,10 @@ impl Placement {
     /// Whether its chunks, walked holder after holder (and each group so),
     /// come in the combined array's grid order.
     pub(super) fn in_grid_order(&self) -> bool {
-        self.holders.iter().all(|(holder, renumber)| {
-            renumber.keeps_grid_order()
-                && match holder {
-                    Holder::File(_) => true,
-                    Holder::Group(group) => group.in_grid_order(),
-                }
-        })
+        self.contiguous
+            && self.holders.iter().all(|(holder, _)| match holder {
+                Holder::File(_) => true,
+                Holder::Group(group) => group.in_grid_order(),
+            })
     }
 }

@@ -204,11 +204,12 @@ pub fn combine_streamed(
 /// set-aside chunks as it is walked ([`combine_streamed`]): a
 /// [`ReferenceSource`] for the writers. A walk visits the metadata, then each
 /// array in path order, its chunks in grid order, holding one file's chunks at
-/// a time where the files' chunks follow one another in grid order (along each
-/// array's first axis, or a new one). Where they interleave (concatenated along
-/// a later axis), it holds all the files' chunks that interleave: every file's,
-/// or, along several dimensions, one outer group's when only the inner dimension
-/// comes later (`t(member, time, x)`). A lookup of a renumbered chunk reads its
+/// a time where the files' chunks follow one another in grid order: along each
+/// array's first axis, a new one, or an axis with one chunk along every axis
+/// before it (`time` in `t(member, time, x)`, one member a file). Where they
+/// interleave (a later axis, after one of several chunks), it holds all the
+/// chunks that interleave: every file's, or, along several dimensions, one
+/// outer group's where only the inner dimension interleaves. A lookup of a renumbered chunk reads its
 /// file back; a listing that reaches below such an array reads every file back.
 /// Reads back block the calling thread.
 pub struct StreamedCombine {
@@ -304,8 +305,8 @@ impl StreamedCombine {
 
     /// The chunks of the renumbered array `placement`, in grid order, each with its combined
     /// indices and its name in the array. Where its holders' chunks follow one another in grid
-    /// order (along the first axis, or a new one, at every level), one file is read back at a
-    /// time; otherwise every file's chunks interleave, and all are read back and sorted together
+    /// order at every level ([`Placement::in_grid_order`]), one file is read back at a time;
+    /// otherwise the holders' chunks interleave, and all are read back and sorted together
     /// (memory as combining whole sets).
     fn placed_chunks<'a>(&'a self, placement: &'a Placement) -> Chunks<'a> {
         let each =
@@ -604,6 +605,8 @@ mod tests {
         assert_eq!(keys, ["t/0.0.0", "t/0.0.1"], "only t's chunks are set aside");
         let streamed = streamed_as_whole(&files, &options);
         assert!(streamed.base().keys_with_prefix("t/").iter().all(|key| key.contains(".z")));
+        // Along time, the second axis, after one chunk along member: still a file at a time.
+        assert!(streamed.placements["t"].in_grid_order());
         // Member 7 second, time 1 second: m7_t1's second chunk.
         let Ok(Lookup::Ready(Some(found))) = streamed.lookup("t/1.1.1") else { panic!("t/1.1.1") };
         assert_eq!(found.as_reference(), Reference::Range { url: Some("m7_t1"), offset: 8, length: 8 });
