@@ -11,18 +11,36 @@
 # PYTHON has netCDF4 (make_many.py); FOLDER (default /tmp/scan-dense-N) receives the files.
 # ZK_BINARY=debug takes the test build's binary, as append.sh does. ZK_BEFORE=PATH runs a
 # binary of an earlier commit beside it (one that combines whole sets, without --combine-memory).
+# ZK_MEMBERS=M combines along two dimensions instead: M members from the names (a new first
+# axis) outside time, each member the first N/M files linked as mK_fNNNNN.nc (N files in all).
 set -euo pipefail
 python="$1"
 count="${2:-10000}"
 folder="${3:-/tmp/scan-dense-$count}"
 here="$(cd "$(dirname "$0")" && pwd)"
 [ -e "$folder/$(printf 'f%05d.nc' $((count - 1)))" ] || "$python" "$here/make_many.py" "$folder" "$count" 125
-# A tenth of the files, linked.
-tenth="$folder/tenth"
-if [ ! -d "$tenth" ]; then
-    mkdir -p "$tenth"
-    for n in $(seq 0 $((count / 10 - 1))); do ln -s "$folder/$(printf 'f%05d.nc' "$n")" "$tenth/"; done
-fi
+members="${ZK_MEMBERS:-}"
+combine=(--concat time)
+[ -z "$members" ] || combine+=(--coord 'member=name:/m(\d+)_f')
+# The files of FOLDER: N (each member N/M), or a tenth of them, linked.
+link() {
+    local into="$1" total="$2" k n
+    [ ! -d "$into" ] || return 0
+    mkdir -p "$into"
+    for k in $(seq 0 $((${members:-1} - 1))); do
+        local prefix=""
+        [ -z "$members" ] || prefix="m${k}_"
+        for n in $(seq 0 $((total / ${members:-1} - 1))); do
+            local file
+            file="$(printf 'f%05d.nc' "$n")"
+            ln -s "$folder/$file" "$into/$prefix$file"
+        done
+    done
+}
+sets="$folder/set${members:+-members-$members}"
+link "$sets" "$count"
+tenth="$sets/tenth"
+link "$tenth" $((count / 10))
 if [ "${ZK_BINARY:-release}" = debug ]; then
     bin="$(bash "$here/../../tests/binary.sh")"
 else
@@ -30,16 +48,16 @@ else
     bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/zarrs-kerchunk"
 fi
 uptime
-for files in "$folder" "$tenth"; do
-    n="$(find "$files" -maxdepth 1 -name 'f*.nc' | wc -l)"
+for files in "$sets" "$tenth"; do
+    n="$(find "$files" -maxdepth 1 -name '*f*.nc' | wc -l)"
     rm -rf "$folder"/out-*.parq
     if [ -n "${ZK_BEFORE:-}" ]; then
         /usr/bin/time -f "$n files, before: %e s wall, %M KiB peak" \
-            "$ZK_BEFORE" scan "$files/f*.nc" --concat time -o "$folder/out-before.parq" 2>&1 | tail -1
+            "$ZK_BEFORE" scan "$files/*f*.nc" "${combine[@]}" -o "$folder/out-before.parq" 2>&1 | tail -1
     fi
     for memory in 64 0; do
         /usr/bin/time -f "$n files, --combine-memory $memory: %e s wall, %M KiB peak" \
-            "$bin" scan "$files/f*.nc" --concat time --combine-memory "$memory" -o "$folder/out-$memory.parq" 2>&1 | tail -2
+            "$bin" scan "$files/*f*.nc" "${combine[@]}" --combine-memory "$memory" -o "$folder/out-$memory.parq" 2>&1 | tail -2
     done
     for other in "$folder"/out-*.parq; do diff -r "$folder/out-0.parq" "$other" > /dev/null; done
     echo "$n files: every root the same"

@@ -84,9 +84,7 @@ fn an_ensemble_member_from_the_file_name_is_a_new_dimension() {
     let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse().unwrap();
     let combined = combined(scans("members"), &along("member", source)).unwrap();
     // t's chunks are where kerchunk's MultiZarrToZarr (the regex in coo_map) puts them.
-    let text = std::fs::read(folder().join("members.kerchunk.json")).unwrap();
-    let kerchunk = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
-    assert_eq!(chunks(&combined, "t"), chunks(&kerchunk, "t"), "MultiZarrToZarr's chunks");
+    assert_eq!(chunks(&combined, "t"), kerchunk_chunks("members", "t"), "MultiZarrToZarr's chunks");
     let store = open(combined);
     let expected = expected("members");
     let member = Array::open(store.clone(), "/member").unwrap();
@@ -143,6 +141,13 @@ fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
     }
 }
 
+/// The data chunks of `path` in what kerchunk's `MultiZarrToZarr` made of `case`
+/// (`CASE.kerchunk.json`, by `make.py`).
+fn kerchunk_chunks(case: &str, path: &str) -> Vec<(String, String, u64, u64)> {
+    let text = std::fs::read(folder().join(format!("{case}.kerchunk.json"))).unwrap();
+    chunks(&ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap(), path)
+}
+
 /// `t`, `member` and `time` of a set of members × times against `open_mfdataset`'s (`CASE.expected.json`).
 fn check_members_and_times(store: &Arc<ReferenceStore>, case: &str) {
     let expected = expected(case);
@@ -165,12 +170,16 @@ fn check_members_and_times(store: &Arc<ReferenceStore>, case: &str) {
 
 /// Two dimensions at once: members 7 and 2 (in the names) × two files each
 /// along time (in the data), read as `open_mfdataset` nested along
-/// `["member", "time"]` gives them: t(member, time, x).
+/// `["member", "time"]` gives them: t(member, time, x), its chunks where kerchunk's
+/// `MultiZarrToZarr` puts them.
 #[test]
 fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
     let options = CombineOptions::new("time").then_along("member", source).unwrap();
-    check_members_and_times(&open(combined(scans("ens"), &options).unwrap()), "ens");
+    let combined = combined(scans("ens"), &options).unwrap();
+    // Where MultiZarrToZarr (concat_dims member and time, the member's regex in coo_map) puts them.
+    assert_eq!(chunks(&combined, "t"), kerchunk_chunks("ens", "t"), "MultiZarrToZarr's chunks");
+    check_members_and_times(&open(combined), "ens");
     // The same dimension twice is refused.
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
     assert!(CombineOptions::new("time").then_along("time", source).is_err());
@@ -178,13 +187,16 @@ fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
 
 /// Two dimensions both in the data (`ensdata_m*_*.nc`: each file one member, in a `member`
 /// dimension of length one and its coordinate, and two times): read as
-/// `open_mfdataset(combine="by_coords")` reads them. Files with no coordinate along the outer
+/// `open_mfdataset(combine="by_coords")` reads them, the chunks where kerchunk's `MultiZarrToZarr`
+/// puts them. Files with no coordinate along the outer
 /// dimension, or one of several values, are an error naming one.
 #[test]
 fn members_and_times_both_in_the_data_combine_on_two_dimensions() {
     for source in [CoordinateSource::Auto, CoordinateSource::Data] {
         let options = CombineOptions::new("time").then_along("member", source).unwrap();
-        check_members_and_times(&open(combined(scans("ensdata"), &options).unwrap()), "ensdata");
+        let combined = combined(scans("ensdata"), &options).unwrap();
+        assert_eq!(chunks(&combined, "t"), kerchunk_chunks("ensdata", "t"), "MultiZarrToZarr's chunks");
+        check_members_and_times(&open(combined), "ensdata");
     }
     let options = CombineOptions::new("time").then_along("member", CoordinateSource::Auto).unwrap();
     // `ens` holds its member only in its names.

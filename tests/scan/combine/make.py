@@ -14,7 +14,9 @@ For each CASE it writes CASE_<n>.nc and:
   ISO 8601 text (decoded by xarray with cftime for other calendars) and `t`'s
   values, or the error xarray raises;
 - CASE.kerchunk.json: MultiZarrToZarr(coo_map={"time": "cf:time"}) over
-  SingleHdf5ToZarr(inline_threshold=0) of each file (absent where it fails).
+  SingleHdf5ToZarr(inline_threshold=0) of each file (absent where it fails);
+  so for members (the member from the names) and for ens and ensdata
+  (concat_dims ["member", "time"]).
 
 For each NAMED case (the coordinate only in file names or a global attribute)
 it writes the files and NAME.expected.json: open_mfdataset(combine="nested")
@@ -32,6 +34,7 @@ makes only the cases named (a CASES or NAMED name, ens, ensdata or merged).
 """
 import json
 import pathlib
+import re
 import sys
 
 import netCDF4
@@ -266,9 +269,7 @@ def main():
         expected = named_expected(name, paths)
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
         if name == "members":
-            import re
-
-            kerchunk_named(name, paths, "member", re.compile(r"_m(\d+)\.nc$"), ["x", "time"])
+            kerchunk_named(name, paths, {"member": re.compile(r"_m(\d+)\.nc$")}, ["x", "time"], {"member": "int64"})
     for name, grid, write_file, expected in [("ens", GRID, write_grid, grid_expected),
                                              ("ensdata", GRID_DATA, write_grid_data, grid_data_expected)]:
         if wanted(name):
@@ -276,6 +277,9 @@ def main():
             for path in paths:
                 write_file(path, *grid[path.name])
             (HERE / f"{name}.expected.json").write_text(json.dumps(expected(paths), indent=1) + "\n")
+            # Members from the names (ens) or the data (ensdata), outside times from the data.
+            members = {"member": re.compile(r"_m(\d+)_")} if name == "ens" else {"member": "data:member"}
+            kerchunk_named(name, paths, members | {"time": "cf:time"}, ["x"], {"member": "int64"})
     if wanted("merged"):
         for file, name in VARIABLES.items():
             write_variable(HERE / file, name)
@@ -304,23 +308,29 @@ def kerchunk_refs(name, paths):
     out.write_text(text + "\n")
 
 
-def kerchunk_named(name, paths, dimension, selector, identical):
-    """MultiZarrToZarr with a regex selector for a new dimension (coo_dtypes int64, the
-    coordinates in identical_dims), over SingleHdf5ToZarr(inline_threshold=0): NAME.kerchunk.json."""
+def kerchunk_named(name, paths, coo_map, identical, coo_dtypes=None):
+    """MultiZarrToZarr along the dimensions of coo_map (outermost first; a regex reads a
+    file's name), the coordinates in identical_dims, over SingleHdf5ToZarr(inline_threshold=0):
+    NAME.kerchunk.json (absent where it fails)."""
     from kerchunk.combine import MultiZarrToZarr
     from kerchunk.hdf import SingleHdf5ToZarr
 
+    out = HERE / f"{name}.kerchunk.json"
     singles = [SingleHdf5ToZarr(str(p), inline_threshold=0).translate() for p in paths]
-    # indicts pairs each file's references with its name, which the regex reads.
-    combined = MultiZarrToZarr(
-        [str(p) for p in paths], indicts=singles, remote_protocol="file", concat_dims=[dimension],
-        coo_map={dimension: selector},
-        coo_dtypes={dimension: "int64"}, identical_dims=identical, inline_threshold=0,
-    ).translate()
+    try:
+        # indicts pairs each file's references with its name, which a regex reads.
+        combined = MultiZarrToZarr(
+            [str(p) for p in paths], indicts=singles, remote_protocol="file", concat_dims=list(coo_map),
+            coo_map=coo_map, coo_dtypes=coo_dtypes or {}, identical_dims=identical, inline_threshold=0,
+        ).translate()
+    except Exception as error:
+        print(f"{name}: kerchunk fails: {type(error).__name__}: {error}")
+        out.unlink(missing_ok=True)
+        return
     text = json.dumps(combined, indent=0, sort_keys=True)
     for p in paths:
         text = text.replace(str(p), p.name)
-    (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    out.write_text(text + "\n")
 
 
 if __name__ == "__main__":
