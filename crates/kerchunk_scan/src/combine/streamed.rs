@@ -54,8 +54,8 @@ pub trait SetAside: Send + Sync + std::fmt::Debug {
 /// `set`, the references of the file `name`, split in two: the chunks of the
 /// arrays that combining with `options` renumbers along each of its dimensions
 /// (those along it or, where no array has it, those that gain it), to be
-/// [set aside](SetAside), and
-/// the rest, what [`combine_streamed`] holds of each file to order and check it.
+/// [set aside](SetAside), and the rest, what [`combine_streamed`] holds of each
+/// file to order and check it.
 ///
 /// # Errors
 /// [`ScanError::Combine`] if a key below such an array is neither its metadata
@@ -174,11 +174,16 @@ pub fn combine_streamed(
 ) -> Result<StreamedCombine, ScanError> {
     let inputs: Vec<Input> =
         rests.into_files().into_iter().map(|(name, references)| Input { name, references }).collect();
-    // What each file set aside, for the check below that combining places it all.
-    let set_aside_by: Vec<(String, Vec<String>)> = inputs
-        .iter()
-        .map(|input| (input.name.clone(), renumbered_arrays(&input.references, options).into_keys().collect()))
-        .collect();
+    // Each array some file set aside, and the first file that did, for the check below that
+    // combining places them all.
+    let mut set_aside_by: BTreeMap<String, &str> = BTreeMap::new();
+    for input in &inputs {
+        for path in renumbered_arrays(&input.references, options).into_keys() {
+            set_aside_by.entry(path).or_insert(&input.name);
+        }
+    }
+    let set_aside_by: Vec<(String, String)> =
+        set_aside_by.into_iter().map(|(path, name)| (path, name.to_owned())).collect();
     let mut placements = Vec::new();
     let base = combine_placing(inputs, options, Some(&mut placements))?;
     // A file whose array lacks the dimension kept its chunks, which combining renumbered here.
@@ -191,10 +196,10 @@ pub fn combine_streamed(
         }
     }
     // A file's chunks set aside that no placement reads back would be lost.
-    for (name, paths) in set_aside_by {
-        if let Some(path) = paths.iter().find(|path| !placements.iter().any(|p| &p.path == *path)) {
+    for (path, name) in set_aside_by {
+        if !placements.iter().any(|placement| placement.path == path) {
             let reason = "its chunks were set aside to be renumbered, but combining takes the array once".into();
-            return Err(combine_error(&name, path, reason));
+            return Err(combine_error(&name, &path, reason));
         }
     }
     Ok(StreamedCombine::new(base, placements, set_aside))
