@@ -21,7 +21,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 [ -e "$folder/$(printf 'f%05d.nc' $((count - 1)))" ] || "$python" "$here/make_many.py" "$folder" "$count" 125
 members="${ZK_MEMBERS:-}"
 combine=(--concat time)
-[ -z "$members" ] || combine+=(--coord 'member=name:/m(\d+)_f')
+[ -z "$members" ] || combine+=(--coord 'member=name:^m(\d+)_f')
 # The files of FOLDER: N (each member N/M), or a tenth of them, linked.
 link() {
     local into="$1" total="$2" k n
