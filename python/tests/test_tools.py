@@ -319,6 +319,32 @@ def test_scan_appends_to_a_combined_set(tmp_path: Path) -> None:
     assert zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)["t"].shape == group["t"].shape
 
 
+@pytest.mark.parametrize("spread", [False, True], ids=["here", "pool"])
+def test_scan_appends_a_time_to_every_member(tmp_path: Path, spread: bool) -> None:
+    """A set of members (from the names) × times made from each member's first file, then
+    appended to with each member's second (no concat or coords repeated, the new files scanned
+    here or by a pool's threads), reads what open_mfdataset gives for all four
+    (ens.expected.json); one member's file alone is an error, as the members would differ."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    combine = SCANNED / "combine"
+    for file in combine.glob("ens_m*.nc"):
+        shutil.copy(file, tmp_path)
+    refs = tmp_path / "ens.parq"
+    tools.scan([tmp_path / "ens_m7_0.nc", tmp_path / "ens_m2_0.nc"], refs, concat="time",
+               coords={"member": r"name:_m(\d+)_"})
+    with ThreadPoolExecutor(2) as pool:
+        executor = pool if spread else None
+        with pytest.raises(InvalidReferencesError, match="differ"):
+            tools.scan(tmp_path / "ens_m2_1.nc", refs, append_to=refs, executor=executor)
+        tools.scan([tmp_path / "ens_m2_1.nc", tmp_path / "ens_m7_1.nc"], refs, append_to=refs, jobs=1,
+                   executor=executor)
+    expected = json.loads((combine / "ens.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)
+    assert group["member"][...].tolist() == expected["member"]
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
+
+
 def test_appending_to_a_parquet_root_writes_only_the_records_that_change(tmp_path: Path) -> None:
     """A parquet root of three rows a record, appended to in place: `t` has one chunk a time, so
     its records 0 and 1 are whole before and after the third file (2020-01-03) comes; their

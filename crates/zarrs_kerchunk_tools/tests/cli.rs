@@ -9,7 +9,9 @@ mod common;
 
 use std::path::Path;
 
-use cli_support::{any_refs, assert_one_line_error, case, native_values, pixel_statistics, run};
+use cli_support::{
+    any_refs, assert_one_line_error, case, cat_numbers, flatten_numbers, native_values, pixel_statistics, run,
+};
 use common::{Case, copy_case, copy_case_with_a_missing_and_a_short_target, server};
 
 /// The chunk shape zarrs opens for a manifest entry: the document's, except
@@ -481,148 +483,11 @@ fn scan_takes_a_coordinate_from_file_names() {
         let scan = [&["scan", ensdata.to_str().unwrap()][..], &outer_from_data, &["--combine-memory", memory]].concat();
         let (code, _, stderr) = run(&scan);
         assert_eq!(code, 0, "{stderr}");
-        for (array, expected) in [("member", &expected["member"]), ("t", &expected["t"])] {
-            let (code, stdout, stderr) = run(&["cat", out.to_str().unwrap(), array]);
-            assert_eq!(code, 0, "{stderr}");
-            let mut theirs = Vec::new();
-            flatten_numbers(expected, &mut theirs);
-            // `cat`'s rows: comments (`#`), then values, after their place (`[member=2, ...]: `) if any.
-            let rows = stdout.lines().filter(|line| !line.starts_with('#'));
-            let values =
-                rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
-            let ours: Vec<f64> = values.map(|v| v.parse().unwrap()).collect();
-            assert_eq!(ours, theirs, "{array} (--combine-memory {memory}): {stdout}");
+        for array in ["member", "t"] {
+            let (ours, theirs) = (cat_numbers(out.to_str().unwrap(), array), flatten_numbers(&expected[array]));
+            assert_eq!(ours, theirs, "{array} (--combine-memory {memory})");
         }
     }
-}
-
-/// Nested JSON lists of numbers, flattened in C order.
-fn flatten_numbers(value: &serde_json::Value, out: &mut Vec<f64>) {
-    match value {
-        serde_json::Value::Array(items) => items.iter().for_each(|item| flatten_numbers(item, out)),
-        number => out.push(number.as_f64().unwrap()),
-    }
-}
-
-/// Appending to a parquet root in place writes only the record files whose rows change: with
-/// three rows a record, `t` (one chunk per time) has records 0 and 1 whole before and after
-/// the third file in date order (2020-01-03, after the -01 and -02 of the two combined) comes, so their files are left as they were, byte for byte and unwritten;
-/// and the root then holds what a root written whole from the same references holds.
-#[test]
-fn appending_to_a_parquet_root_writes_only_the_records_that_change() {
-    let folder = common::workspace_root().join("tests/scan/combine");
-    let dir = tempfile::tempdir().unwrap();
-    let file = |n: usize| folder.join(format!("mixed_units_{n}.nc")).to_str().unwrap().to_owned();
-    let root = dir.path().join("series.parq");
-    let refs = root.to_str().unwrap();
-    let made =
-        ["scan", &file(0), &file(2), "--concat", "time", "--inline-threshold", "0", "--record-size", "3", "-o", refs];
-    let (code, _, stderr) = run(&made);
-    assert_eq!(code, 0, "{stderr}");
-    let kept = ["t/refs.0.parq", "t/refs.1.parq", "x/refs.0.parq"];
-    let before: Vec<_> = kept.iter().map(|f| (std::fs::read(root.join(f)).unwrap(), modified(&root.join(f)))).collect();
-    // The file system's clock must move on, or a rewrite could keep its time.
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    let (code, _, stderr) = run(&["scan", &file(1), "--append-to", refs, "--inline-threshold", "0"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("record files: ") && stderr.contains("3 unchanged, 0 removed"), "{stderr}");
-    for (name, (bytes, time)) in kept.iter().zip(&before) {
-        let path = root.join(name);
-        assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{name}");
-        assert_eq!(&modified(&path), time, "{name} was written again");
-    }
-    assert!(root.join("t/refs.3.parq").exists(), "the new chunks' record");
-    // The same scans appended to a JSON set, which is written whole, give the same references.
-    let json = dir.path().join("series.json");
-    let (code, _, stderr) = run(&[&made[..made.len() - 2], &["-o", json.to_str().unwrap()]].concat());
-    assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(&["scan", &file(1), "--append-to", json.to_str().unwrap(), "--inline-threshold", "0"]);
-    assert_eq!(code, 0, "{stderr}");
-    let from_root = dir.path().join("from_root.json");
-    let (code, _, stderr) = run(&["convert", refs, from_root.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
-    let read = |path: &Path| serde_json::from_slice::<serde_json::Value>(&std::fs::read(path).unwrap()).unwrap();
-    let (ours, whole) = (read(&from_root), read(&json));
-    assert_eq!(ours["refs"].as_object().unwrap().len(), whole["refs"].as_object().unwrap().len());
-    for (key, reference) in whole["refs"].as_object().unwrap() {
-        // Metadata is compared as JSON: the parquet root keeps it as objects.
-        let text = |r: &serde_json::Value| r.as_str().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok());
-        match text(reference) {
-            Some(metadata) if key.ends_with(".zarray") || key.ends_with(".zattrs") || key.ends_with(".zgroup") => {
-                assert_eq!(text(&ours["refs"][key]), Some(metadata), "{key}");
-            }
-            _ => assert_eq!(&ours["refs"][key], reference, "{key}"),
-        }
-    }
-    let shape = serde_json::from_str::<serde_json::Value>(ours["refs"]["t/.zarray"].as_str().unwrap()).unwrap();
-    assert_eq!(shape["shape"], serde_json::json!([12, 2]));
-}
-
-fn modified(path: &Path) -> std::time::SystemTime {
-    std::fs::metadata(path).unwrap().modified().unwrap()
-}
-
-/// A set made from one file of `mixed_units` and appended to three times, one
-/// file each (`--append-to`, repeating none of `--concat`), as JSON and as
-/// parquet: its times and values are what `open_mfdataset` gives for all four
-/// files; a file appended twice is an error, or left out with `--skip-existing`.
-#[test]
-fn scan_appends_files_to_a_combined_set() {
-    let folder = common::workspace_root().join("tests/scan/combine");
-    let dir = tempfile::tempdir().unwrap();
-    let file = |n: usize| folder.join(format!("mixed_units_{n}.nc")).to_str().unwrap().to_owned();
-    let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(folder.join("mixed_units.expected.json")).unwrap()).unwrap();
-    let theirs: Vec<&str> = expected["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    for name in ["appended.json", "appended.parq"] {
-        let refs = dir.path().join(name);
-        let refs = refs.to_str().unwrap();
-        let (code, _, stderr) = run(&["scan", &file(0), "--concat", "time", "-o", refs]);
-        assert_eq!(code, 0, "{stderr}");
-        // In the order of their dates, as a daily job appends: 2020-01-02, -03, -05.
-        for n in [2, 1, 3] {
-            let (code, _, stderr) = run(&["scan", &file(n), "--append-to", refs]);
-            assert_eq!(code, 0, "{name}: appending file {n}: {stderr}");
-        }
-        let (code, stdout, stderr) = run(&["cat", refs, "time"]);
-        assert_eq!(code, 0, "{stderr}");
-        let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
-        assert_eq!(ours, theirs, "{name}: {stdout}");
-        let npy = dir.path().join("t.npy");
-        let (code, _, stderr) = run(&["cat", refs, "t", "--npy", npy.to_str().unwrap()]);
-        assert_eq!(code, 0, "{stderr}");
-        let (_, _, bytes) = native_values(&npy);
-        let ours: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
-        #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
-        let values: Vec<f32> = expected["t"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32))
-            .collect();
-        assert_eq!(ours, values, "{name}");
-        let (code, _, stderr) = run(&["scan", &file(2), "--append-to", refs]);
-        assert_one_line_error(code, &stderr);
-        assert!(stderr.contains("mixed_units_2.nc") && stderr.contains("already"), "{stderr}");
-        let (code, _, stderr) = run(&["scan", &file(2), "--append-to", refs, "--skip-existing"]);
-        assert_eq!(code, 0, "{stderr}");
-        let (_, again, _) = run(&["cat", refs, "time"]);
-        assert_eq!(again, stdout, "{name}: a file left out changes nothing");
-    }
-    // A file whose times fall within the set's is an error naming it, never times out of order.
-    let gap = dir.path().join("gap.json");
-    let (code, _, stderr) = run(&["scan", &file(0), &file(1), "--concat", "time", "-o", gap.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(&["scan", &file(2), "--append-to", gap.to_str().unwrap()]);
-    assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("mixed_units_2.nc") && stderr.contains("fall within"), "{stderr}");
-    // A set that records no combining cannot be appended to.
-    let single = dir.path().join("single.json");
-    let (code, _, stderr) = run(&["scan", &file(0), "-o", single.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(&["scan", &file(1), "--append-to", single.to_str().unwrap()]);
-    assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("no record of how it was combined"), "{stderr}");
 }
 
 /// One file per variable (`tests/scan/combine/merged_*.nc`): `--merge` gives

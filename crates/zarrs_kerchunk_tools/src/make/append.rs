@@ -1,6 +1,8 @@
 //! Adding files to a set made by combining: the record a combined set keeps of how it was
 //! combined, and the append that repeats it without scanning the old files again.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions};
@@ -61,15 +63,19 @@ fn recorded_combining(set: &ReferenceSet, location: &str) -> Result<(CombineOpti
     let record: serde_json::Value = serde_json::from_str(attributes[COMBINED_WITH].as_str().ok_or_else(not_combined)?)
         .map_err(|_| not_combined())?;
     let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: record.to_string() };
-    let dimensions = record["concat"].as_array().filter(|d| d.len() == 1).ok_or_else(cannot)?;
-    let dimension = dimensions[0].as_str().ok_or_else(cannot)?;
-    // A record without the source predates it: the files' own coordinates, as then.
-    let source: CoordinateSource =
-        record["coords"][dimension].as_str().unwrap_or("auto").parse().map_err(|_| cannot())?;
-    if !matches!(source, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf) {
-        return Err(cannot());
-    }
+    // Innermost first; a record without a dimension's source predates it: the files' own coordinates, as then.
+    let mut dimensions = record["concat"].as_array().into_iter().flatten().map(|dimension| {
+        let dimension = dimension.as_str().ok_or_else(cannot)?;
+        let source: CoordinateSource =
+            record["coords"][dimension].as_str().unwrap_or("auto").parse().map_err(|_| cannot())?;
+        Ok::<_, MakeError>((dimension, source))
+    });
+    let (dimension, source) = dimensions.next().ok_or_else(cannot)??;
     let mut options = CombineOptions::new(dimension).with_coordinate(source);
+    for outer in dimensions {
+        let (dimension, source) = outer?;
+        options = options.then_along(dimension, source).map_err(|_| cannot())?;
+    }
     if let Some(units) = record["units"].as_str() {
         options = options.with_time_units(units, record["calendar"].as_str()).map_err(|_| cannot())?;
     }
@@ -95,8 +101,7 @@ impl AppendPlan {
     ///
     /// # Errors
     /// [`MakeError::NotCombined`] or [`MakeError::CannotAppend`] if `existing` holds no record,
-    /// or one of a way appending cannot repeat yet (several dimensions, names, attributes,
-    /// merging); [`MakeError::AlreadyIn`].
+    /// or one of a way appending cannot repeat (merging); [`MakeError::AlreadyIn`].
     pub fn new(
         existing: &ReferenceSet,
         location: &str,
@@ -155,9 +160,16 @@ impl AppendPlan {
     /// them too; `reader` reads ranges of the new files where arrays must be compared (see
     /// [`FilePlaces::reader`](super::FilePlaces::reader)).
     ///
+    /// Along one dimension whose values are in the files' data, the set is combined with the
+    /// new files as one more file. Otherwise (several dimensions, values from names or
+    /// attributes) the new files are combined first, as the set records, and the two sets are
+    /// then concatenated along the innermost dimension, whose values both hold: an append
+    /// adds times (or members) after the set's, every outer group (each member) getting its
+    /// own, and whatever else the set holds (the members themselves) must be the same.
+    ///
     /// # Errors
     /// [`MakeError::Scan`] if the sets cannot be combined: a file whose times fall within the
-    /// set's, an array that differs.
+    /// set's, an array that differs (new files for some members only).
     pub fn combine(
         self,
         existing: ReferenceSet,
@@ -165,12 +177,34 @@ impl AppendPlan {
         scanned: Vec<(String, ReferenceSet)>,
         reader: Option<kerchunk_scan::RangeReader>,
     ) -> Result<ReferenceSet, MakeError> {
+        let how = self.record().to_string();
+        let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: how.clone() };
         let mut recorded = self.recorded;
         recorded.extend(scanned.iter().map(|(url, _)| url.clone()));
-        let mut inputs = Vec::with_capacity(scanned.len() + 1);
-        inputs.push((location.to_owned(), existing));
-        inputs.extend(scanned);
-        combine_scans(inputs, Some(&self.combining), &recorded, reader)
+        let Combining::Concat(options) = &self.combining else { return Err(cannot()) };
+        let from_data =
+            matches!(options.coordinate, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf);
+        if scanned.is_empty() || (from_data && options.outer().next().is_none()) {
+            let mut inputs = Vec::with_capacity(scanned.len() + 1);
+            inputs.push((location.to_owned(), existing));
+            inputs.extend(scanned);
+            return combine_scans(inputs, Some(&self.combining), &recorded, reader);
+        }
+        let with_reader = |options: CombineOptions| match &reader {
+            Some(reader) => options.with_range_reader(Arc::clone(reader)),
+            None => options,
+        };
+        let name = scanned[0].0.clone();
+        let new = kerchunk_scan::combine_with(scanned, &with_reader(options.clone()))?;
+        // Both sets hold the innermost dimension's values now; its units as the set records them.
+        let mut along = CombineOptions::new(options.dimension.clone());
+        if let Some((units, calendar)) = options.time_units() {
+            // Parsed once already, when the record was read.
+            along = along.with_time_units(units, calendar).map_err(|_| cannot())?;
+        }
+        let combined =
+            kerchunk_scan::combine_with(vec![(location.to_owned(), existing), (name, new)], &with_reader(along))?;
+        Ok(with_record(&combined, &record_of(&self.combining, &recorded)))
     }
 }
 

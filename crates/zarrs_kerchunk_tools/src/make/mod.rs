@@ -131,7 +131,7 @@ pub enum MakeError {
     #[error("{0} holds no record of how it was combined (root attribute {COMBINED_WITH}): make it with scan --concat")]
     NotCombined(String),
     /// The references appended to were combined in a way appending cannot repeat yet.
-    #[error("{location}: cannot append to a set combined with {how}: only --concat with coordinates from the data")]
+    #[error("{location}: cannot append to a set combined with {how}: only to one made with --concat")]
     CannotAppend {
         /// The references.
         location: String,

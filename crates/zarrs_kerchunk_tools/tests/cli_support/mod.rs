@@ -53,3 +53,26 @@ pub(crate) fn pixel_statistics(png: &Path) -> (u32, u32, usize, usize) {
     let colours: std::collections::HashSet<[u8; 4]> = image.pixels().filter(|p| p.0[3] == 255).map(|p| p.0).collect();
     (image.width(), image.height(), transparent, colours.len())
 }
+
+/// Nested JSON lists of numbers (what `make.py` writes of xarray's values), flattened in C order.
+pub(crate) fn flatten_numbers(value: &serde_json::Value) -> Vec<f64> {
+    fn flatten(value: &serde_json::Value, out: &mut Vec<f64>) {
+        match value {
+            serde_json::Value::Array(items) => items.iter().for_each(|item| flatten(item, out)),
+            number => out.push(number.as_f64().unwrap()),
+        }
+    }
+    let mut out = Vec::new();
+    flatten(value, &mut out);
+    out
+}
+
+/// The values `cat REFS ARRAY` prints, in C order: its rows are comments (`#`), then values,
+/// after their place (`[member=2, ...]: `) if any.
+pub(crate) fn cat_numbers(refs: &str, array: &str) -> Vec<f64> {
+    let (code, stdout, stderr) = run(&["cat", refs, array]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = stdout.lines().filter(|line| !line.starts_with('#'));
+    let values = rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
+    values.map(|value| value.parse().unwrap_or_else(|_| panic!("{value} in {stdout}"))).collect()
+}
