@@ -138,6 +138,13 @@ fn expected(case: &str) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(folder.join(format!("{case}.expected.json"))).unwrap()).unwrap()
 }
 
+/// The dates `cat REFS time` prints (its second line), as JSON strings.
+fn cat_times(refs: &str) -> Vec<serde_json::Value> {
+    let (code, stdout, stderr) = run(&["cat", refs, "time"]);
+    assert_eq!(code, 0, "{stderr}");
+    stdout.lines().nth(1).unwrap_or_default().split_whitespace().map(serde_json::Value::from).collect()
+}
+
 /// Sets combined along several dimensions or with values from names are appended to along
 /// their innermost dimension, each repeating none of the options: members × times (`ens`)
 /// gain their second time, each member its own; members from names (`members`) gain a
@@ -166,37 +173,29 @@ fn sets_combined_along_several_dimensions_or_from_names_are_appended_to() {
         for array in ["member", "t"] {
             assert_eq!(cat_numbers(refs, array), flatten_numbers(&ens[array]), "{format}: {array}");
         }
-        let (_, stdout, _) = run(&["cat", refs, "time"]);
-        let theirs: Vec<&str> = ens["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-        assert_eq!(stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect::<Vec<_>>(), theirs);
+        assert_eq!(cat_times(refs), ens["time"].as_array().unwrap().clone(), "{format}: time");
     }
     // One dimension from the names: a member, and a date.
-    let refs = dir.path().join("members.json");
-    let refs = refs.to_str().unwrap();
-    let member = r"member=name:_m(\d+)\.nc$";
-    let (code, _, stderr) =
-        run(&["scan", &file("members_m7.nc"), &file("members_m2.nc"), "--coord", member, "-o", refs]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(&["scan", &file("members_m11.nc"), "--append-to", refs]);
-    assert_eq!(code, 0, "{stderr}");
-    let members = expected("members");
-    for array in ["member", "t"] {
-        assert_eq!(cat_numbers(refs, array), flatten_numbers(&members[array]), "members: {array}");
+    for (case, made, coord, appended) in [
+        ("members", ["members_m7.nc", "members_m2.nc"], r"member=name:_m(\d+)\.nc$", "members_m11.nc"),
+        ("dated", ["dated_20200101.nc", "dated_20200102.nc"], r"time=name:_(\d{8})\.nc$:%Y%m%d", "dated_20200103.nc"),
+    ] {
+        let refs = dir.path().join(format!("{case}.json"));
+        let refs = refs.to_str().unwrap();
+        let (code, _, stderr) = run(&["scan", &file(made[0]), &file(made[1]), "--coord", coord, "-o", refs]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, _, stderr) = run(&["scan", &file(appended), "--append-to", refs]);
+        assert_eq!(code, 0, "{case}: {stderr}");
+        let expected = expected(case);
+        assert_eq!(cat_numbers(refs, "t"), flatten_numbers(&expected["t"]), "{case}: t");
+        match case {
+            "members" => assert_eq!(cat_numbers(refs, "member"), flatten_numbers(&expected["member"])),
+            _ => assert_eq!(cat_times(refs), expected["time"].as_array().unwrap().clone()),
+        }
     }
+    // The same file again: an error naming it.
     let refs = dir.path().join("dated.json");
     let refs = refs.to_str().unwrap();
-    let date = r"time=name:_(\d{8})\.nc$:%Y%m%d";
-    let (code, _, stderr) =
-        run(&["scan", &file("dated_20200101.nc"), &file("dated_20200102.nc"), "--coord", date, "-o", refs]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(&["scan", &file("dated_20200103.nc"), "--append-to", refs]);
-    assert_eq!(code, 0, "{stderr}");
-    let dated = expected("dated");
-    let (_, stdout, _) = run(&["cat", refs, "time"]);
-    let theirs: Vec<&str> = dated["time"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    assert_eq!(stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect::<Vec<_>>(), theirs);
-    assert_eq!(cat_numbers(refs, "t"), flatten_numbers(&dated["t"]), "dated: t");
-    // A date the set has already, from another file: within the set's, an error naming it.
     let (code, _, stderr) = run(&["scan", &file("dated_20200103.nc"), "--append-to", refs]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("dated_20200103.nc") && stderr.contains("already"), "{stderr}");

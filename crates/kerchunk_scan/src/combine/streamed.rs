@@ -572,11 +572,6 @@ mod tests {
     /// One member's file at one time, both in its data: `t(member, time, x)` in two chunks,
     /// `w(time)` the same in every member, `s(member)` the same at every time.
     fn member_file(name: &str, member: f64, time: f64) -> ReferenceSet {
-        let meta = |shape: &str, chunks: &str| {
-            format!(
-                r#"{{"shape":{shape},"chunks":{chunks},"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}}"#
-            )
-        };
         let mut builder = ReferenceSetBuilder::new();
         for (path, dims, value) in [("time", "time", time), ("member", "member", member), ("w", "time", time)] {
             builder.insert_inline(&format!("{path}/.zarray"), meta("[1]", "[1]").as_bytes());
@@ -591,6 +586,26 @@ mod tests {
         builder.insert_inline("t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["member","time","x"]}"#);
         builder.insert_range("t/0.0.0", Some(name), 0, 8);
         builder.insert_range("t/0.0.1", Some(name), 8, 8);
+        builder.build()
+    }
+
+    /// The `.zarray` of a float64 array of `shape` in chunks of `chunks` (JSON lists).
+    fn meta(shape: &str, chunks: &str) -> String {
+        format!(
+            r#"{{"shape":{shape},"chunks":{chunks},"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}}"#
+        )
+    }
+
+    /// A file at one time, holding no member: `v(time, x)` in two chunks along x.
+    fn series_file(name: &str, time: f64) -> ReferenceSet {
+        let mut builder = ReferenceSetBuilder::new();
+        builder.insert_inline("time/.zarray", meta("[1]", "[1]").as_bytes());
+        builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+        builder.insert_inline("time/0", &time.to_le_bytes());
+        builder.insert_inline("v/.zarray", meta("[1,2]", "[1,1]").as_bytes());
+        builder.insert_inline("v/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time","x"]}"#);
+        builder.insert_range("v/0.0", Some(name), 0, 8);
+        builder.insert_range("v/0.1", Some(name), 8, 8);
         builder.build()
     }
 
@@ -629,7 +644,7 @@ mod tests {
         let options = CombineOptions::new("time").then_along("member", source).unwrap();
         let files: Vec<(&str, ReferenceSet)> = [("m7_b", 1.0), ("m2_a", 0.0), ("m7_a", 0.0), ("m2_b", 1.0)]
             .into_iter()
-            .map(|(n, t)| (n, file_with(n, t, r#"["time","x"]"#)))
+            .map(|(n, t)| (n, series_file(n, t)))
             .collect();
         let streamed = streamed_as_whole(&files, &options);
         let placement = &streamed.placements["v"];
