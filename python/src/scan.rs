@@ -44,7 +44,7 @@ pub(crate) struct ScanArguments {
     calendar: Option<String>,
     /// How many files to scan at once.
     jobs: usize,
-    /// Concatenating or merging: how many MiB of the files' combined chunks to hold in
+    /// Concatenating: how many MiB of the files' combined chunks to hold in
     /// memory, the rest in a temporary file (the command line's `--combine-memory`).
     combine_memory: usize,
     /// Arrays taken once rather than given a new dimension (`--identical`).
@@ -84,12 +84,12 @@ fn scan(
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let expanded = expand_all(&files, &registry)?;
         let streamable = streamable(combining.as_ref(), expanded.len()).filter(|_| arguments.subchunk.is_empty());
-        if let Some(combining) = streamable.filter(|_| arguments.append_to.is_none()) {
+        if let Some(concat) = streamable.filter(|_| arguments.append_to.is_none()) {
             // Each file's chunks wait aside until written: memory does not grow with the files.
             let url_of = |file: &str| url_in_references(file, output);
             let streamed = make_streamed(
                 &expanded,
-                combining,
+                concat,
                 &scan_options,
                 arguments.jobs,
                 &registry,

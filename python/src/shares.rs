@@ -2,17 +2,15 @@
 //! sets each file's references aside as its share comes back (`make::SetAsideFiles`), so the
 //! caller holds one share at a time and what orders and checks the files, never every file's
 //! chunks; `finish` writes the combined set, reading the files' references back one at a time.
-//! For concatenating (along one dimension or several) and merging; `combine_shares` does the rest.
+//! For concatenating, along one dimension or several; `combine_shares` does the rest.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use kerchunk_scan::FileRests;
+use kerchunk_scan::{CombineOptions, FileRests};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions};
-use zarrs_kerchunk_tools::make::{
-    Combining, SetAsideFiles, combine_set_aside, split_for, streamable, url_in_references,
-};
+use zarrs_kerchunk_tools::make::{SetAsideFiles, combine_set_aside, streamable, url_in_references};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::errors::{Error, Kind};
@@ -34,7 +32,7 @@ pub(crate) struct ShareCombiner {
 }
 
 struct State {
-    combining: Combining,
+    concat: CombineOptions,
     /// The files to combine, as given (paths or URLs), and as the references name them.
     files: Vec<String>,
     urls: Vec<String>,
@@ -48,8 +46,8 @@ struct State {
 }
 
 /// A `ShareCombiner` for the shares of `files` (no patterns) scanned for `arguments`, to be
-/// written to `output`; `None` where they cannot be combined a file at a time (an append,
-/// `subchunk`), for `combine_shares` to combine whole.
+/// written to `output`; `None` where they cannot be combined a file at a time (merging, an
+/// append, `subchunk`), for `combine_shares` to combine whole.
 #[pyfunction]
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn share_combiner(
@@ -61,14 +59,14 @@ fn share_combiner(
     runtime::check_process()?;
     let (json, parquet) = options.formats(output)?;
     let (_, combining) = arguments.prepared()?;
-    let combining = match streamable(combining.as_ref(), files.len()) {
-        Some(combining) if arguments.append_to.is_none() && arguments.subchunk.is_empty() => combining.clone(),
+    let concat = match streamable(combining.as_ref(), files.len()) {
+        Some(concat) if arguments.append_to.is_none() && arguments.subchunk.is_empty() => concat.clone(),
         _ => return Ok(None),
     };
     let set_aside = Arc::new(SetAsideFiles::new(arguments.combine_memory_bytes()).map_err(|e| make_error(&e))?);
     let urls = files.iter().map(|file| url_in_references(file, output)).collect();
     let output = output.to_owned();
-    let state = State { combining, files, urls, output, options, json, parquet, set_aside, rests: FileRests::new() };
+    let state = State { concat, files, urls, output, options, json, parquet, set_aside, rests: FileRests::new() };
     Ok(Some(ShareCombiner { state: Mutex::new(Some(state)) }))
 }
 
@@ -91,7 +89,8 @@ impl ShareCombiner {
                 }
             }
             packed::each_file(&urls, packed, |url, set| {
-                let (rest, chunks) = split_for(&state.combining, url, &set).map_err(|e| make_error(&e))?;
+                let (rest, chunks) = kerchunk_scan::split_combined_chunks(url, &set, &state.concat)
+                    .map_err(|e| make_error(&e.into()))?;
                 state.set_aside.keep(url, chunks).map_err(|e| make_error(&e))?;
                 state.rests.push(url.to_owned(), rest);
                 Ok(())
@@ -112,7 +111,7 @@ impl ShareCombiner {
             }
             let registry = state.options.registry();
             let reader = shares_reader(&state.urls, state.files, &registry)?;
-            let combined = combine_set_aside(state.rests, &state.combining, state.set_aside, &state.urls, reader)
+            let combined = combine_set_aside(state.rests, &state.concat, state.set_aside, &state.urls, reader)
                 .map_err(|e| make_error(&e))?;
             let written = write_references(&combined, &state.output, &registry, &state.json, &state.parquet)
                 .map_err(|e| output_error(&e))?;

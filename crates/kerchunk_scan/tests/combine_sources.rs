@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 mod combine_support;
 
-use combine_support::{chunks, combined, expected, folder, merged};
+use combine_support::{chunks, combined, expected, folder};
 use kerchunk::{ParseOptions, ReferenceSet};
 use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, scan};
 use object_store::ObjectStore;
@@ -213,8 +213,8 @@ fn members_and_times_both_in_the_data_combine_on_two_dimensions() {
 /// file whose shared coordinate differs is an error naming it and the array.
 #[test]
 fn files_of_one_variable_each_merge() {
-    let both = merged(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()]), None).unwrap();
-    let store = open(both);
+    let merged = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()]), None).unwrap();
+    let store = open(merged);
     let expected = expected("merged");
     for name in ["t", "rh", "x"] {
         let array = Array::open(store.clone(), &format!("/{name}")).unwrap();
@@ -223,6 +223,8 @@ fn files_of_one_variable_each_merge() {
         flatten(&expected[name], &mut theirs);
         assert_eq!(values, theirs, "{name}");
     }
-    let err = merged(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]), None).unwrap_err().to_string();
+    let err = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]), None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("merged_rh_other_x.nc") && err.contains("\"x\"") && err.contains("values differ"), "{err}");
 }

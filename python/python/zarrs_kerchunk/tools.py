@@ -165,7 +165,7 @@ def scan(
     value along an outer dimension (from their data by default: each file's coordinate must hold
     one value). ``units`` (``"hours since 2020-01-01"``) and ``calendar`` set the CF
     units the combined times are written in. ``jobs`` files are scanned at once. Concatenating
-    (along one dimension or several) or merging, up to ``combine_memory`` MiB of the files' combined chunks wait in memory until they
+    (along one dimension or several), up to ``combine_memory`` MiB of the files' combined chunks wait in memory until they
     are written, the rest in a temporary file (under ``TMPDIR``; the command line's
     ``--combine-memory``). ``identical``
     names arrays the same in every file (kerchunk's ``identical_dims``): where the files gain a new
@@ -189,7 +189,7 @@ def scan(
     references as compact JSON, compressed together (under half the size); they are combined
     here, in the order of the files, and written. A share is ``jobs`` files, or more where that
     would make more than four tasks a worker (a Dask client's threads; 16 workers assumed for
-    other executors): each task costs the executor time of its own. Concatenating or merging, each
+    other executors): each task costs the executor time of its own. Concatenating, each
     share's references are set aside as it comes back (``combine_memory``), so memory here does
     not grow with the files' chunks. With ``append_to``, the set is read here to find the new
     files, which the tasks scan as it records it was combined.
@@ -226,8 +226,8 @@ def scan(
     step = _share_size(executor, len(expanded), jobs)
     tasks = [executor.submit(_scan_share, expanded[i:i + step], os.fspath(output), arguments, write)
              for i in range(0, len(expanded), step)]
-    # Concatenating or merging, each share is set aside as it comes (memory does not grow with
-    # the files' chunks); appending or subchunking, the shares are combined whole.
+    # Concatenating, each share is set aside as it comes (memory does not grow with the files'
+    # chunks); merging, appending or subchunking, the shares are combined whole.
     combiner = _rs.share_combiner(expanded, os.fspath(output), arguments, write)
     shares, report = [], {"requests": 0, "bytes": 0, "skipped": []}
     for i, task in enumerate(tasks):  # in the order of the files, whatever order they finish in

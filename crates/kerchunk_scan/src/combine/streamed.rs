@@ -242,7 +242,7 @@ impl std::fmt::Debug for StreamedCombine {
 }
 
 impl StreamedCombine {
-    pub(super) fn new(base: ReferenceSet, placements: Vec<Placement>, set_aside: Arc<dyn SetAside>) -> Self {
+    fn new(base: ReferenceSet, placements: Vec<Placement>, set_aside: Arc<dyn SetAside>) -> Self {
         let placements: BTreeMap<String, Placement> = placements.into_iter().map(|p| (p.path.clone(), p)).collect();
         let mut arrays = array_paths(&base);
         arrays.sort();
@@ -464,7 +464,7 @@ impl ReferenceSource for StreamedCombine {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use std::collections::HashMap;
 
     use futures::StreamExt as _;
@@ -472,9 +472,8 @@ pub(super) mod tests {
 
     use super::*;
 
-    /// Each file's chunks, held in memory.
     #[derive(Debug)]
-    pub(in crate::combine) struct Held(pub(in crate::combine) HashMap<String, Arc<ReferenceSet>>);
+    struct Held(HashMap<String, Arc<ReferenceSet>>);
 
     impl SetAside for Held {
         fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError> {
@@ -591,7 +590,7 @@ pub(super) mod tests {
     }
 
     /// The `.zarray` of a float64 array of `shape` in chunks of `chunks` (JSON lists).
-    pub(in crate::combine) fn meta(shape: &str, chunks: &str) -> String {
+    fn meta(shape: &str, chunks: &str) -> String {
         format!(
             r#"{{"shape":{shape},"chunks":{chunks},"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}}"#
         )

@@ -1,6 +1,5 @@
 //! What the combining tests share: the folder of `tests/scan/combine` (made
 //! by its `make.py`), the truths written there, and chunk references.
-#![allow(dead_code, reason = "each test binary uses a part")]
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +48,8 @@ pub(crate) fn combined(
     scans: Vec<(String, ReferenceSet)>,
     options: &kerchunk_scan::CombineOptions,
 ) -> Result<ReferenceSet, kerchunk_scan::ScanError> {
+    use futures::StreamExt as _;
+    use kerchunk::ReferenceSource as _;
     let mut held = std::collections::HashMap::new();
     let mut rests = kerchunk_scan::FileRests::new();
     let mut refused = None;
@@ -70,65 +71,35 @@ pub(crate) fn combined(
     };
     match (&whole, streamed) {
         (Err(whole), Err(streamed)) => assert_eq!(streamed, whole.to_string(), "the same error a file at a time"),
-        (Ok(whole), Ok(streamed)) => assert_walks_as(&streamed, whole),
+        (Ok(whole), Ok(streamed)) => {
+            let walked: Vec<(String, kerchunk::OwnedReference)> = tokio::runtime::Runtime::new()
+                .unwrap()
+                .block_on(streamed.walk(kerchunk::Walk::All).map(Result::unwrap).collect());
+            let mut theirs: Vec<(String, kerchunk::OwnedReference)> =
+                whole.iter_owned().map(|(key, reference)| (key.into_owned(), reference)).collect();
+            let mut ours = walked.clone();
+            ours.sort_by(|a, b| a.0.cmp(&b.0));
+            theirs.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(ours, theirs, "the same references a file at a time");
+            // The writers' order: each array's chunks in grid order, the arrays by path.
+            let places: Vec<(String, Vec<u64>)> = walked
+                .iter()
+                .filter(|(key, _)| !key.rsplit('/').next().unwrap().starts_with(".z"))
+                .filter_map(|(key, _)| {
+                    let (path, chunk) = key.rsplit_once('/')?;
+                    Some((path.to_owned(), chunk.split('.').map(|i| i.parse().unwrap()).collect()))
+                })
+                .collect();
+            assert!(places.is_sorted(), "walked in the writers' order: {places:?}");
+            for (key, reference) in &walked {
+                let found = match streamed.lookup(key).unwrap() {
+                    kerchunk::Lookup::Ready(found) => found,
+                    kerchunk::Lookup::Pending(_) => panic!("{key}: pending"),
+                };
+                assert_eq!(found.as_ref(), Some(reference), "lookup of {key}");
+            }
+        }
         (whole, streamed) => panic!("combined whole: {whole:?}; a file at a time: {streamed:?}"),
-    }
-    whole
-}
-
-/// `streamed` gives `whole`'s references, walked as the writers walk them (metadata first,
-/// then each array in path order, its chunks in grid order), and finds each by lookup.
-fn assert_walks_as(streamed: &kerchunk_scan::StreamedCombine, whole: &ReferenceSet) {
-    use futures::StreamExt as _;
-    use kerchunk::ReferenceSource as _;
-
-    let walked: Vec<(String, kerchunk::OwnedReference)> = tokio::runtime::Runtime::new()
-        .unwrap()
-        .block_on(streamed.walk(kerchunk::Walk::All).map(Result::unwrap).collect());
-    let mut theirs: Vec<(String, kerchunk::OwnedReference)> =
-        whole.iter_owned().map(|(key, reference)| (key.into_owned(), reference)).collect();
-    let mut ours = walked.clone();
-    ours.sort_by(|a, b| a.0.cmp(&b.0));
-    theirs.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(ours, theirs, "the same references a file at a time");
-    // The writers' order: each array's chunks in grid order, the arrays by path.
-    let places: Vec<(String, Vec<u64>)> = walked
-        .iter()
-        .filter(|(key, _)| !key.rsplit('/').next().unwrap().starts_with(".z"))
-        .filter_map(|(key, _)| {
-            let (path, chunk) = key.rsplit_once('/')?;
-            Some((path.to_owned(), chunk.split('.').map(|i| i.parse().unwrap()).collect()))
-        })
-        .collect();
-    assert!(places.is_sorted(), "walked in the writers' order: {places:?}");
-    for (key, reference) in &walked {
-        let found = match streamed.lookup(key).unwrap() {
-            kerchunk::Lookup::Ready(found) => found,
-            kerchunk::Lookup::Pending(_) => panic!("{key}: pending"),
-        };
-        assert_eq!(found.as_ref(), Some(reference), "lookup of {key}");
-    }
-}
-
-/// `scans` merged with `merge`, after a check that merging them a file at a time
-/// (`merge_streamed`) gives the same: the same error, or the same references.
-pub(crate) fn merged(
-    scans: Vec<(String, ReferenceSet)>,
-    reader: Option<&kerchunk_scan::RangeReader>,
-) -> Result<ReferenceSet, kerchunk_scan::ScanError> {
-    let mut held = std::collections::HashMap::new();
-    let mut rests = kerchunk_scan::FileRests::new();
-    for (name, set) in &scans {
-        let (rest, chunks) = kerchunk_scan::split_merged_chunks(set);
-        rests.push(name.clone(), rest);
-        held.insert(name.clone(), std::sync::Arc::new(chunks));
-    }
-    let whole = kerchunk_scan::merge(scans, reader);
-    let streamed = kerchunk_scan::merge_streamed(rests, std::sync::Arc::new(Held(held)), reader);
-    match (&whole, streamed) {
-        (Err(whole), Err(streamed)) => assert_eq!(streamed.to_string(), whole.to_string(), "the same error"),
-        (Ok(whole), Ok(streamed)) => assert_walks_as(&streamed, whole),
-        (whole, streamed) => panic!("merged whole: {whole:?}; a file at a time: {streamed:?}"),
     }
     whole
 }

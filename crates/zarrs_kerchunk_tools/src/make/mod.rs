@@ -23,7 +23,7 @@ mod streamed;
 pub use append::{AppendPlan, COMBINED_WITH, append_references, load_references};
 use append::{record_of, with_record};
 pub use set_aside::{SET_ASIDE_MEMORY, SetAsideFiles};
-pub use streamed::{Streamed, combine_set_aside, make_streamed, split_for, streamable};
+pub use streamed::{Streamed, combine_set_aside, make_streamed, streamable};
 
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).
 pub const CONCURRENT_SCANS: usize = 16;

@@ -1,36 +1,21 @@
-//! Many files concatenated along one dimension or several, or merged, a file at a time: each
-//! file's references set aside as its scan ends ([`SetAsideFiles`]), the files ordered and checked on what is left,
+//! Many files combined along one dimension or several, a file at a time: each file's references set
+//! aside as its scan ends ([`SetAsideFiles`]), the files ordered and checked on what is left,
 //! and the combined chunks read back from where they wait as the output is written.
 
 use std::sync::Arc;
 
-use kerchunk::ReferenceSet;
-use kerchunk_scan::{FileRests, ScanOptions, StreamedCombine};
+use kerchunk_scan::{CombineOptions, FileRests, ScanOptions, StreamedCombine};
 use zarrs_kerchunk::StoreRegistry;
 
 use super::{Combining, Made, MakeError, SetAsideFiles, record_of, scan_each, with_record};
 
-/// How [`make_streamed`] combines `files` files, if it can combine them as `combining` says:
-/// several files, concatenated or merged.
+/// The options [`make_streamed`] combines `files` files with, if it can combine them as
+/// `combining` says: several files, concatenated (not merged).
 #[must_use]
-pub fn streamable(combining: Option<&Combining>, files: usize) -> Option<&Combining> {
-    combining.filter(|_| files > 1)
-}
-
-/// The references `set` of the file `name`, split as `combining` combines files a file at a
-/// time: the chunks to set aside, and the rest, held to order, merge and check the files
-/// ([`kerchunk_scan::split_combined_chunks`], [`kerchunk_scan::split_merged_chunks`]).
-///
-/// # Errors
-/// [`MakeError::Scan`] if a key below an array combining renumbers is not one of its chunks.
-pub fn split_for(
-    combining: &Combining,
-    name: &str,
-    set: &ReferenceSet,
-) -> Result<(ReferenceSet, ReferenceSet), MakeError> {
+pub fn streamable(combining: Option<&Combining>, files: usize) -> Option<&CombineOptions> {
     match combining {
-        Combining::Concat(concat) => Ok(kerchunk_scan::split_combined_chunks(name, set, concat)?),
-        Combining::Merge => Ok(kerchunk_scan::split_merged_chunks(set)),
+        Some(Combining::Concat(concat)) if files > 1 => Some(concat),
+        _ => None,
     }
 }
 
@@ -47,7 +32,7 @@ pub struct Streamed {
 }
 
 /// [`make_references`](super::make_references) for files concatenated along one dimension
-/// or several, or merged ([`streamable`]), the same set made holding less: each file's combined chunks are set
+/// or several ([`streamable`]), the same set made holding less: each file's combined chunks are set
 /// aside as its scan ends, up to `memory` bytes of them in memory ([`SET_ASIDE_MEMORY`](super::SET_ASIDE_MEMORY)
 /// is the command line's default) and the rest in a temporary file, and only the rest of
 /// each file's references (metadata, coordinates, arrays taken once) is held to order and
@@ -59,7 +44,7 @@ pub struct Streamed {
 #[expect(clippy::too_many_arguments, reason = "make_references' arguments, and the memory to use")]
 pub fn make_streamed(
     files: &[String],
-    combining: &Combining,
+    concat: &CombineOptions,
     options: &ScanOptions,
     jobs: usize,
     registry: &StoreRegistry,
@@ -68,40 +53,37 @@ pub fn make_streamed(
     memory: usize,
 ) -> Result<Streamed, MakeError> {
     let set_aside = Arc::new(SetAsideFiles::new(memory)?);
+    let combining = Combining::Concat(concat.clone());
     let mut rests = FileRests::new();
     let keep = |name: &str, set| {
-        let (rest, chunks) = split_for(combining, name, &set)?;
+        let (rest, chunks) = kerchunk_scan::split_combined_chunks(name, &set, concat)?;
         set_aside.keep(name, chunks)?;
         rests.push(name.to_owned(), rest);
         Ok(())
     };
-    let (made, places) = scan_each(files, Some(combining), options, jobs, registry, url_of, progress, keep)?;
-    let references = combine_set_aside(rests, combining, set_aside, &made.files, places.reader()?)?;
+    let (made, places) = scan_each(files, Some(&combining), options, jobs, registry, url_of, progress, keep)?;
+    let references = combine_set_aside(rests, concat, set_aside, &made.files, places.reader()?)?;
     Ok(Streamed { made, references })
 }
 
 /// Files whose combined chunks were set aside (each file's kept in `set_aside` under its name
-/// in `files`, the rest of its references in `rests`: [`split_for`]), combined as `combining`
-/// says, arrays that must be the same in every file read through `reader`, and the way they
-/// were combined recorded (under [`COMBINED_WITH`](super::COMBINED_WITH)). What
-/// [`make_streamed`] does after its scans, and what combines the shares of a scan spread over
-/// other machines.
+/// in `files`, the rest of its references in `rests`: [`kerchunk_scan::split_combined_chunks`]),
+/// combined along `concat`'s dimensions, arrays that must be the same in every file read
+/// through `reader`, and the way they were combined recorded (under
+/// [`COMBINED_WITH`](super::COMBINED_WITH)). What [`make_streamed`] does after its scans, and
+/// what combines the shares of a scan spread over other machines.
 ///
 /// # Errors
 /// [`MakeError::Scan`] if the files cannot be combined.
 pub fn combine_set_aside(
     rests: FileRests,
-    combining: &Combining,
+    concat: &CombineOptions,
     set_aside: Arc<SetAsideFiles>,
     files: &[String],
     reader: kerchunk_scan::RangeReader,
 ) -> Result<StreamedCombine, MakeError> {
-    let combined = match combining {
-        Combining::Concat(concat) => {
-            kerchunk_scan::combine_streamed(rests, &concat.clone().with_range_reader(reader), set_aside)?
-        }
-        Combining::Merge => kerchunk_scan::merge_streamed(rests, set_aside, Some(&reader))?,
-    };
-    let base = with_record(combined.base(), &record_of(combining, files));
+    let checked = concat.clone().with_range_reader(reader);
+    let combined = kerchunk_scan::combine_streamed(rests, &checked, set_aside)?;
+    let base = with_record(combined.base(), &record_of(&Combining::Concat(concat.clone()), files));
     Ok(combined.with_base(base))
 }

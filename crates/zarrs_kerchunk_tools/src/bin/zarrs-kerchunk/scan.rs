@@ -73,7 +73,7 @@ pub(crate) struct Scan {
     /// How many files to scan at once (each a few requests in flight).
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
-    /// Concatenating or merging: how many MiB of the scanned files' combined chunks to hold
+    /// Concatenating (--concat): how many MiB of the scanned files' combined chunks to hold
     /// in memory; the rest wait in a temporary file (under `TMPDIR`, else the system's) until
     /// they are written, a file at a time.
     #[arg(long, value_name = "MIB", default_value_t = SET_ASIDE_MEMORY >> 20)]
@@ -152,12 +152,11 @@ impl Scan {
             )?;
             let references = self.subchunked(std::mem::take(&mut made.references))?;
             (made, Box::new(references))
-        } else if let Some(combining) = streamable(combining.as_ref(), files.len()).filter(|_| self.subchunk.is_empty())
-        {
+        } else if let Some(concat) = streamable(combining.as_ref(), files.len()).filter(|_| self.subchunk.is_empty()) {
             // Each file's chunks wait aside until written: memory does not grow with the files.
             let memory = self.combine_memory.saturating_mul(1 << 20);
             let streamed =
-                make_streamed(&files, combining, &options, self.jobs, &registry, url_of, || bar.inc(1), memory)?;
+                make_streamed(&files, concat, &options, self.jobs, &registry, url_of, || bar.inc(1), memory)?;
             (streamed.made, Box::new(streamed.references))
         } else {
             let mut made =
