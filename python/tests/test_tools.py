@@ -482,20 +482,22 @@ class _Done:
         return self.value
 
 
-@pytest.mark.parametrize(
-    ("files", "options"),
-    [("mixed_units_*.nc", {"concat": "time"}), ("members_m*.nc", {"coords": {"member": r"name:_m(\d+)\.nc$"}})],
-    ids=["set-aside", "whole"],
-)
-def test_a_damaged_share_is_an_error_and_nothing_is_written(tmp_path: Path, files: str, options: dict) -> None:
+@pytest.mark.parametrize("whole", [False, True], ids=["set-aside", "whole"])
+def test_a_damaged_share_is_an_error_and_nothing_is_written(tmp_path: Path, whole: bool) -> None:
     """A share whose packed references were cut short, or hold fewer files than it names, is an
     InvalidReferencesError saying so (naming the file where one is missing), whether the shares
-    are set aside as they come (along time) or combined whole (a new dimension from the names),
-    and nothing is written; unharmed, the same shares combine."""
-    for file in (SCANNED / "combine").glob(files):
+    are set aside as they come (mixed_units along time) or combined whole (the same files but
+    the first appended to the set of the first), and nothing is written; unharmed, the same
+    shares combine."""
+    for file in (SCANNED / "combine").glob("mixed_units_*.nc"):
         shutil.copy(file, tmp_path)
-    pattern = str(tmp_path / files)
     out = tmp_path / "out.json"
+    if whole:
+        tools.scan(tmp_path / "mixed_units_0.nc", out, concat="time")
+        files, options = [str(tmp_path / f"mixed_units_{n}.nc") for n in (1, 2, 3)], {"append_to": out}
+    else:
+        files, options = str(tmp_path / "mixed_units_*.nc"), {"concat": "time"}
+    before = out.read_bytes() if whole else None
     options = options | {"jobs": 2}
 
     def cut(urls, packed):
@@ -505,12 +507,12 @@ def test_a_damaged_share_is_an_error_and_nothing_is_written(tmp_path: Path, file
         return [*urls, "extra.nc"], packed
 
     with pytest.raises(InvalidReferencesError, match="packed references"):
-        tools.scan(pattern, out, executor=_Damaging(cut), **options)
+        tools.scan(files, out, executor=_Damaging(cut), **options)
     with pytest.raises(InvalidReferencesError, match=r"extra\.nc|no more files"):
-        tools.scan(pattern, out, executor=_Damaging(one_more), **options)
-    assert not out.exists()
-    tools.scan(pattern, out, executor=_Damaging(lambda urls, packed: (urls, packed)), **options)
-    assert out.exists()
+        tools.scan(files, out, executor=_Damaging(one_more), **options)
+    assert (out.read_bytes() if out.exists() else None) == before
+    tools.scan(files, out, executor=_Damaging(lambda urls, packed: (urls, packed)), **options)
+    assert out.exists() and out.read_bytes() != before
 
 
 def test_an_append_spreads_over_a_process_pool(tmp_path: Path) -> None:
