@@ -53,7 +53,8 @@ pub trait SetAside: Send + Sync + std::fmt::Debug {
 
 /// `set`, the references of the file `name`, split in two: the chunks of the
 /// arrays that combining with `options` renumbers along each of its dimensions
-/// (those along it or, where no array has it, those that gain it), to be
+/// (those along it or, where no array has it, those that gain it), with each
+/// such array's `.zarray` (a copy, which keeps the chunks in a dense table), to be
 /// [set aside](SetAside), and the rest, what [`combine_streamed`] holds of each
 /// file to order and check it.
 ///
@@ -67,6 +68,14 @@ pub fn split_combined_chunks(
 ) -> Result<(ReferenceSet, ReferenceSet), ScanError> {
     let renumbered = renumbered_arrays(set, options);
     let (mut rest, mut chunks) = (ReferenceSetBuilder::new(), ReferenceSetBuilder::new());
+    // Each array's `.zarray` first, so that its chunks go to a dense table (20 bytes a chunk),
+    // not a map of key texts: five times less memory set aside, and no key text to sort.
+    for path in renumbered.keys() {
+        let key = format!("{path}/.zarray");
+        if let Some(zarray) = set.get(&key) {
+            chunks.insert_reference(&key, zarray);
+        }
+    }
     for (key, reference) in set.iter() {
         if let Some((path, chunk)) = key.rsplit_once('/')
             && let Some(&ndim) = renumbered.get(path)
@@ -622,7 +631,7 @@ mod tests {
                 .collect();
         let (_, set_aside) = split_combined_chunks("m7_t1", &files[0].1, &options).unwrap();
         let keys: Vec<String> = set_aside.iter().map(|(key, _)| key.into_owned()).collect();
-        assert_eq!(keys, ["t/0.0.0", "t/0.0.1"], "only t's chunks are set aside");
+        assert_eq!(keys, ["t/.zarray", "t/0.0.0", "t/0.0.1"], "only t's chunks are set aside, with t's .zarray");
         let streamed = streamed_as_whole(&files, &options);
         assert!(streamed.base().keys_with_prefix("t/").iter().all(|key| key.contains(".z")));
         // Along time, the second axis, after one chunk along member: still a file at a time.
@@ -673,6 +682,24 @@ mod tests {
         }
         let error = combine_streamed(rests, &options, Arc::new(Held(held))).unwrap_err().to_string();
         assert!(error.contains("\"v\"") && error.contains("not in every file"), "{error}");
+    }
+
+    /// A file's set-aside chunks are held in a dense table (20 bytes a chunk), as the file's
+    /// own were, not as key texts: their `.zarray` goes with them.
+    #[test]
+    fn set_aside_chunks_are_held_densely() {
+        let mut builder = ReferenceSetBuilder::new();
+        builder.insert_inline("time/.zarray", meta("[1000]", "[1000]").as_bytes());
+        builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+        builder.insert_inline("time/0", &[0; 8000]);
+        builder.insert_inline("v/.zarray", meta("[1000]", "[1]").as_bytes());
+        builder.insert_inline("v/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+        for i in 0..1000u64 {
+            builder.insert_range(&format!("v/{i}"), Some("f.nc"), i * 8, 8);
+        }
+        let (_, chunks) = split_combined_chunks("f.nc", &builder.build(), &CombineOptions::new("time")).unwrap();
+        assert_eq!(chunks.len(), 1001, "v's chunks and its .zarray");
+        assert!(chunks.memory_size() < 1000 * 32, "{} bytes for 1 000 chunks", chunks.memory_size());
     }
 
     /// A file whose chunks of an array were set aside, where the first file's array (without
