@@ -47,17 +47,27 @@ else
     cargo build --quiet --release --bin zarrs-kerchunk
     bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/zarrs-kerchunk"
 fi
+# timed LABEL LINES COMMAND...: run COMMAND under /usr/bin/time, show its last LINES lines (the
+# report and the time); if it fails, all it printed, and stop.
+timed() {
+    local label="$1" lines="$2" log="$folder/run.log"
+    shift 2
+    if ! /usr/bin/time -f "$label: %e s wall, %M KiB peak" "$@" > "$log" 2>&1; then
+        cat "$log"
+        exit 1
+    fi
+    tail -"$lines" "$log"
+}
 uptime
 for files in "$sets" "$tenth"; do
     n="$(find "$files" -maxdepth 1 -name '*f*.nc' | wc -l)"
     rm -rf "$folder"/out-*.parq
     if [ -n "${ZK_BEFORE:-}" ]; then
-        /usr/bin/time -f "$n files, before: %e s wall, %M KiB peak" \
-            "$ZK_BEFORE" scan "$files/*f*.nc" "${combine[@]}" -o "$folder/out-before.parq" 2>&1 | tail -1
+        timed "$n files, before" 1 "$ZK_BEFORE" scan "$files/*f*.nc" "${combine[@]}" -o "$folder/out-before.parq"
     fi
     for memory in 64 0; do
-        /usr/bin/time -f "$n files, --combine-memory $memory: %e s wall, %M KiB peak" \
-            "$bin" scan "$files/*f*.nc" "${combine[@]}" --combine-memory "$memory" -o "$folder/out-$memory.parq" 2>&1 | tail -2
+        timed "$n files, --combine-memory $memory" 2 \
+            "$bin" scan "$files/*f*.nc" "${combine[@]}" --combine-memory "$memory" -o "$folder/out-$memory.parq"
     done
     for other in "$folder"/out-*.parq; do diff -r "$folder/out-0.parq" "$other" > /dev/null; done
     echo "$n files: every root the same"
