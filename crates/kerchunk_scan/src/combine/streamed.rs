@@ -185,14 +185,12 @@ pub fn combine_streamed(
         rests.into_files().into_iter().map(|(name, references)| Input { name, references }).collect();
     // Each array some file set aside, and the first file that did, for the check below that
     // combining places them all.
-    let mut set_aside_by: BTreeMap<String, &str> = BTreeMap::new();
+    let mut set_aside_by: BTreeMap<String, String> = BTreeMap::new();
     for input in &inputs {
         for path in renumbered_arrays(&input.references, options).into_keys() {
-            set_aside_by.entry(path).or_insert(&input.name);
+            set_aside_by.entry(path).or_insert_with(|| input.name.clone());
         }
     }
-    let set_aside_by: Vec<(String, String)> =
-        set_aside_by.into_iter().map(|(path, name)| (path, name.to_owned())).collect();
     let mut placements = Vec::new();
     let base = combine_placing(inputs, options, Some(&mut placements))?;
     // A file whose array lacks the dimension kept its chunks, which combining renumbered here.
