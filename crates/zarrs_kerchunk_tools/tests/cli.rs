@@ -10,7 +10,8 @@ mod common;
 use std::path::Path;
 
 use cli_support::{
-    any_refs, assert_one_line_error, case, cat_numbers, flatten_numbers, native_values, pixel_statistics, run,
+    any_refs, assert_one_line_error, case, cat_f32, cat_numbers, expected_f32, flatten_numbers, native_values,
+    pixel_statistics, run,
 };
 use common::{Case, copy_case, copy_case_with_a_missing_and_a_short_target, server};
 
@@ -504,20 +505,7 @@ fn scan_merges_files_of_one_variable_each() {
     assert_eq!(code, 0, "{stderr}");
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(folder.join("merged.expected.json")).unwrap()).unwrap();
-    let npy = dir.path().join("rh.npy");
-    let (code, _, stderr) = run(&["cat", out.to_str().unwrap(), "rh", "--npy", npy.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
-    let (_, size, bytes) = native_values(&npy);
-    assert_eq!(size, 4, "rh is float32");
-    let ours: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
-    #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
-    let theirs: Vec<f32> = expected["rh"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32))
-        .collect();
-    assert_eq!(ours, theirs);
+    assert_eq!(cat_f32(out.to_str().unwrap(), "rh", &dir.path().join("rh.npy")), expected_f32(&expected["rh"]));
     let (code, _, stderr) = run(&["scan", &t, &other, "--merge", "-o", out.to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains("merged_rh_other_x.nc") && stderr.contains("\"x\""), "{stderr}");

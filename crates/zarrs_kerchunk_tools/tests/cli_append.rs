@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use cli_support::{assert_one_line_error, cat_numbers, flatten_numbers, native_values, run};
+use cli_support::{assert_one_line_error, cat_f32, cat_numbers, expected_f32, flatten_numbers, run};
 
 /// Appending to a parquet root in place writes only the record files whose rows change: with
 /// three rows a record, `t` (one chunk per time) has records 0 and 1 whole before and after
@@ -95,19 +95,7 @@ fn scan_appends_files_to_a_combined_set() {
         assert_eq!(code, 0, "{stderr}");
         let ours: Vec<&str> = stdout.lines().nth(1).unwrap_or_default().split_whitespace().collect();
         assert_eq!(ours, theirs, "{name}: {stdout}");
-        let npy = dir.path().join("t.npy");
-        let (code, _, stderr) = run(&["cat", refs, "t", "--npy", npy.to_str().unwrap()]);
-        assert_eq!(code, 0, "{stderr}");
-        let (_, _, bytes) = native_values(&npy);
-        let ours: Vec<f32> = bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
-        #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
-        let values: Vec<f32> = expected["t"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32))
-            .collect();
-        assert_eq!(ours, values, "{name}");
+        assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&expected["t"]), "{name}");
         let (code, _, stderr) = run(&["scan", &file(2), "--append-to", refs]);
         assert_one_line_error(code, &stderr);
         assert!(stderr.contains("mixed_units_2.nc") && stderr.contains("already"), "{stderr}");

@@ -76,3 +76,18 @@ pub(crate) fn cat_numbers(refs: &str, array: &str) -> Vec<f64> {
     let values = rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
     values.map(|value| value.parse().unwrap_or_else(|_| panic!("{value} in {stdout}"))).collect()
 }
+
+/// The values of the float32 array `array` of `refs`, as `cat --npy` writes them to `npy`.
+pub(crate) fn cat_f32(refs: &str, array: &str, npy: &Path) -> Vec<f32> {
+    let (code, _, stderr) = run(&["cat", refs, array, "--npy", npy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, size, bytes) = native_values(npy);
+    assert_eq!(size, 4, "{array} is float32");
+    bytes.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+}
+
+/// Values `make.py` wrote of a float32 array (nested JSON lists), as float32, in C order.
+pub(crate) fn expected_f32(value: &serde_json::Value) -> Vec<f32> {
+    #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
+    flatten_numbers(value).into_iter().map(|v| v as f32).collect()
+}
