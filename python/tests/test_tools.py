@@ -345,6 +345,31 @@ def test_scan_appends_a_time_to_every_member(tmp_path: Path, spread: bool) -> No
     assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
 
 
+@pytest.mark.parametrize("spread", [False, True], ids=["here", "pool"])
+def test_scan_appends_a_member_at_every_time(tmp_path: Path, spread: bool) -> None:
+    """A set of members × times, members from the data, made from member 2's two files, then
+    appended to with member 7's two (scanned here or by a pool's threads), reads what
+    open_mfdataset gives for all four (ensdata.expected.json); member 7's first file alone is
+    an error naming both dimensions, as its times differ from the set's too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    combine = SCANNED / "combine"
+    for file in combine.glob("ensdata_m*.nc"):
+        shutil.copy(file, tmp_path)
+    refs = tmp_path / "ensdata.json"
+    tools.scan([tmp_path / "ensdata_m2_0.nc", tmp_path / "ensdata_m2_1.nc"], refs, concat=["time", "member"])
+    with ThreadPoolExecutor(2) as pool:
+        executor = pool if spread else None
+        with pytest.raises(InvalidReferencesError, match="along time and member"):
+            tools.scan(tmp_path / "ensdata_m7_0.nc", refs, append_to=refs, executor=executor)
+        tools.scan([tmp_path / "ensdata_m7_1.nc", tmp_path / "ensdata_m7_0.nc"], refs, append_to=refs,
+                   executor=executor)
+    expected = json.loads((combine / "ensdata.expected.json").read_text())
+    group = zarr.open_group(ReferenceStore(refs), mode="r", zarr_format=2)
+    assert group["member"][...].tolist() == expected["member"]
+    assert np.array_equal(group["t"][...], np.array(expected["t"], dtype="f4"))
+
+
 def test_appending_to_a_parquet_root_writes_only_the_records_that_change(tmp_path: Path) -> None:
     """A parquet root of three rows a record, appended to in place: `t` has one chunk a time, so
     its records 0 and 1 are whole before and after the third file (2020-01-03) comes; their

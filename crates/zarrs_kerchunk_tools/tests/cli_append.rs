@@ -133,11 +133,12 @@ fn cat_times(refs: &str) -> Vec<serde_json::Value> {
     stdout.lines().nth(1).unwrap_or_default().split_whitespace().map(serde_json::Value::from).collect()
 }
 
-/// Sets combined along several dimensions or with values from names are appended to along
-/// their innermost dimension, each repeating none of the options: members × times (`ens`)
-/// gain their second time, each member its own; members from names (`members`) gain a
-/// member; dates from names (`dated`) a date. Each reads what `open_mfdataset` reads of all
-/// the files. New files for some members only are an error naming the set.
+/// Sets combined along several dimensions or with values from names are appended to, each
+/// repeating none of the options: members × times (`ens`) gain their second time, each
+/// member its own, or a member with every time (`ens` and `ensdata`); members from names
+/// (`members`) gain a member; dates from names (`dated`) a date. Each reads what
+/// `open_mfdataset` reads of all the files. New files for some members only, or a member with
+/// some times only, are an error naming the set.
 #[test]
 fn sets_combined_along_several_dimensions_or_from_names_are_appended_to() {
     let folder = common::workspace_root().join("tests/scan/combine");
@@ -162,6 +163,28 @@ fn sets_combined_along_several_dimensions_or_from_names_are_appended_to() {
             assert_eq!(cat_numbers(refs, array), flatten_numbers(&ens[array]), "{format}: {array}");
         }
         assert_eq!(cat_times(refs), ens["time"].as_array().unwrap().clone(), "{format}: time");
+        // A member at every time the set has: one made of m2's two files gains m7's. From the
+        // names (`ens`), and from the data (`ensdata`, members and times both combined from it).
+        for (case, coord) in [("ens", ["--coord", member]), ("ensdata", ["--concat", "member"])] {
+            let refs = dir.path().join(format!("{case}_member.{format}"));
+            let refs = refs.to_str().unwrap();
+            let of = |member: u8, n: u8| file(&format!("{case}_m{member}_{n}.nc"));
+            let (m2, m7) = (|n| of(2, n), |n| of(7, n));
+            let (code, _, stderr) =
+                run(&[&["scan", &m2(0), &m2(1), "--concat", "time"], &coord[..], &["-o", refs]].concat());
+            assert_eq!(code, 0, "{stderr}");
+            // A member with one time of two: the set's times and members both differ.
+            let (code, _, stderr) = run(&["scan", &m7(0), "--append-to", refs]);
+            assert_one_line_error(code, &stderr);
+            assert!(stderr.contains("differ from it along time and member"), "{stderr}");
+            let (code, _, stderr) = run(&["scan", &m7(0), &m7(1), "--append-to", refs]);
+            assert_eq!(code, 0, "{case}.{format}: {stderr}");
+            let expected = expected(case);
+            for array in ["member", "t"] {
+                assert_eq!(cat_numbers(refs, array), flatten_numbers(&expected[array]), "{case}.{format}: {array}");
+            }
+            assert_eq!(cat_times(refs), expected["time"].as_array().unwrap().clone(), "{case}.{format}: time");
+        }
     }
     // One dimension from the names: a member, and a date.
     for (case, made, coord, appended) in [

@@ -172,9 +172,10 @@ def scan(
     dimension, they are taken once, checked in every file, rather than given it. ``merge=True``
     takes the union of the arrays of files that each hold some (one file per variable), those
     several hold checked to be the same. ``append_to`` adds the files to a set made by combining
-    (JSON or parquet), combined as it records (along several dimensions, extending the innermost:
-    new times for every member), and writes it to ``output`` (which may be the same set);
-    ``skip_existing`` leaves out files it has already, which are otherwise an error.
+    (JSON or parquet), combined as it records (along several dimensions, extending the one whose
+    values the new files change: new times for every member, or a member with every time), and
+    writes it to ``output`` (which may be the same set); ``skip_existing`` leaves out files it
+    has already, which are otherwise an error.
     A GRIB file's inventory beside it (NOAA's ``FILE.idx``, ECMWF's ``.index``) says where its
     messages are unless ``grib_inventory`` is false; one that disagrees with the file is an error.
     With NOAA's, messages whose lines differ only in their level's numbers (``TMP:500 mb``,

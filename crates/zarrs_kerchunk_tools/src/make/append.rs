@@ -163,13 +163,14 @@ impl AppendPlan {
     /// Along one dimension whose values are in the files' data, the set is combined with the
     /// new files as one more file. Otherwise (several dimensions, values from names or
     /// attributes) the new files are combined first, as the set records, and the two sets are
-    /// then concatenated along the innermost dimension, whose values both hold: an append
-    /// adds times (or members) after the set's, every outer group (each member) getting its
-    /// own, and whatever else the set holds (the members themselves) must be the same.
+    /// then concatenated along the one dimension whose values differ, both holding them: an
+    /// append adds times after the set's to every member, or a member with every time the
+    /// set has; whatever else the set holds must be the same.
     ///
     /// # Errors
     /// [`MakeError::Scan`] if the sets cannot be combined: a file whose times fall within the
-    /// set's, an array that differs (new files for some members only).
+    /// set's, an array that differs. [`MakeError::ExtendsSeveral`] if the new files differ from
+    /// the set along several dimensions (new times for some members only).
     pub fn combine(
         self,
         existing: ReferenceSet,
@@ -196,16 +197,51 @@ impl AppendPlan {
         };
         let name = scanned[0].0.clone();
         let new = kerchunk_scan::combine_with(scanned, &with_reader(options.clone()))?;
-        // Both sets hold the innermost dimension's values now; its units as the set records them.
-        let mut along = CombineOptions::new(options.dimension.clone());
-        if let Some((units, calendar)) = options.time_units() {
-            // Parsed once already, when the record was read.
+        // Both sets hold every dimension's values now. The new files extend the one dimension
+        // whose values differ: new times for every member, or a new member at every time.
+        let dimensions = std::iter::once(options.dimension.as_str()).chain(options.outer().map(|(d, _)| d));
+        let differing: Vec<&str> = dimensions.filter(|d| !same_coordinate(&existing, &new, d)).collect();
+        let dimension = match differing[..] {
+            [one] => one,
+            [_, _, ..] => {
+                let dimensions = differing.iter().map(|d| (*d).to_owned()).collect();
+                return Err(MakeError::ExtendsSeveral { location: location.to_owned(), dimensions });
+            }
+            // The same values everywhere: combining along the innermost says which file repeats them.
+            [] => options.dimension.as_str(),
+        };
+        let mut along = CombineOptions::new(dimension);
+        if let (Some((units, calendar)), true) = (options.time_units(), dimension == options.dimension) {
+            // The innermost's units as the set records them; parsed once already, when the record was read.
             along = along.with_time_units(units, calendar).map_err(|_| cannot())?;
         }
         let combined =
             kerchunk_scan::combine_with(vec![(location.to_owned(), existing), (name, new)], &with_reader(along))?;
         Ok(with_record(&combined, &record_of(&self.combining, &recorded)))
     }
+}
+
+/// Whether `a` and `b` hold the same coordinate array for `dimension`: the same metadata and
+/// the same references for each of its chunks. Combined sets write their coordinates the same
+/// way, so the same values are the same references.
+fn same_coordinate(a: &ReferenceSet, b: &ReferenceSet, dimension: &str) -> bool {
+    // Metadata compared as JSON: a parquet root may keep it written another way.
+    let metadata = |set: &ReferenceSet, name: &str| match set.get(&format!("{dimension}/{name}")) {
+        Some(Reference::Inline(text)) => serde_json::from_slice::<serde_json::Value>(text).ok(),
+        _ => None,
+    };
+    let Some(zarray) = metadata(a, ".zarray") else { return false };
+    if metadata(b, ".zarray").as_ref() != Some(&zarray) || metadata(a, ".zattrs") != metadata(b, ".zattrs") {
+        return false;
+    }
+    let (Some(length), Some(chunk)) = (zarray["shape"][0].as_u64(), zarray["chunks"][0].as_u64()) else {
+        return false;
+    };
+    let chunks = if chunk == 0 { 0 } else { length.div_ceil(chunk) };
+    (0..chunks).all(|i| {
+        let key = format!("{dimension}/{i}");
+        a.get(&key) == b.get(&key)
+    })
 }
 
 /// Scan `files` and add their references to `existing` (read from `location`), combined the

@@ -138,6 +138,19 @@ pub enum MakeError {
         /// How they were combined, as recorded.
         how: String,
     },
+    /// The files appended differ from the references along more than one of the dimensions
+    /// they were combined along: an append extends one (new times for every member, or a new
+    /// member at every time).
+    #[error(
+        "{location}: the files appended differ from it along {}: an append extends one dimension (new times for every member, or new members at every time)",
+        .dimensions.join(" and ")
+    )]
+    ExtendsSeveral {
+        /// The references.
+        location: String,
+        /// The dimensions along which the files appended hold other values, innermost first.
+        dimensions: Vec<String>,
+    },
     /// A file to append is in the references already.
     #[error("{file} is in {location} already (--skip-existing leaves it out)")]
     AlreadyIn {

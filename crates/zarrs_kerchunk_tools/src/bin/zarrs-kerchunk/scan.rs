@@ -33,7 +33,8 @@ pub(crate) struct Scan {
     /// Add the files to this reference set (JSON or parquet), made by `scan --concat`, combined
     /// as it records (root attribute `zarrs_kerchunk_combined_with`): the old files are not
     /// scanned again, and the set is written again in place (or to `--output`). Along several
-    /// dimensions, the files extend the innermost (new times for every member).
+    /// dimensions, the files extend the one whose values they change (new times for every
+    /// member, or a new member with every time).
     #[arg(long, value_name = "REFS", conflicts_with_all = ["concat", "coord", "merge", "units"])]
     append_to: Option<String>,
     /// With `--append-to`, leave out files the set references already (else an error).
