@@ -3,8 +3,9 @@
 scanned and combined along time on one Dask LocalCluster of WORKERS processes (one thread each,
 default 2), by one of:
 
-- ``ours``: ``zarrs_kerchunk.tools.scan(files, OUT, concat="time", executor=client)``;
-- ``ours-disk``: the same with ``combine_memory=0`` (every file's chunks set aside on disk);
+- ``ours``: ``zarrs_kerchunk.tools.scan(files, OUT, concat="time", executor=client)`` (every
+  file's chunks set aside on disk, a spread scan's default);
+- ``ours-held``: the same with ``combine_memory=64`` (up to 64 MiB of them held in memory);
 - ``kerchunk``: ``kerchunk.combine.auto_dask`` (``SingleHdf5ToZarr`` per file on the workers,
   ``MultiZarrToZarr`` per batch, WORKERS batches, and once more for the batches);
 - ``virtualizarr``: ``open_virtual_mfdataset(parallel="dask")`` with its ``HDFParser``, then
@@ -75,7 +76,7 @@ if __name__ == "__main__":
         if tool == "kerchunk":
             kerchunk(files, out, client, workers)
         else:
-            {"ours": ours, "ours-disk": lambda *a: ours(*a, combine_memory=0),
+            {"ours": ours, "ours-held": lambda *a: ours(*a, combine_memory=64),
              "virtualizarr": virtualizarr}[tool](files, out, client)
         seconds = time.perf_counter() - start
         workers_peak = max(client.run(peak_mib).values())

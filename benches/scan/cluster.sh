@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 34's cluster figures side by side: N small NetCDF-4 files (default 1 000; make_many.py)
 # scanned and combined along time on a Dask LocalCluster of two worker processes, by ours
-# (tools.scan(executor=client), and again with combine_memory=0: the same output), kerchunk's
+# (tools.scan(executor=client), and again with combine_memory=64: the same output), kerchunk's
 # auto_dask and VirtualiZarr's open_virtual_mfdataset(parallel="dask"), each in a process of its
 # own (benches/scan/cluster.py); then the three outputs' chunk references compared.
 #
@@ -20,8 +20,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 [ -e "$folder/$(printf 'f%05d.nc' $((count - 1)))" ] || "$ours" "$here/make_many.py" "$folder" "$count"
 uptime
 "$ours" "$here/cluster.py" ours "$folder" "$count" "$folder/cluster-ours.json"
-"$ours" "$here/cluster.py" ours-disk "$folder" "$count" "$folder/cluster-ours-disk.json"
-cmp "$folder/cluster-ours.json" "$folder/cluster-ours-disk.json"
+"$ours" "$here/cluster.py" ours-held "$folder" "$count" "$folder/cluster-ours-held.json"
+cmp "$folder/cluster-ours.json" "$folder/cluster-ours-held.json"
 "$ours" "$here/cluster.py" kerchunk "$folder" "$count" "$folder/cluster-kerchunk.json"
 "$peers" "$here/cluster.py" virtualizarr "$folder" "$count" "$folder/cluster-virtualizarr.json"
 uptime

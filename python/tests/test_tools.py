@@ -394,6 +394,17 @@ def test_appending_to_a_parquet_root_writes_only_the_records_that_change(tmp_pat
     assert times.tolist() == np.array(expected["time"][:12], dtype="datetime64[ns]").tolist()
 
 
+def test_a_spread_scan_sets_chunks_aside_on_disk_unless_told() -> None:
+    """combine_memory: 64 MiB on one machine, none with an executor, as given if given."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        assert tools._combine_memory(None, pool) == 0
+        assert tools._combine_memory(16, pool) == 16
+    assert tools._combine_memory(None, None) == 64
+    assert tools._combine_memory(0, None) == 0
+
+
 def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
     """tools.scan(executor=ProcessPoolExecutor(2)) writes what the scan on one machine writes.
     Spawned workers: a child forked after this process started its I/O runtime refuses to use it."""
@@ -405,20 +416,21 @@ def test_scan_spreads_over_a_process_pool(tmp_path: Path) -> None:
         shutil.copy(combine / f"mixed_units_{n}.nc", tmp_path)
     pattern = str(tmp_path / "mixed_units_*.nc")
     tools.scan(pattern, tmp_path / "here.json", concat="time")
-    # With no memory for the combined chunks, every file's wait on disk: the same set.
+    # With no memory for the combined chunks, every file's wait on disk: the same set. Spread,
+    # that is the default; held in memory, the same again.
     tools.scan(pattern, tmp_path / "here-disk.json", concat="time", combine_memory=0)
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         tools.scan(pattern, tmp_path / "spread.json", concat="time", jobs=1, executor=pool)
         tools.scan(pattern, tmp_path / "spread.parq", concat="time", jobs=1, executor=pool)
-        tools.scan(pattern, tmp_path / "spread-disk.json", concat="time", jobs=1, combine_memory=0, executor=pool)
+        tools.scan(pattern, tmp_path / "spread-held.json", concat="time", jobs=1, combine_memory=64, executor=pool)
     here = json.loads((tmp_path / "here.json").read_text())
-    for written in ["spread.json", "here-disk.json", "spread-disk.json"]:
+    for written in ["spread.json", "here-disk.json", "spread-held.json"]:
         assert json.loads((tmp_path / written).read_text()) == here, written
     # Set aside share by share and read back as written: what open_mfdataset reads, JSON and parquet.
     import xarray as xr
 
     expected = json.loads((combine / "mixed_units.expected.json").read_text())
-    for written in ["spread.json", "spread.parq", "spread-disk.json"]:
+    for written in ["spread.json", "spread.parq", "spread-held.json"]:
         ds = xr.open_dataset(ReferenceStore(tmp_path / written), engine="zarr", consolidated=False, zarr_format=2)
         assert ds["time"].values.tolist() == np.array(expected["time"], dtype="datetime64[ns]").tolist(), written
         assert np.array_equal(ds["t"].values, np.array(expected["t"], dtype="f4")), written
