@@ -11,8 +11,8 @@ use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ReferenceSet, error_chain};
 use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
-    AppendPlan, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options, combine_scans,
-    expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
+    AppendPlan, Appended, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options,
+    combine_scans, expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
 };
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
@@ -104,9 +104,9 @@ fn scan(
             report["references"] = written.into();
             return Ok(report);
         }
-        let mut made = if let Some(location) = &arguments.append_to {
+        if let Some(location) = &arguments.append_to {
             let existing = load(location, &options)?;
-            append_references(
+            let (made, appended) = append_references(
                 existing,
                 location,
                 &expanded,
@@ -117,19 +117,22 @@ fn scan(
                 |file| url_in_references(file, output),
                 || {},
             )
-        } else {
-            make_references(
-                &expanded,
-                combining.as_ref(),
-                &scan_options,
-                arguments.jobs,
-                &registry,
-                |file| url_in_references(file, output),
-                || {},
-            )
+            .map_err(|e| make_error(&e))?;
+            let mut report = report_of(&made);
+            arguments.write(appended, output, &registry, &options, &json, &parquet, &mut report)?;
+            return Ok(report);
         }
+        let mut made = make_references(
+            &expanded,
+            combining.as_ref(),
+            &scan_options,
+            arguments.jobs,
+            &registry,
+            |file| url_in_references(file, output),
+            || {},
+        )
         .map_err(|e| make_error(&e))?;
-        let references = std::mem::take(&mut made.references);
+        let references = Appended::Whole(std::mem::take(&mut made.references));
         let mut report = report_of(&made);
         arguments.write(references, output, &registry, &options, &json, &parquet, &mut report)?;
         Ok(report)
@@ -170,14 +173,15 @@ impl ScanArguments {
 }
 
 impl ScanArguments {
-    /// `references` with the chunks `subchunk` asks for split, written to `output`, and what
-    /// was written put in `report`: the references, and the record files written, unchanged
-    /// and removed where an append is written back to the parquet root it extends (only the
-    /// records that change are: `output::rewrite_references`).
+    /// `references` (an append's read back as they are written, unless `subchunk` asks for
+    /// chunks split, which needs them whole) written to `output`, and what was written put in
+    /// `report`: the references, and the record files written, unchanged and removed where an
+    /// append is written back to the parquet root it extends (only the records that change
+    /// are: `output::rewrite_references`).
     #[expect(clippy::too_many_arguments, reason = "the place, its store's options, the formats, the report")]
     fn write(
         &self,
-        mut references: ReferenceSet,
+        references: Appended,
         output: &str,
         registry: &StoreRegistry,
         options: &WriteOptions,
@@ -185,10 +189,18 @@ impl ScanArguments {
         parquet: &ParquetWriteOptions,
         report: &mut serde_json::Value,
     ) -> Result<(), Error> {
-        for (array, factor) in &self.subchunk {
-            references = kerchunk_scan::subchunk(&references, array, *factor)
-                .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
-        }
+        let references = if self.subchunk.is_empty() {
+            references.into_source()
+        } else {
+            let mut whole =
+                references.into_whole(self.append_to.as_deref().unwrap_or(output)).map_err(|e| make_error(&e))?;
+            for (array, factor) in &self.subchunk {
+                whole = kerchunk_scan::subchunk(&whole, array, *factor)
+                    .map_err(|e| Error::new(Kind::Invalid, e.to_string()))?;
+            }
+            Box::new(whole)
+        };
+        let references = references.as_ref();
         let (written, update) = match self.append_to.as_deref().filter(|location| *location == output) {
             Some(location) => {
                 let previous = ReferenceStoreBuilder::new()
@@ -196,9 +208,9 @@ impl ScanArguments {
                     .with_record_cache(RecordCacheOptions::default().with_max_records(2))
                     .open(location)
                     .map_err(|e| errors::open_error(location, &e))?;
-                rewrite_references(&references, previous.source().as_ref(), output, registry, json, parquet)
+                rewrite_references(references, previous.source().as_ref(), output, registry, json, parquet)
             }
-            None => write_references(&references, output, registry, json, parquet).map(|written| (written, None)),
+            None => write_references(references, output, registry, json, parquet).map(|written| (written, None)),
         }
         .map_err(|e| output_error(&e))?;
         report["references"] = written.into();
@@ -327,7 +339,7 @@ fn combine_shares(
                 .map_err(|e| make_error(&e))?;
                 plan.combine(existing, location, sets, Some(reader))
             }
-            None => combine_scans(sets, combining.as_ref(), &urls, Some(reader)),
+            None => combine_scans(sets, combining.as_ref(), &urls, Some(reader)).map(Appended::Whole),
         }
         .map_err(|e| make_error(&e))?;
         let mut report = serde_json::json!({"files": urls});

@@ -1,11 +1,12 @@
 //! Adding files to a set made by combining: the record a combined set keeps of how it was
 //! combined, and the append that repeats it without scanning the old files again.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
-use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions};
+use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
+use kerchunk_scan::{CombineOptions, CoordinateSource, FileRests, ScanOptions, SetAside, StreamedCombine};
 use zarrs_kerchunk::StoreRegistry;
 
 use super::{Combining, Made, MakeError, Scanned, combine_scans, scan_files};
@@ -158,7 +159,8 @@ impl AppendPlan {
     /// `existing` (read from `location`) with the new files' references `scanned` (each named
     /// by its URL, in the order of [`files`](Self::files)) combined into it, the record naming
     /// them too; `reader` reads ranges of the new files where arrays must be compared (see
-    /// [`FilePlaces::reader`](super::FilePlaces::reader)).
+    /// [`FilePlaces::reader`](super::FilePlaces::reader)). The set's chunks are not copied:
+    /// they are read back, renumbered, as the result is written ([`Appended::Streamed`]).
     ///
     /// Along one dimension whose values are in the files' data, the set is combined with the
     /// new files as one more file. Otherwise (several dimensions, values from names or
@@ -177,24 +179,29 @@ impl AppendPlan {
         location: &str,
         scanned: Vec<(String, ReferenceSet)>,
         reader: Option<kerchunk_scan::RangeReader>,
-    ) -> Result<ReferenceSet, MakeError> {
+    ) -> Result<Appended, MakeError> {
         let how = self.record().to_string();
         let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: how.clone() };
         let mut recorded = self.recorded;
         recorded.extend(scanned.iter().map(|(url, _)| url.clone()));
         let Combining::Concat(options) = &self.combining else { return Err(cannot()) };
-        let from_data =
-            matches!(options.coordinate, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf);
-        if scanned.is_empty() || (from_data && options.outer().next().is_none()) {
-            let mut inputs = Vec::with_capacity(scanned.len() + 1);
-            inputs.push((location.to_owned(), existing));
-            inputs.extend(scanned);
-            return combine_scans(inputs, Some(&self.combining), &recorded, reader);
+        let record = record_of(&self.combining, &recorded);
+        if scanned.is_empty() {
+            let inputs = vec![(location.to_owned(), existing)];
+            return combine_scans(inputs, Some(&self.combining), &recorded, reader).map(Appended::Whole);
         }
         let with_reader = |options: CombineOptions| match &reader {
             Some(reader) => options.with_range_reader(Arc::clone(reader)),
             None => options,
         };
+        let from_data =
+            matches!(options.coordinate, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf);
+        if from_data && options.outer().next().is_none() {
+            let mut inputs = Vec::with_capacity(scanned.len() + 1);
+            inputs.push((location.to_owned(), existing));
+            inputs.extend(scanned);
+            return combine_held(inputs, &with_reader(options.clone()), &record);
+        }
         let name = scanned[0].0.clone();
         let new = kerchunk_scan::combine_with(scanned, &with_reader(options.clone()))?;
         // Both sets hold every dimension's values now. The new files extend the one dimension
@@ -215,9 +222,74 @@ impl AppendPlan {
             // The innermost's units as the set records them; parsed once already, when the record was read.
             along = along.with_time_units(units, calendar).map_err(|_| cannot())?;
         }
-        let combined =
-            kerchunk_scan::combine_with(vec![(location.to_owned(), existing), (name, new)], &with_reader(along))?;
-        Ok(with_record(&combined, &record_of(&self.combining, &recorded)))
+        combine_held(vec![(location.to_owned(), existing), (name, new)], &with_reader(along), &record)
+    }
+}
+
+/// The references an append makes ([`AppendPlan::combine`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Appended {
+    /// In one set: when no file was new, the set as it was, with its record.
+    Whole(ReferenceSet),
+    /// The set and the new files combined, each one's chunks held as it was and read back,
+    /// renumbered, as the result is walked: where combining whole held the set three times
+    /// over (read, combined, recorded), this holds it once.
+    Streamed(StreamedCombine),
+}
+
+impl Appended {
+    /// The references, for the writers.
+    #[must_use]
+    pub fn into_source(self) -> Box<dyn ReferenceSource> {
+        match self {
+            Self::Whole(set) => Box::new(set),
+            Self::Streamed(combined) => Box::new(combined),
+        }
+    }
+
+    /// The references, all of them in one set (as `--subchunk` splits them); `location` is
+    /// the set appended to, which errors name.
+    ///
+    /// # Errors
+    /// [`MakeError::Existing`] if a chunk set aside cannot be read back.
+    pub fn into_whole(self, location: &str) -> Result<ReferenceSet, MakeError> {
+        match self {
+            Self::Whole(set) => Ok(set),
+            Self::Streamed(combined) => load_references(&combined, location),
+        }
+    }
+}
+
+/// `inputs` combined with `options`, `record` recorded, as [`combine_with`](kerchunk_scan::combine_with)
+/// combines them but without copying their chunks: each input's are held in memory as they are
+/// (an append's inputs are there already) and read back, renumbered, as the result is walked.
+fn combine_held(
+    inputs: Vec<(String, ReferenceSet)>,
+    options: &CombineOptions,
+    record: &serde_json::Value,
+) -> Result<Appended, MakeError> {
+    let mut held = Held::default();
+    let mut rests = FileRests::new();
+    for (name, set) in inputs {
+        let (rest, chunks) = kerchunk_scan::split_combined_chunks(&name, &set, options)?;
+        // Each input dropped once split, before the next is: the set appended to is held once after.
+        drop(set);
+        held.0.insert(name.clone(), Arc::new(chunks));
+        rests.push(name, rest);
+    }
+    let combined = kerchunk_scan::combine_streamed(rests, options, Arc::new(held))?;
+    let base = with_record(combined.base(), record);
+    Ok(Appended::Streamed(combined.with_base(base)))
+}
+
+/// Each input's chunks, as [`combine_held`] holds them: in memory, by name.
+#[derive(Debug, Default)]
+struct Held(HashMap<String, Arc<ReferenceSet>>);
+
+impl SetAside for Held {
+    fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, kerchunk::BoxError> {
+        self.0.get(name).cloned().ok_or_else(|| format!("no references were held for {name}").into())
     }
 }
 
@@ -250,6 +322,8 @@ fn same_coordinate(a: &ReferenceSet, b: &ReferenceSet, dimension: &str) -> bool 
 /// whose URL (`url_of`) the set already references is an error, or left out with
 /// `skip_existing`. The other arguments are [`make_references`](super::make_references)'.
 ///
+/// Returns what scanning cost (its `references` left empty) and the references.
+///
 /// # Errors
 /// What [`AppendPlan::new`], [`AppendPlan::combine`] and
 /// [`make_references`](super::make_references) give.
@@ -264,12 +338,12 @@ pub fn append_references(
     registry: &StoreRegistry,
     url_of: impl Fn(&str) -> String,
     progress: impl Fn() + Sync,
-) -> Result<Made, MakeError> {
+) -> Result<(Made, Appended), MakeError> {
     let plan = AppendPlan::new(&existing, location, files, skip_existing, &url_of)?;
-    let Scanned { mut made, sets, places } =
+    let Scanned { made, sets, places } =
         scan_files(plan.files(), Some(plan.combining()), options, jobs, registry, url_of, progress)?;
-    made.references = plan.combine(existing, location, sets, Some(places.reader()?))?;
-    Ok(made)
+    let appended = plan.combine(existing, location, sets, Some(places.reader()?))?;
+    Ok((made, appended))
 }
 
 /// The references of `source` (a JSON set or a parquet root), all of them, in memory: what
@@ -277,7 +351,7 @@ pub fn append_references(
 ///
 /// # Errors
 /// [`MakeError::Existing`] if a record cannot be read.
-pub fn load_references(source: &dyn kerchunk::ReferenceSource, location: &str) -> Result<ReferenceSet, MakeError> {
+pub fn load_references(source: &dyn ReferenceSource, location: &str) -> Result<ReferenceSet, MakeError> {
     if let Some(set) = source.in_memory() {
         let mut builder = ReferenceSetBuilder::new();
         for (key, reference) in set.iter() {

@@ -20,7 +20,7 @@ mod append;
 mod set_aside;
 mod streamed;
 
-pub use append::{AppendPlan, COMBINED_WITH, append_references, load_references};
+pub use append::{AppendPlan, Appended, COMBINED_WITH, append_references, load_references};
 use append::{record_of, with_record};
 pub use set_aside::{SET_ASIDE_MEMORY, SetAsideFiles};
 pub use streamed::{Streamed, combine_set_aside, make_streamed, streamable};

@@ -140,7 +140,7 @@ impl Scan {
             let existing =
                 ReferenceStoreBuilder::new().with_registry(Arc::new(self.access.registry())).open(location)?;
             let existing = load_references(existing.source().as_ref(), location)?;
-            let mut made = append_references(
+            let (made, appended) = append_references(
                 existing,
                 location,
                 &files,
@@ -151,8 +151,11 @@ impl Scan {
                 url_of,
                 || bar.inc(1),
             )?;
-            let references = self.subchunked(std::mem::take(&mut made.references))?;
-            (made, Box::new(references))
+            if self.subchunk.is_empty() {
+                (made, appended.into_source())
+            } else {
+                (made, Box::new(self.subchunked(appended.into_whole(location)?)?))
+            }
         } else if let Some(concat) = streamable(combining.as_ref(), files.len()).filter(|_| self.subchunk.is_empty()) {
             // Each file's chunks wait aside until written: memory does not grow with the files.
             let memory = self.combine_memory.saturating_mul(1 << 20);
