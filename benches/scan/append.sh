@@ -9,6 +9,9 @@
 # PYTHON has netCDF4 (make_many.py); FOLDER (default /tmp/scan-append-N) receives the files.
 # ZK_BINARY=debug takes the test build's binary (tests/binary.sh: dependencies optimised, the
 # workspace's crates not) instead of building a release one: slower, so an upper bound.
+# ZK_ROWS=R makes the files with R latitude rows, a chunk each (make_many.py's third argument:
+# 125 gives 1 000 chunks a file, so 10^7 references at 10 000 files). ZK_BEFORE=PATH appends
+# with that binary too, in place, before each run of ours, and compares the two roots.
 set -euo pipefail
 python="$1"
 count="${2:-10000}"
@@ -16,7 +19,7 @@ folder="${3:-/tmp/scan-append-$count}"
 here="$(cd "$(dirname "$0")" && pwd)"
 last="$(printf 'f%05d.nc' $((count + 9)))"
 if [ ! -e "$folder/new/$last" ]; then
-    "$python" "$here/make_many.py" "$folder" $((count + 10))
+    "$python" "$here/make_many.py" "$folder" $((count + 10)) ${ZK_ROWS:+"$ZK_ROWS"}
     mkdir -p "$folder/new"
     for n in $(seq "$count" $((count + 9))); do mv "$folder/$(printf 'f%05d.nc' "$n")" "$folder/new/"; done
 fi
@@ -30,7 +33,12 @@ rm -rf "$folder/set.parq"
 "$bin" scan "$folder/f*.nc" --concat time --record-size 10000 -o "$folder/set.parq"
 uptime
 for run in 1 2 3; do
-    rm -rf "$folder/copy.parq" "$folder/whole.parq"
+    rm -rf "$folder/copy.parq" "$folder/whole.parq" "$folder/before.parq"
+    if [ -n "${ZK_BEFORE:-}" ]; then
+        cp -r "$folder/set.parq" "$folder/before.parq"
+        /usr/bin/time -f "before, in place: %e s wall, %M KiB peak" \
+            "$ZK_BEFORE" scan "$folder/new/f*.nc" --append-to "$folder/before.parq" 2>&1 | grep -v "^$"
+    fi
     cp -r "$folder/set.parq" "$folder/copy.parq"
     /usr/bin/time -f "in place: %e s wall, %M KiB peak" \
         "$bin" scan "$folder/new/f*.nc" --append-to "$folder/copy.parq" 2>&1 | grep -v "^$"
@@ -41,3 +49,7 @@ done
 "$bin" convert "$folder/copy.parq" "$folder/copy.json"
 "$bin" convert "$folder/whole.parq" "$folder/whole.json"
 cmp "$folder/copy.json" "$folder/whole.json" && echo "the same references in both roots"
+if [ -n "${ZK_BEFORE:-}" ]; then
+    "$bin" convert "$folder/before.parq" "$folder/before.json"
+    cmp "$folder/copy.json" "$folder/before.json" && echo "the same references as before's"
+fi
