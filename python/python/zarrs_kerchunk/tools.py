@@ -168,9 +168,8 @@ def scan(
     (along one dimension or several), up to ``combine_memory`` MiB of the files' combined chunks
     wait in memory until they are written, the rest in a temporary file (under ``TMPDIR``; the
     command line's ``--combine-memory``): by default 64 MiB here, none with an ``executor``.
-    ``identical``
-    names arrays the same in every file (kerchunk's ``identical_dims``): where the files gain a new
-    dimension, they are taken once, checked in every file, rather than given it. ``merge=True``
+    ``identical`` names arrays the same in every file (kerchunk's ``identical_dims``): where the
+    files gain a new dimension, they are taken once, checked in every file, rather than given it. ``merge=True``
     takes the union of the arrays of files that each hold some (one file per variable), those
     several hold checked to be the same. ``append_to`` adds the files to a set made by combining
     (JSON or parquet), combined as it records (along several dimensions, extending the one whose
@@ -194,8 +193,8 @@ def scan(
     other executors): each task costs the executor time of its own. Concatenating, each
     share's references are set aside as it comes back, on disk unless ``combine_memory`` is
     given, so memory here does not grow with the files' chunks; setting them aside overlaps the
-    workers' scans, so it costs little time (``benches/README.md``). With ``append_to``, the set is read here to find the new
-    files, which the tasks scan as it records it was combined.
+    workers' scans, so it costs little time (``benches/README.md``). With ``append_to``, the set
+    is read here to find the new files, which the tasks scan as it records it was combined.
     Written back to a parquet root it extends (``output`` is ``append_to``), only the record
     files that change are written, and ``records`` reports those written, unchanged and removed.
     A process pool must spawn its workers (``mp_context=multiprocessing.get_context("spawn")``):
