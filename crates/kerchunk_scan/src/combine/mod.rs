@@ -47,7 +47,7 @@ pub use options::{CombineOptions, RangeReader};
 use placement::{Holder, Placement, Renumber, Unplaced};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
-pub use streamed::{SetAside, StreamedCombine, combine_streamed, split_combined_chunks};
+pub use streamed::{SetAside, StreamedCombine, combine_streamed, combined_rest, split_combined_chunks};
 
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {

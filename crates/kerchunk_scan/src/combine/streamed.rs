@@ -22,7 +22,8 @@ use std::sync::Arc;
 use futures::stream::{self, BoxStream};
 use kerchunk::zarr::metadata::is_metadata_key;
 use kerchunk::{
-    BoxError, Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSetBuilder, ReferenceSource, SourceError, Walk,
+    BoxError, Listing, Lookup, OwnedReference, Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource,
+    SourceError, Walk,
 };
 
 use super::placement::{Holder, Placement, Renumber, Unplaced};
@@ -67,7 +68,7 @@ pub fn split_combined_chunks(
     options: &CombineOptions,
 ) -> Result<(ReferenceSet, ReferenceSet), ScanError> {
     let renumbered = renumbered_arrays(set, options);
-    let (mut rest, mut chunks) = (ReferenceSetBuilder::new(), ReferenceSetBuilder::new());
+    let mut chunks = ReferenceSetBuilder::new();
     // Each array's `.zarray` first, so that its chunks go to a dense table (20 bytes a chunk),
     // not a map of key texts: five times less memory set aside, and no key text to sort.
     for path in renumbered.keys() {
@@ -76,20 +77,44 @@ pub fn split_combined_chunks(
             chunks.insert_reference(&key, zarray);
         }
     }
+    let rest = split(name, set, &renumbered, |key, reference| chunks.insert_reference(key, reference))?;
+    Ok((rest, chunks.build()))
+}
+
+/// What [`split_combined_chunks`] holds of `set` besides the chunks it sets aside, alone: for
+/// a set that is itself what [`combine_streamed`] reads back, its [`SetAside`] giving the whole
+/// set under `name` (the reads take the renumbered arrays' chunks from it and nothing else), so
+/// that its chunks are never copied. An append's set, in memory already, is held so.
+///
+/// # Errors
+/// As [`split_combined_chunks`].
+pub fn combined_rest(name: &str, set: &ReferenceSet, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
+    split(name, set, &renumbered_arrays(set, options), |_, _| {})
+}
+
+/// The references of `set` (the file `name`) that are not chunks of the `renumbered` arrays,
+/// each of those chunks given to `chunk` instead.
+fn split(
+    name: &str,
+    set: &ReferenceSet,
+    renumbered: &BTreeMap<String, usize>,
+    mut chunk: impl FnMut(&str, Reference<'_>),
+) -> Result<ReferenceSet, ScanError> {
+    let mut rest = ReferenceSetBuilder::new();
     for (key, reference) in set.iter() {
-        if let Some((path, chunk)) = key.rsplit_once('/')
+        if let Some((path, name_in_array)) = key.rsplit_once('/')
             && let Some(&ndim) = renumbered.get(path)
-            && !chunk.starts_with(".z")
+            && !name_in_array.starts_with(".z")
         {
-            if chunk_indices(chunk, ndim).is_none() {
+            if chunk_indices(name_in_array, ndim).is_none() {
                 return Err(not_a_chunk(name, path, &key, ndim));
             }
-            chunks.insert_reference(&key, reference);
+            chunk(&key, reference);
         } else {
             rest.insert_reference(&key, reference);
         }
     }
-    Ok((rest.build(), chunks.build()))
+    Ok(rest.build())
 }
 
 /// The arrays of `set` whose chunks combining with `options` renumbers along every one of

@@ -31,7 +31,7 @@ pub(crate) fn chunks(set: &ReferenceSet, path: &str) -> Vec<(String, String, u64
 }
 
 /// Each file's combined chunks, held for `combine_streamed` to read back.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Held(std::collections::HashMap<String, std::sync::Arc<ReferenceSet>>);
 
 impl kerchunk_scan::SetAside for Held {
@@ -43,33 +43,66 @@ impl kerchunk_scan::SetAside for Held {
 /// `scans` combined with `combine_with`, after a check that combining them a file at a time
 /// (`combine_streamed`) gives the same: the same error, or the same
 /// references, walked as the writers walk them (metadata first, then each array in path
-/// order, its chunks in grid order).
+/// order, its chunks in grid order). Checked twice: each file's chunks set aside
+/// (`split_combined_chunks`, as a scan of many files), and read back from its whole set
+/// (`combined_rest`, as an append).
 pub(crate) fn combined(
     scans: Vec<(String, ReferenceSet)>,
     options: &kerchunk_scan::CombineOptions,
 ) -> Result<ReferenceSet, kerchunk_scan::ScanError> {
-    use futures::StreamExt as _;
-    use kerchunk::ReferenceSource as _;
-    let mut held = std::collections::HashMap::new();
-    let mut rests = kerchunk_scan::FileRests::new();
-    let mut refused = None;
+    let (mut set_aside, mut read_from_whole) = ((kerchunk_scan::FileRests::new(), Held::default()), None);
+    let (mut refused, mut refused_rest) = (None, None);
     for (name, set) in &scans {
         match kerchunk_scan::split_combined_chunks(name, set, options) {
             Ok((rest, chunks)) => {
-                rests.push(name.clone(), rest);
-                held.insert(name.clone(), std::sync::Arc::new(chunks));
+                set_aside.0.push(name.clone(), rest);
+                set_aside.1.0.insert(name.clone(), std::sync::Arc::new(chunks));
             }
             Err(error) => refused = refused.or(Some(error.to_string())),
         }
+        match kerchunk_scan::combined_rest(name, set, options) {
+            Ok(rest) => {
+                let (rests, held) =
+                    read_from_whole.get_or_insert_with(|| (kerchunk_scan::FileRests::new(), Held::default()));
+                rests.push(name.clone(), rest);
+                held.0.insert(name.clone(), std::sync::Arc::new(copy(set)));
+            }
+            Err(error) => refused_rest = refused_rest.or(Some(error.to_string())),
+        }
     }
+    assert_eq!(refused_rest, refused, "combined_rest refuses as the split does");
     let whole = kerchunk_scan::combine_with(scans, options);
+    check_streamed(&whole, refused.clone(), set_aside, options);
+    if let Some(read_from_whole) = read_from_whole.filter(|_| refused.is_none()) {
+        check_streamed(&whole, None, read_from_whole, options);
+    }
+    whole
+}
+
+/// A copy of `set`.
+fn copy(set: &ReferenceSet) -> ReferenceSet {
+    let mut builder = kerchunk::ReferenceSetBuilder::new();
+    for (key, reference) in set.iter() {
+        builder.insert_reference(&key, reference);
+    }
+    builder.build()
+}
+
+/// That `combine_streamed` of `rests`, reading chunks back from `held`, gives what combining
+/// whole gave (`whole`), or the error `refused` names.
+fn check_streamed(
+    whole: &Result<ReferenceSet, kerchunk_scan::ScanError>,
+    refused: Option<String>,
+    (rests, held): (kerchunk_scan::FileRests, Held),
+    options: &kerchunk_scan::CombineOptions,
+) {
+    use futures::StreamExt as _;
+    use kerchunk::ReferenceSource as _;
     let streamed = match refused {
         Some(error) => Err(error),
-        None => {
-            kerchunk_scan::combine_streamed(rests, options, std::sync::Arc::new(Held(held))).map_err(|e| e.to_string())
-        }
+        None => kerchunk_scan::combine_streamed(rests, options, std::sync::Arc::new(held)).map_err(|e| e.to_string()),
     };
-    match (&whole, streamed) {
+    match (whole, streamed) {
         (Err(whole), Err(streamed)) => assert_eq!(streamed, whole.to_string(), "the same error a file at a time"),
         (Ok(whole), Ok(streamed)) => {
             let walked: Vec<(String, kerchunk::OwnedReference)> = tokio::runtime::Runtime::new()
@@ -101,5 +134,4 @@ pub(crate) fn combined(
         }
         (whole, streamed) => panic!("combined whole: {whole:?}; a file at a time: {streamed:?}"),
     }
-    whole
 }

@@ -262,8 +262,9 @@ impl Appended {
 }
 
 /// `inputs` combined with `options`, `record` recorded, as [`combine_with`](kerchunk_scan::combine_with)
-/// combines them but without copying their chunks: each input's are held in memory as they are
-/// (an append's inputs are there already) and read back, renumbered, as the result is walked.
+/// combines them but without copying their chunks: each input is held in memory as it is (an
+/// append's inputs are there already) and its chunks read back, renumbered, as the result is
+/// walked.
 fn combine_held(
     inputs: Vec<(String, ReferenceSet)>,
     options: &CombineOptions,
@@ -272,18 +273,16 @@ fn combine_held(
     let mut held = Held::default();
     let mut rests = FileRests::new();
     for (name, set) in inputs {
-        let (rest, chunks) = kerchunk_scan::split_combined_chunks(&name, &set, options)?;
-        // Each input dropped once split, before the next is: the set appended to is held once after.
-        drop(set);
-        held.0.insert(name.clone(), Arc::new(chunks));
-        rests.push(name, rest);
+        // The chunks are read back from the set itself: only what orders and checks it is copied.
+        rests.push(name.clone(), kerchunk_scan::combined_rest(&name, &set, options)?);
+        held.0.insert(name, Arc::new(set));
     }
     let combined = kerchunk_scan::combine_streamed(rests, options, Arc::new(held))?;
     let base = with_record(combined.base(), record);
     Ok(Appended::Streamed(combined.with_base(base)))
 }
 
-/// Each input's chunks, as [`combine_held`] holds them: in memory, by name.
+/// The inputs [`combine_held`] reads chunks back from: in memory, whole, by name.
 #[derive(Debug, Default)]
 struct Held(HashMap<String, Arc<ReferenceSet>>);
 
