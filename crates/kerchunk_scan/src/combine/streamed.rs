@@ -16,7 +16,7 @@
 //! along the inner dimensions, and the groups along the outer one
 //! (each holder of its chunks a group of files).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream};
@@ -50,6 +50,14 @@ pub trait SetAside: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// Why they cannot be read back.
     fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError>;
+}
+
+/// Each file's chunks held in memory, by name: where a budget is no concern (a few files, or
+/// sets in memory already, read back whole with [`combined_rest`]).
+impl<S: std::hash::BuildHasher + Send + Sync> SetAside for HashMap<String, Arc<ReferenceSet>, S> {
+    fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError> {
+        self.get(name).cloned().ok_or_else(|| format!("no references were set aside for {name}").into())
+    }
 }
 
 /// `set`, the references of the file `name`, split in two: the chunks of the
@@ -157,17 +165,7 @@ fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> B
 /// use std::sync::Arc;
 ///
 /// use kerchunk::{Lookup, Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource as _};
-/// use kerchunk_scan::{CombineOptions, FileRests, SetAside, combine_streamed, split_combined_chunks};
-///
-/// /// Each file's chunks, held in memory (a tool would write them to disk past a budget).
-/// #[derive(Debug, Default)]
-/// struct Held(HashMap<String, Arc<ReferenceSet>>);
-///
-/// impl SetAside for Held {
-///     fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, kerchunk::BoxError> {
-///         self.0.get(name).cloned().ok_or_else(|| format!("{name} was not set aside").into())
-///     }
-/// }
+/// use kerchunk_scan::{CombineOptions, FileRests, combine_streamed, split_combined_chunks};
 ///
 /// // A file's references: one time, and one chunk of `t(time)` in the file.
 /// let file = |name: &str, time: f64| {
@@ -182,11 +180,12 @@ fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> B
 ///     builder.build()
 /// };
 /// let options = CombineOptions::new("time");
-/// let (mut rests, mut held) = (FileRests::new(), Held::default());
+/// // Each file's chunks held in memory (a tool would write them to disk past a budget).
+/// let (mut rests, mut held) = (FileRests::new(), HashMap::<String, Arc<ReferenceSet>>::new());
 /// // As each file's scan ends: its chunks set aside, the rest held.
 /// for (name, time) in [("b.nc", 1.0), ("a.nc", 0.0)] {
 ///     let (rest, chunks) = split_combined_chunks(name, &file(name, time), &options)?;
-///     held.0.insert(name.to_owned(), Arc::new(chunks));
+///     held.insert(name.to_owned(), Arc::new(chunks));
 ///     rests.push(name.to_owned(), rest);
 /// }
 /// let combined = combine_streamed(rests, &options, Arc::new(held))?;
@@ -497,21 +496,10 @@ impl ReferenceSource for StreamedCombine {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use futures::StreamExt as _;
     use kerchunk::Reference;
 
     use super::*;
-
-    #[derive(Debug)]
-    struct Held(HashMap<String, Arc<ReferenceSet>>);
-
-    impl SetAside for Held {
-        fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, BoxError> {
-            self.0.get(name).cloned().ok_or_else(|| format!("no {name}").into())
-        }
-    }
 
     /// A file at time `start` whose `v(x, time)` has two chunks along `x`, one along time.
     fn file(name: &str, start: f64) -> ReferenceSet {
@@ -555,7 +543,6 @@ mod tests {
             held.insert((*name).to_owned(), Arc::new(chunks));
             rests.push((*name).to_owned(), rest);
         }
-        let held = Held(held);
         let streamed = combine_streamed(rests, &options, Arc::new(held)).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let walked: Vec<(String, OwnedReference)> =
@@ -588,7 +575,7 @@ mod tests {
             held.insert(name.clone(), Arc::new(chunks));
             rests.push(name, rest);
         }
-        let streamed = combine_streamed(rests, options, Arc::new(Held(held))).unwrap();
+        let streamed = combine_streamed(rests, options, Arc::new(held)).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let walked: Vec<(String, OwnedReference)> =
             runtime.block_on(streamed.walk(Walk::All).map(Result::unwrap).collect::<Vec<_>>());
@@ -703,7 +690,7 @@ mod tests {
             held.insert(name.to_owned(), Arc::new(chunks));
             rests.push(name.to_owned(), rest);
         }
-        let error = combine_streamed(rests, &options, Arc::new(Held(held))).unwrap_err().to_string();
+        let error = combine_streamed(rests, &options, Arc::new(held)).unwrap_err().to_string();
         assert!(error.contains("\"v\"") && error.contains("not in every file"), "{error}");
     }
 
@@ -750,7 +737,7 @@ mod tests {
             held.insert(name.to_owned(), Arc::new(chunks));
             rests.push(name.to_owned(), rest);
         }
-        let error = combine_streamed(rests, &options, Arc::new(Held(held))).unwrap_err().to_string();
+        let error = combine_streamed(rests, &options, Arc::new(held)).unwrap_err().to_string();
         assert!(error.contains("b.nc") && error.contains("\"p\"") && error.contains("set aside"), "{error}");
     }
 }

@@ -31,14 +31,7 @@ pub(crate) fn chunks(set: &ReferenceSet, path: &str) -> Vec<(String, String, u64
 }
 
 /// Each file's combined chunks, held for `combine_streamed` to read back.
-#[derive(Debug, Default)]
-struct Held(std::collections::HashMap<String, std::sync::Arc<ReferenceSet>>);
-
-impl kerchunk_scan::SetAside for Held {
-    fn references(&self, name: &str) -> Result<std::sync::Arc<ReferenceSet>, kerchunk::BoxError> {
-        self.0.get(name).cloned().ok_or_else(|| format!("no {name}").into())
-    }
-}
+type Held = std::collections::HashMap<String, std::sync::Arc<ReferenceSet>>;
 
 /// `scans` combined with `combine_with`, after a check that combining them a file at a time
 /// (`combine_streamed`) gives the same: the same error, or the same
@@ -56,7 +49,7 @@ pub(crate) fn combined(
         match kerchunk_scan::split_combined_chunks(name, set, options) {
             Ok((rest, chunks)) => {
                 set_aside.0.push(name.clone(), rest);
-                set_aside.1.0.insert(name.clone(), std::sync::Arc::new(chunks));
+                set_aside.1.insert(name.clone(), std::sync::Arc::new(chunks));
             }
             Err(error) => refused = refused.or(Some(error.to_string())),
         }
@@ -65,7 +58,7 @@ pub(crate) fn combined(
                 let (rests, held) =
                     read_from_whole.get_or_insert_with(|| (kerchunk_scan::FileRests::new(), Held::default()));
                 rests.push(name.clone(), rest);
-                held.0.insert(name.clone(), std::sync::Arc::new(copy(set)));
+                held.insert(name.clone(), std::sync::Arc::new(copy(set)));
             }
             Err(error) => refused_rest = refused_rest.or(Some(error.to_string())),
         }

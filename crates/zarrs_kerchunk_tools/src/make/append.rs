@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
-use kerchunk_scan::{CombineOptions, CoordinateSource, FileRests, ScanOptions, SetAside, StreamedCombine};
+use kerchunk_scan::{CombineOptions, CoordinateSource, FileRests, ScanOptions, StreamedCombine};
 use zarrs_kerchunk::StoreRegistry;
 
 use super::{Combining, Made, MakeError, Scanned, combine_scans, scan_files};
@@ -270,26 +270,16 @@ fn combine_held(
     options: &CombineOptions,
     record: &serde_json::Value,
 ) -> Result<Appended, MakeError> {
-    let mut held = Held::default();
+    let mut held = HashMap::new();
     let mut rests = FileRests::new();
     for (name, set) in inputs {
         // The chunks are read back from the set itself: only what orders and checks it is copied.
         rests.push(name.clone(), kerchunk_scan::combined_rest(&name, &set, options)?);
-        held.0.insert(name, Arc::new(set));
+        held.insert(name, Arc::new(set));
     }
     let combined = kerchunk_scan::combine_streamed(rests, options, Arc::new(held))?;
     let base = with_record(combined.base(), record);
     Ok(Appended::Streamed(combined.with_base(base)))
-}
-
-/// The inputs [`combine_held`] reads chunks back from: in memory, whole, by name.
-#[derive(Debug, Default)]
-struct Held(HashMap<String, Arc<ReferenceSet>>);
-
-impl SetAside for Held {
-    fn references(&self, name: &str) -> Result<Arc<ReferenceSet>, kerchunk::BoxError> {
-        self.0.get(name).cloned().ok_or_else(|| format!("no references were held for {name}").into())
-    }
 }
 
 /// Whether `a` and `b` hold the same coordinate array for `dimension`: the same metadata and
