@@ -9,6 +9,7 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
 use kerchunk_scan::{CombineOptions, CoordinateSource, FileRests, ScanOptions, StreamedCombine};
 use zarrs_kerchunk::StoreRegistry;
 
+use super::streamed::recorded_streamed;
 use super::{Combining, Made, MakeError, Scanned, combine_scans, scan_files};
 
 /// The root attribute in which a set made by combining keeps, as JSON text, how it was
@@ -277,9 +278,7 @@ fn combine_held(
         rests.push(name.clone(), kerchunk_scan::combined_rest(&name, &set, options)?);
         held.insert(name, Arc::new(set));
     }
-    let combined = kerchunk_scan::combine_streamed(rests, options, Arc::new(held))?;
-    let base = with_record(combined.base(), record);
-    Ok(Appended::Streamed(combined.with_base(base)))
+    recorded_streamed(rests, options, Arc::new(held), record).map(Appended::Streamed)
 }
 
 /// Whether `a` and `b` hold the same coordinate array for `dimension`: the same metadata and

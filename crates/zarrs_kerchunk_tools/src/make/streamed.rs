@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use kerchunk_scan::{CombineOptions, FileRests, ScanOptions, StreamedCombine};
+use kerchunk_scan::{CombineOptions, FileRests, ScanOptions, SetAside, StreamedCombine};
 use zarrs_kerchunk::StoreRegistry;
 
 use super::{Combining, Made, MakeError, SetAsideFiles, record_of, scan_each, with_record};
@@ -83,7 +83,18 @@ pub fn combine_set_aside(
     reader: kerchunk_scan::RangeReader,
 ) -> Result<StreamedCombine, MakeError> {
     let checked = concat.clone().with_range_reader(reader);
-    let combined = kerchunk_scan::combine_streamed(rests, &checked, set_aside)?;
-    let base = with_record(combined.base(), &record_of(&Combining::Concat(concat.clone()), files));
+    recorded_streamed(rests, &checked, set_aside, &record_of(&Combining::Concat(concat.clone()), files))
+}
+
+/// `rests` combined along `options`' dimensions, their chunks read back from `set_aside`, with
+/// `record` (how the set was combined) in the result's root attributes.
+pub(super) fn recorded_streamed(
+    rests: FileRests,
+    options: &CombineOptions,
+    set_aside: Arc<dyn SetAside>,
+    record: &serde_json::Value,
+) -> Result<StreamedCombine, MakeError> {
+    let combined = kerchunk_scan::combine_streamed(rests, options, set_aside)?;
+    let base = with_record(combined.base(), record);
     Ok(combined.with_base(base))
 }
