@@ -163,6 +163,14 @@ fn sets_combined_along_several_dimensions_or_from_names_are_appended_to() {
             assert_eq!(cat_numbers(refs, array), flatten_numbers(&ens[array]), "{format}: {array}");
         }
         assert_eq!(cat_times(refs), ens["time"].as_array().unwrap().clone(), "{format}: time");
+        // Files it has already, left out: nothing new, the set as it was (members from names
+        // are not taken from the set's own name).
+        let (code, _, stderr) = run(&["scan", &file("ens_m2_1.nc"), "--append-to", refs, "--skip-existing"]);
+        assert_eq!(code, 0, "{format}: {stderr}");
+        for array in ["member", "t"] {
+            assert_eq!(cat_numbers(refs, array), flatten_numbers(&ens[array]), "{format}: {array}, nothing new");
+        }
+        assert_eq!(cat_times(refs), ens["time"].as_array().unwrap().clone(), "{format}: time, nothing new");
         // A member at every time the set has: one made of m2's two files gains m7's. From the
         // names (`ens`), and from the data (`ensdata`, members and times both combined from it).
         for (case, coord) in [("ens", ["--coord", member]), ("ensdata", ["--concat", "member"])] {

@@ -10,7 +10,7 @@ use kerchunk_scan::{CombineOptions, CoordinateSource, FileRests, ScanOptions, St
 use zarrs_kerchunk::StoreRegistry;
 
 use super::streamed::recorded_streamed;
-use super::{Combining, Made, MakeError, Scanned, combine_scans, scan_files};
+use super::{Combining, Made, MakeError, Scanned, scan_files};
 
 /// The root attribute in which a set made by combining keeps, as JSON text, how it was
 /// combined (`{"concat": ["time"], "units": null, "calendar": null}`), so that appending to it
@@ -186,12 +186,13 @@ impl AppendPlan {
         let mut recorded = self.recorded;
         recorded.extend(scanned.iter().map(|(url, _)| url.clone()));
         let Combining::Concat(options) = &self.combining else { return Err(cannot()) };
-        let record = record_of(&self.combining, &recorded);
+        // Nothing new (every file offered skipped): the set as it is. Combining it alone would
+        // take each coordinate from it as from one file, which a value from file names refuses.
         if scanned.is_empty() {
-            let inputs = vec![(location.to_owned(), existing)];
-            return combine_scans(inputs, Some(&self.combining), &recorded, reader).map(Appended::Whole);
+            return Ok(Appended::Whole(existing));
         }
-        let with_reader = |options: CombineOptions| match &reader {
+        let record = record_of(&self.combining, &recorded);
+        let with_reader = move |options: CombineOptions| match &reader {
             Some(reader) => options.with_range_reader(Arc::clone(reader)),
             None => options,
         };
@@ -231,7 +232,7 @@ impl AppendPlan {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Appended {
-    /// In one set: when no file was new, the set as it was, with its record.
+    /// In one set: when no file was new, the set as it was.
     Whole(ReferenceSet),
     /// The set and the new files combined, each one's chunks held as it was and read back,
     /// renumbered, as the result is walked: where combining whole held the set three times
