@@ -30,7 +30,19 @@ per variable (VARIABLES) with merged.expected.json, their merge
 
     python tests/scan/combine/make.py ensdata
 
-makes only the cases named (a CASES or NAMED name, ens, ensdata or merged).
+makes only the cases named (a CASES or NAMED name, ens, ensdata, merged, encodings, packed,
+bounds or refsets).
+
+refsets_*.nc have kerchunk's per-file references beside them (refsets_N.range.json,
+refsets_N.inline.json), their coordinates chunked, compressed and big-endian, with
+refsets.expected.json (open_mfdataset over the files).
+
+ENCODINGS pairs (encoding_NAME_0.nc, encoding_NAME_1.nc) differ in one attribute that changes
+what a value decodes to; packed_*.nc are packed each with its own scale and offset, with
+packed.expected.json (open_mfdataset, each file decoded with its own) and packed.kerchunk.json
+(MultiZarrToZarr, which keeps the first file's: wrong); bounds_*.nc count their times, their
+time_bnds and obs_time from each file's own day, with bounds.expected.json (open_mfdataset) and
+bounds.kerchunk.json.
 """
 import json
 import pathlib
@@ -229,6 +241,138 @@ def named_expected(name, paths):
         return {dimension: coordinate, "t": ds.t.values.tolist(), "t_dims": list(ds.t.dims)}
 
 
+# Files packed or masked each their own way: every attribute that changes what a stored value
+# decodes to, different in the second file of a pair (ENCODINGS) or in every file (packed_*.nc,
+# int16 temperatures each with its own scale_factor and add_offset, as per-granule archives pack
+# them). Combining must refuse them: kept from the first file, they decode the others wrong.
+# name -> (the attribute, the first file's value, the second's).
+ENCODINGS = {
+    "scale_factor": ("scale_factor", 0.01, 0.02),
+    "add_offset": ("add_offset", 273.15, 200.0),
+    "fill_value": ("_FillValue", -999, -9999),
+    "missing_value": ("missing_value", -999, -9999),
+    "valid_min": ("valid_min", -100, -200),
+    "valid_max": ("valid_max", 100, 200),
+    "valid_range": ("valid_range", [-100, 100], [-200, 200]),
+    "unsigned": ("_Unsigned", "false", "true"),
+    "units": ("units", "K", "degC"),
+    "calendar": ("calendar", "standard", "noleap"),
+}
+PACKED = [(0.01, 273.15), (0.02, 250.0), (0.005, 290.0)]
+
+
+def write_encoding(path, number, attribute, value):
+    """t(time, x) int16 with `attribute` set to `value` (calendar: on obs_time(time), in days)."""
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("x", 2)
+        time = ds.createVariable("time", "i4", ("time",))
+        time.units = "hours since 2020-01-01"
+        time[:] = [24 * number, 24 * number + 12]
+        fill = {"fill_value": value} if attribute == "_FillValue" else {}
+        t = ds.createVariable("t", "i2", ("time", "x"), **fill)
+        t.set_auto_maskandscale(False)
+        if attribute == "calendar":
+            obs = ds.createVariable("obs_time", "f8", ("time",))
+            obs.units = "days since 2020-01-01"
+            obs.calendar = value
+            obs[:] = [number, number + 0.5]
+        elif attribute != "_FillValue":
+            t.setncattr(attribute, np.array(value, dtype="i2") if isinstance(value, (int, list)) else value)
+        t[:] = np.array([[10 * number + i, 10 * number + i + 1] for i in range(2)], dtype="i2")
+
+
+def write_packed(path, number, scale, offset):
+    """t(time, x) int16 kelvin packed with this file's own scale and offset."""
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("x", 3)
+        time = ds.createVariable("time", "i4", ("time",))
+        time.units = "hours since 2020-01-01"
+        time[:] = [24 * number, 24 * number + 12]
+        t = ds.createVariable("t", "i2", ("time", "x"), fill_value=-32768)
+        t.scale_factor = scale
+        t.add_offset = offset
+        t.units = "K"
+        t[:] = np.array([[280.0 + number + i, 285.5 - i, 300.25 + 2 * number] for i in range(2)])
+
+
+# Times with bounds, each file counting from its own day: time_bnds(time, nv) takes its units
+# from time (CF 7.1), and obs_time(time) has units of its own, in seconds from the file's noon.
+BOUNDS = 3
+
+
+def write_bounds(path, number):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("nv", 2)
+        ds.createDimension("x", 2)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.units = f"hours since 2020-01-0{number + 1}"
+        time.calendar = "standard"
+        time.bounds = "time_bnds"
+        time[:] = [3.0, 9.0, 15.0, 21.0]
+        bounds = ds.createVariable("time_bnds", "f8", ("time", "nv"))
+        bounds[:] = [[0.0, 6.0], [6.0, 12.0], [12.0, 18.0], [18.0, 24.0]]
+        obs = ds.createVariable("obs_time", "f8", ("time",))
+        obs.units = f"seconds since 2020-01-0{number + 1}T12:00:00"
+        obs[:] = [-32400.0 + 60 * number, -10800.0, 10800.0, 32400.0]
+        t = ds.createVariable("t", "f4", ("time", "x"))
+        t.units = "K"
+        t[:] = np.array([[100 * number + i, 100 * number + i + 0.5] for i in range(4)], dtype="f4")
+
+
+def bounds_expected(paths):
+    """open_mfdataset(combine="by_coords"): each file's times, bounds and obs_time decoded in
+    its own units, then concatenated."""
+    with xr.open_mfdataset(paths, combine="by_coords") as ds:
+        return {"time": iso(ds.time.values), "time_bnds": [iso(row) for row in ds.time_bnds.values],
+                "obs_time": iso(ds.obs_time.values), "t": ds.t.values.tolist()}
+
+
+def bounds_expected_of(paths):
+    """bounds_expected without obs_time."""
+    with xr.open_mfdataset(paths, combine="by_coords") as ds:
+        return {"time": iso(ds.time.values), "time_bnds": [iso(row) for row in ds.time_bnds.values],
+                "t": ds.t.values.tolist()}
+
+
+# Per-file reference sets as kerchunk makes them, to be combined as MultiZarrToZarr combines a
+# folder of them: each file counts its times from its own day, its coordinate chunked by 3,
+# zlib-compressed and big-endian, with time_bnds (the coordinate's units), and t(time, x).
+# refsets_<n>.range.json holds every chunk as a range (inline_threshold=0), .inline.json the small
+# ones inline (kerchunk's default 500 bytes): each names its file relative to itself.
+REFSETS = 3
+
+
+def write_refset_file(path, number):
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("nv", 2)
+        ds.createDimension("x", 2)
+        time = ds.createVariable("time", "f8", ("time",), chunksizes=(3,), zlib=True, endian="big")
+        time.units = f"hours since 2021-03-0{number + 1}"
+        time.calendar = "proleptic_gregorian"
+        time.bounds = "time_bnds"
+        time[:] = [3.0, 9.0, 15.0, 21.0]
+        bounds = ds.createVariable("time_bnds", "f8", ("time", "nv"), chunksizes=(3, 2), zlib=True, endian="big")
+        bounds[:] = [[0.0, 6.0], [6.0, 12.0], [12.0, 18.0], [18.0, 24.0]]
+        t = ds.createVariable("t", "f4", ("time", "x"), chunksizes=(2, 2), zlib=True)
+        t.units = "K"
+        t[:] = np.array([[100 * number + i, 100 * number + i + 0.5] for i in range(4)], dtype="f4")
+
+
+def refsets(paths):
+    """Each file's SingleHdf5ToZarr references, range and inline, its file named relative to them."""
+    from kerchunk.hdf import SingleHdf5ToZarr
+
+    for path in paths:
+        for form, threshold in [("range", 0), ("inline", 500)]:
+            refs = SingleHdf5ToZarr(str(path), inline_threshold=threshold).translate()
+            text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
+            (HERE / f"{path.stem}.{form}.json").write_text(text + "\n")
+
+
 def iso(values):
     out = []
     for value in values:
@@ -280,6 +424,31 @@ def main():
             # Members from the names (ens) or the data (ensdata), outside times from the data.
             members = {"member": re.compile(r"_m(\d+)_")} if name == "ens" else {"member": "data:member"}
             kerchunk_named(name, paths, members | {"time": "cf:time"}, ["x"], {"member": "int64"})
+    if wanted("encodings"):
+        for name, (attribute, first, second) in ENCODINGS.items():
+            for number, value in enumerate([first, second]):
+                write_encoding(HERE / f"encoding_{name}_{number}.nc", number, attribute, value)
+    if wanted("packed"):
+        paths = [HERE / f"packed_{n}.nc" for n in range(len(PACKED))]
+        for number, (path, (scale, offset)) in enumerate(zip(paths, PACKED, strict=True)):
+            write_packed(path, number, scale, offset)
+        # xarray decodes each file with its own packing; kerchunk keeps the first file's.
+        with xr.open_mfdataset(paths, combine="by_coords") as ds:
+            expected = {"time": iso(ds.time.values), "t": ds.t.values.tolist()}
+        (HERE / "packed.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+        kerchunk_refs("packed", paths)
+    if wanted("bounds"):
+        paths = [HERE / f"bounds_{n}.nc" for n in range(BOUNDS)]
+        for number, path in enumerate(paths):
+            write_bounds(path, number)
+        (HERE / "bounds.expected.json").write_text(json.dumps(bounds_expected(paths), indent=1) + "\n")
+        kerchunk_refs("bounds", paths)
+    if wanted("refsets"):
+        paths = [HERE / f"refsets_{n}.nc" for n in range(REFSETS)]
+        for number, path in enumerate(paths):
+            write_refset_file(path, number)
+        refsets(paths)
+        (HERE / "refsets.expected.json").write_text(json.dumps(bounds_expected_of(paths), indent=1) + "\n")
     if wanted("merged"):
         for file, name in VARIABLES.items():
             write_variable(HERE / file, name)

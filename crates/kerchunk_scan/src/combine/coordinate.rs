@@ -9,7 +9,7 @@ use zarrs_cf::{DateTime, TimeUnits};
 
 use super::options::CombineOptions;
 use super::source::{CoordinateSource, FileValue, file_value};
-use super::{Input, attributes, chunk_key, combine_error, item_size, zarray};
+use super::{Input, attributes, chunk_key, combine_error, differing_encoding, encoding_reason, item_size, zarray};
 use crate::error::ScanError;
 
 /// The combined coordinate array: its metadata and its values, in one chunk.
@@ -74,6 +74,14 @@ pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(V
             calendar: attribute("calendar"),
         });
     }
+    // What else decodes its values (packing, fill values) must be the same in every file: the
+    // combined coordinate keeps the first file's.
+    for input in &inputs[1..] {
+        let (ours, first) = (attributes(&input.references, dimension), attributes(&inputs[0].references, dimension));
+        if let Some(differing) = differing_encoding(ours.as_ref(), first.as_ref(), &["units", "calendar"]) {
+            return Err(error(&input.name, encoding_reason(differing, &inputs[0].name)));
+        }
+    }
     let differing = coordinates
         .windows(2)
         .position(|pair| (&pair[0].units, &pair[0].calendar) != (&pair[1].units, &pair[1].calendar));
@@ -115,11 +123,16 @@ pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(V
     meta["shape"] = Value::from(vec![total]);
     meta["chunks"] = Value::from(vec![total]);
     let mut zattrs = attributes(&first.references, dimension);
-    if let (Coordinates::Times { units: Some((units, calendar)), .. }, Some(attrs)) = (&coordinates, zattrs.as_mut())
-        && attrs.is_object()
+    if let (Coordinates::Times { units, .. }, Some(attrs)) = (&coordinates, zattrs.as_mut())
+        && let Some(attrs) = attrs.as_object_mut()
     {
-        attrs["units"] = Value::from(units.as_str());
-        attrs["calendar"] = Value::from(calendar.as_str());
+        if let Some((units, calendar)) = units {
+            attrs.insert("units".into(), Value::from(units.as_str()));
+            attrs.insert("calendar".into(), Value::from(calendar.as_str()));
+        }
+        // Every value written is a date: none is the fill value of other units.
+        attrs.remove("_FillValue");
+        attrs.remove("missing_value");
     }
     Ok((inputs, Combined { zarray: meta, zattrs, values }))
 }
@@ -267,6 +280,16 @@ fn times(
 ) -> Result<(Vec<Input>, Coordinates), ScanError> {
     let dimension = options.dimension.as_str();
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
+    // Packed times would be read here as their stored numbers (the packing is the same in
+    // every file, which `ordered` checked).
+    if let Some(attrs) = inputs.first().and_then(|input| attributes(&input.references, dimension))
+        && let Some(name) = ["scale_factor", "add_offset"].into_iter().find(|name| attrs.get(name).is_some())
+    {
+        return Err(error(
+            &inputs[0].name,
+            format!("its times are packed ({name} {}): they cannot be written again in other units", attrs[name]),
+        ));
+    }
     // Another file's units, for messages: the first file's, or the second's for the first.
     let other: Vec<String> = (0..coordinates.len())
         .map(|i| {

@@ -29,6 +29,7 @@ use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 mod coordinate;
+mod encoding;
 mod held;
 mod merge;
 mod options;
@@ -37,8 +38,10 @@ mod placement;
 mod source;
 mod stack;
 mod streamed;
+mod times;
 
 use coordinate::{Combined, from_files, ordered};
+use encoding::{differing_encoding, encoding_reason};
 pub(crate) use held::FileReferences;
 pub use held::FileRests;
 use held::Keyed;
@@ -47,6 +50,7 @@ pub use options::{CombineOptions, RangeReader};
 use placement::{Holder, Placement, Renumber, Unplaced};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
+use times::{array_times, holds_times};
 pub use streamed::{SetAside, StreamedCombine, combine_streamed, combined_rest, split_combined_chunks};
 
 /// One input: the references of one file, and the name errors give it.
@@ -111,12 +115,35 @@ fn combine_placing(
     // The coordinate: every file's values, in one inline chunk.
     let Combined { zarray: meta, zattrs, values } = combined;
     builder.insert_inline(&format!("{dimension}/.zarray"), meta.to_string().as_bytes());
-    if let Some(attrs) = zattrs {
+    if let Some(attrs) = &zattrs {
         builder.insert_inline(&format!("{dimension}/.zattrs"), attrs.to_string().as_bytes());
     }
     builder.insert_inline(&chunk_key(dimension, 1, 0), &values);
 
     for (path, axis) in &concatenated {
+        // Times (a `time_bnds`) in units some file does not share with the result are written
+        // again; others are concatenated, their units compared as dates, not as text. Either
+        // way they are held whole: their chunks were not set aside.
+        if let Some(times) = array_times(&first.references, path, dimension) {
+            let ours: Vec<_> = inputs.iter().map(|input| array_times(&input.references, path, dimension)).collect();
+            let (target, text) = if times.inherited {
+                coordinate_units(zattrs.as_ref()).ok_or_else(|| {
+                    combine_error(&first.name, dimension, "its units are not CF time units to write bounds in".into())
+                })?
+            } else {
+                let attrs = attributes(&first.references, path).unwrap_or_default();
+                let text = |name: &str| attrs.get(name).and_then(Value::as_str).map(str::to_owned);
+                (times.units, (text("units").unwrap_or_default(), text("calendar").unwrap_or("standard".into())))
+            };
+            if times::needs_rewriting(&inputs, path, &ours, &target)? {
+                let text = (text.0.as_str(), text.1.as_str());
+                let reader = options.range_reader.as_ref();
+                times::rewrite(&mut builder, &inputs, path, (*axis, dimension), &ours, (&target, text), reader)?;
+            } else {
+                concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+            }
+            continue;
+        }
         let placement = concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
         if let Some(placements) = placements.as_deref_mut() {
             placements.push(placement);
@@ -129,6 +156,45 @@ fn combine_placing(
         }
     }
     Ok(builder.build())
+}
+
+/// The arrays of `set` whose values combining with `options` reads, rather than only
+/// renumbering their chunks or comparing their stored bytes: the coordinate of each dimension
+/// whose values come from the data, and the arrays of CF times along each dimension (a
+/// coordinate's `bounds`, an array with time units), which are written again when units differ.
+/// Combining reads them held inline in one chunk (coordinates) or stored raw or with zlib (times);
+/// a caller with sets from elsewhere (chunked, compressed, big-endian, held as ranges) decodes
+/// them first and holds them so.
+#[must_use]
+pub fn decoded_arrays(set: &ReferenceSet, options: &CombineOptions) -> Vec<String> {
+    let dimensions = std::iter::once((&options.dimension, &options.coordinate))
+        .chain(options.outer.iter().map(|(dimension, source)| (dimension, source)));
+    let arrays = array_paths(set);
+    let mut decoded = Vec::new();
+    for (dimension, source) in dimensions {
+        let from_data = matches!(source, CoordinateSource::Auto | CoordinateSource::Data | CoordinateSource::Cf);
+        if from_data && arrays.contains(dimension) {
+            decoded.push(dimension.clone());
+        }
+        decoded.extend(
+            arrays
+                .iter()
+                .filter(|path| axis(set, path, dimension).is_some() && holds_times(set, path, dimension))
+                .cloned(),
+        );
+    }
+    decoded.sort();
+    decoded.dedup();
+    decoded
+}
+
+/// The units and calendar the combined coordinate's `.zattrs` give, parsed, and as text (the
+/// calendar `standard` where none is given): what its bounds are written in.
+fn coordinate_units(zattrs: Option<&Value>) -> Option<(zarrs_cf::TimeUnits, (String, String))> {
+    let units = zattrs?.get("units")?.as_str()?;
+    let calendar = zattrs?.get("calendar").and_then(Value::as_str);
+    let parsed = zarrs_cf::TimeUnits::parse(units, calendar).ok()??;
+    Some((parsed, (units.to_owned(), calendar.unwrap_or("standard").to_owned())))
 }
 
 /// The paths of the arrays of `set` that describe the others rather than
@@ -207,6 +273,12 @@ fn concatenate(
     let mut offset = 0u64;
     for (i, input) in inputs.iter().enumerate() {
         let theirs = usable(zarray(&input.references, path), &input.name)?;
+        // Times are compared as dates by the caller, and may be written in other units.
+        let skip: &[&str] = if holds_times(&first.references, path, dimension) { &["units", "calendar"] } else { &[] };
+        let (ours_attrs, first_attrs) = (attributes(&input.references, path), attributes(&first.references, path));
+        if let Some(differing) = differing_encoding(ours_attrs.as_ref(), first_attrs.as_ref(), skip) {
+            return Err(error(&input.name, path, encoding_reason(differing, &first.name)));
+        }
         if let Some(field) = differing_field(&theirs, &meta) {
             return Err(error(
                 &input.name,
@@ -306,6 +378,10 @@ pub(super) fn check_identical(
         if let Some(field) = differing {
             let theirs = theirs.as_ref().map_or_else(|| "none".to_owned(), |m| m[field].to_string());
             return Err(error(format!("its {field} {} differs from {}'s {theirs}", ours[field], first.name)));
+        }
+        let (ours_attrs, first_attrs) = (attributes(&input.references, path), attributes(&first.references, path));
+        if let Some(differing) = differing_encoding(ours_attrs.as_ref(), first_attrs.as_ref(), &[]) {
+            return Err(combine_error(&input.name, path, encoding_reason(differing, &first.name)));
         }
         let our_chunks = chunks(&input.references);
         let keys = |chunks: &[(String, Chunk)]| chunks.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();

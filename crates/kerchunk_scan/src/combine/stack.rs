@@ -5,7 +5,7 @@ use kerchunk::ReferenceSetBuilder;
 use serde_json::Value;
 
 use super::placement::{Holder, Placement, Renumber};
-use super::{Input, attributes, combine_error, differing_field, not_a_chunk, zarray};
+use super::{Input, attributes, combine_error, differing_encoding, differing_field, encoding_reason, not_a_chunk, zarray};
 use crate::error::ScanError;
 
 /// The array at `path`, which no file has along `dimension`, with the
@@ -38,6 +38,10 @@ pub(super) fn stack(
                 path,
                 format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
             ));
+        }
+        let (ours_attrs, first_attrs) = (attributes(&input.references, path), attributes(&first.references, path));
+        if let Some(differing) = differing_encoding(ours_attrs.as_ref(), first_attrs.as_ref(), &[]) {
+            return Err(combine_error(&input.name, path, encoding_reason(differing, &first.name)));
         }
         let renumber = Renumber::Stack { position, scalar: ndim == 0 };
         for (key, reference) in input.references.iter() {

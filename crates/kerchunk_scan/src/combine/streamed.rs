@@ -29,7 +29,7 @@ use kerchunk::{
 use super::placement::{Holder, Placement, Renumber, Unplaced};
 use super::{
     CombineOptions, FileRests, Input, Keyed, array_paths, axis, chunk_indices, combine_error, combine_placing,
-    coordinate_paths, not_a_chunk, zarray,
+    coordinate_paths, holds_times, not_a_chunk, zarray,
 };
 use crate::error::ScanError;
 
@@ -140,7 +140,8 @@ fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> B
         let level: Vec<&String> = if along.is_empty() {
             others().filter(|path| !coordinates.contains(path) && !options.identical.contains(path)).collect()
         } else {
-            along
+            // Times along it are held whole: combining may write their values again.
+            along.into_iter().filter(|path| !holds_times(set, path, dimension)).collect()
         };
         renumbered = Some(match renumbered {
             None => level,
