@@ -83,6 +83,14 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
     /// # Errors
     /// As [`open`](Self::open).
     pub fn open_with(storage: Arc<TStorage>, path: &str, options: CfOptions) -> Result<Self, CfError> {
+        Self::open_inner(storage, path, options, true)
+    }
+
+    /// [`open_with`](Self::open_with); with `bounds_units`, a variable without
+    /// `units` that is the `bounds` of the coordinate of one of its dimensions
+    /// takes that coordinate's time units and calendar, as xarray's `decode_cf`
+    /// gives them to it (CF 7.1: bounds share their coordinate's units).
+    fn open_inner(storage: Arc<TStorage>, path: &str, options: CfOptions, bounds_units: bool) -> Result<Self, CfError> {
         let path = format!("/{}", path.trim_start_matches('/'));
         let array = Array::open(Arc::clone(&storage), &path)
             .map_err(|source| CfError::Open { path: path.clone(), source: Box::new(source) })?;
@@ -92,10 +100,26 @@ impl<TStorage: ?Sized + ReadableStorageTraits + 'static> Variable<TStorage> {
         let stored = Stored::from_name(&type_name);
         let packing =
             stored.map(|stored| Packing::new(stored, &attributes, fill_value.as_ref(), options.mask_valid_range));
-        let units = attributes.get("units").and_then(Value::as_str);
-        let calendar = attributes.get("calendar").and_then(Value::as_str);
-        let (time, time_problem) = match (units, &packing) {
-            (Some(units), Some(_)) => match TimeUnits::parse(units, calendar) {
+        let mut units = attributes.get("units").and_then(Value::as_str).map(str::to_owned);
+        let mut calendar = attributes.get("calendar").and_then(Value::as_str).map(str::to_owned);
+        if units.is_none() && bounds_units && packing.is_some() {
+            let parent = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+            let name = &path[parent.len() + 1..];
+            let bounded = dims.iter().filter(|dim| dim.as_str() != name).find_map(|dim| {
+                let candidates = [format!("{parent}/{dim}"), format!("/{dim}")];
+                candidates
+                    .iter()
+                    .find_map(|path| Self::open_inner(Arc::clone(&storage), path, options, false).ok())
+                    .filter(|coordinate| coordinate.attributes().get("bounds").and_then(Value::as_str) == Some(name))
+            });
+            if let Some(coordinate) = bounded.filter(|coordinate| coordinate.time.is_some()) {
+                let text = |name: &str| coordinate.attributes().get(name).and_then(Value::as_str).map(str::to_owned);
+                units = text("units");
+                calendar = calendar.or_else(|| text("calendar"));
+            }
+        }
+        let (time, time_problem) = match (units.as_deref(), &packing) {
+            (Some(units), Some(_)) => match TimeUnits::parse(units, calendar.as_deref()) {
                 Ok(time) => (time, None),
                 Err(reason) => (None, Some(reason.to_string())),
             },

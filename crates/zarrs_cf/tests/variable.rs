@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use zarrs_cf::{CfError, Selection, Variable};
+use zarrs_cf::{CfError, DateTime, Selection, Variable};
 use zarrs_kerchunk::ReferenceStore;
 
 fn store() -> Arc<ReferenceStore> {
@@ -94,4 +94,38 @@ fn undecodable_time_units_leave_numbers() {
     assert_eq!(months.read(&[0..2]).unwrap().into_raw_vec_and_offset().0, [1.0, 2.0]);
     let err = months.read_times(&[0..2]).unwrap_err().to_string();
     assert!(err.contains("/m: attribute \"units\"") && err.contains("months"), "{err}");
+}
+
+/// A coordinate's `bounds` without units of its own are dates in the
+/// coordinate's units and calendar, as xarray's `decode_cf` reads them (it
+/// gives them the coordinate's); a variable that is no coordinate's bounds stays numbers.
+#[test]
+fn bounds_take_their_coordinates_time_units() {
+    let mut set = zarrs_kerchunk::kerchunk::ReferenceSetBuilder::new();
+    let zarray = |shape: &str| {
+        format!(
+            r#"{{"shape":{shape},"chunks":{shape},"dtype":"<f8","fill_value":null,"order":"C","filters":null,"compressor":null,"zarr_format":2}}"#
+        )
+    };
+    let bytes = |values: &[f64]| values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    set.insert_inline("time/.zarray", zarray("[1]").as_bytes());
+    set.insert_inline(
+        "time/.zattrs",
+        br#"{"_ARRAY_DIMENSIONS":["time"],"units":"hours since 2020-01-01","calendar":"noleap","bounds":"time_bnds"}"#,
+    );
+    set.insert_inline("time/0", &bytes(&[1428.0]));
+    for name in ["time_bnds", "other"] {
+        set.insert_inline(&format!("{name}/.zarray"), zarray("[1,2]").as_bytes());
+        set.insert_inline(&format!("{name}/.zattrs"), br#"{"_ARRAY_DIMENSIONS":["time","nv"]}"#);
+        set.insert_inline(&format!("{name}/0.0"), &bytes(&[1416.0, 1440.0]));
+    }
+    let store = Arc::new(zarrs_kerchunk::ReferenceStoreBuilder::new().build(set.build(), "refs.json").unwrap());
+    let bounds = Variable::open(Arc::clone(&store), "/time_bnds").unwrap();
+    let times = bounds.read_times(&[0..1, 0..2]).unwrap().into_raw_vec_and_offset().0;
+    // 1416 h after 2020-01-01 in a calendar of 365-day years (59 days to 03-01): 03-01; 1440 h: 03-02.
+    let expected = [Some(DateTime::date(2020, 3, 1)), Some(DateTime::date(2020, 3, 2))];
+    assert_eq!(times, expected);
+    assert_eq!(bounds.time_units().map(|units| units.calendar().name()), Some("noleap"));
+    let other = Variable::open(store, "/other").unwrap();
+    assert!(other.time_units().is_none());
 }
