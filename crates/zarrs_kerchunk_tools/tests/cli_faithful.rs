@@ -66,7 +66,7 @@ fn files_that_decode_differently_are_refused_naming_the_attribute() {
 }
 
 /// Int16 temperatures packed with each file's own `scale_factor` and `add_offset`: what
-/// kerchunk and VirtualiZarr combine into silently wrong values (`packed.kerchunk.json` keeps
+/// kerchunk and `VirtualiZarr` combine into silently wrong values (`packed.kerchunk.json` keeps
 /// the first file's) is refused; each file alone reads as xarray decodes it.
 #[test]
 fn files_packed_each_their_own_way_are_refused() {
@@ -78,8 +78,7 @@ fn files_packed_each_their_own_way_are_refused() {
     let (code, _, stderr) =
         run(&["scan", &files[0], &files[1], &files[2], "--concat", "time", "-o", out.to_str().unwrap()]);
     assert_one_line_error(code, &stderr);
-    let refused =
-        format!("cannot combine {}: \"t\": its scale_factor 0.02 differs from {}'s 0.01", files[1], files[0]);
+    let refused = format!("cannot combine {}: \"t\": its scale_factor 0.02 differs from {}'s 0.01", files[1], files[0]);
     assert!(stderr.contains(&refused), "{refused}\n{stderr}");
     // Each file alone: its own packing, xarray's values (two times of three x each).
     let all = expected_f32(&expected["t"]);

@@ -280,16 +280,7 @@ fn times(
 ) -> Result<(Vec<Input>, Coordinates), ScanError> {
     let dimension = options.dimension.as_str();
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
-    // Packed times would be read here as their stored numbers (the packing is the same in
-    // every file, which `ordered` checked).
-    if let Some(attrs) = inputs.first().and_then(|input| attributes(&input.references, dimension))
-        && let Some(name) = ["scale_factor", "add_offset"].into_iter().find(|name| attrs.get(name).is_some())
-    {
-        return Err(error(
-            &inputs[0].name,
-            format!("its times are packed ({name} {}): they cannot be written again in other units", attrs[name]),
-        ));
-    }
+    refuse_packed_times(&inputs, dimension)?;
     // Another file's units, for messages: the first file's, or the second's for the first.
     let other: Vec<String> = (0..coordinates.len())
         .map(|i| {
@@ -387,6 +378,21 @@ fn times(
     }
     let inputs = decoded.into_iter().map(|(input, ..)| input).collect();
     Ok((inputs, Coordinates::Times { values, units: given }))
+}
+
+/// An error if the coordinate along `dimension` is packed: its times would be read as their
+/// stored numbers (the packing is the same in every file, which `ordered` checked).
+fn refuse_packed_times(inputs: &[Input], dimension: &str) -> Result<(), ScanError> {
+    if let Some(attrs) = inputs.first().and_then(|input| attributes(&input.references, dimension))
+        && let Some(name) = ["scale_factor", "add_offset"].into_iter().find(|name| attrs.get(name).is_some())
+    {
+        return Err(combine_error(
+            &inputs[0].name,
+            dimension,
+            format!("its times are packed ({name} {}): they cannot be written again in other units", attrs[name]),
+        ));
+    }
+    Ok(())
 }
 
 /// The values of `bytes` as numbers, for ordering files and decoding times;

@@ -2,7 +2,7 @@
 //! an array's `.zattrs` from one file, so these must be the same in every file
 //! whose chunks it holds: concatenated under the first file's `scale_factor`,
 //! a later file packed with another decodes silently wrong (kerchunk #586,
-//! VirtualiZarr #1004).
+//! `VirtualiZarr` #1004).
 
 use serde_json::Value;
 

@@ -50,8 +50,8 @@ pub use options::{CombineOptions, RangeReader};
 use placement::{Holder, Placement, Renumber, Unplaced};
 pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
-use times::{array_times, holds_times};
 pub use streamed::{SetAside, StreamedCombine, combine_streamed, combined_rest, split_combined_chunks};
+use times::{array_times, holds_times};
 
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {

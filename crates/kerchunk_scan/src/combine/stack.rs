@@ -5,7 +5,9 @@ use kerchunk::ReferenceSetBuilder;
 use serde_json::Value;
 
 use super::placement::{Holder, Placement, Renumber};
-use super::{Input, attributes, combine_error, differing_encoding, differing_field, encoding_reason, not_a_chunk, zarray};
+use super::{
+    Input, attributes, combine_error, differing_encoding, differing_field, encoding_reason, not_a_chunk, zarray,
+};
 use crate::error::ScanError;
 
 /// The array at `path`, which no file has along `dimension`, with the

@@ -43,19 +43,18 @@ pub(super) fn array_times(set: &(impl Keyed + ?Sized), path: &str, dimension: &s
     }
     let own = attributes(set, path).filter(Value::is_object).unwrap_or_else(|| json!({}));
     let text = |attrs: &Value, name: &str| attrs.get(name).and_then(Value::as_str).map(str::to_owned);
-    let (units, calendar, inherited) = match text(&own, "units") {
-        Some(units) => (units, text(&own, "calendar"), false),
-        None => {
-            let coordinate = attributes(set, dimension)?;
-            let group = dimension.rsplit_once('/').map_or("", |(group, _)| group);
-            let bounds = text(&coordinate, "bounds")?;
-            let named = if group.is_empty() { bounds } else { format!("{group}/{bounds}") };
-            if named != path {
-                return None;
-            }
-            let calendar = text(&own, "calendar").or_else(|| text(&coordinate, "calendar"));
-            (text(&coordinate, "units")?, calendar, true)
+    let (units, calendar, inherited) = if let Some(units) = text(&own, "units") {
+        (units, text(&own, "calendar"), false)
+    } else {
+        let coordinate = attributes(set, dimension)?;
+        let group = dimension.rsplit_once('/').map_or("", |(group, _)| group);
+        let bounds = text(&coordinate, "bounds")?;
+        let named = if group.is_empty() { bounds } else { format!("{group}/{bounds}") };
+        if named != path {
+            return None;
         }
+        let calendar = text(&own, "calendar").or_else(|| text(&coordinate, "calendar"));
+        (text(&coordinate, "units")?, calendar, true)
     };
     let parsed = TimeUnits::parse(&units, calendar.as_deref()).ok()??;
     let described = match &calendar {
@@ -139,7 +138,8 @@ pub(super) fn rewrite(
             )
         };
         let Some(times) = times else { return Err(error("it holds no CF times".into())) };
-        let meta = zarray(&input.references, path).ok_or_else(|| error("it has no .zarray that is inline JSON".into()))?;
+        let meta =
+            zarray(&input.references, path).ok_or_else(|| error("it has no .zarray that is inline JSON".into()))?;
         let (shape, values) = stored_values(input, path, &meta, reader).map_err(error)?;
         if shape.len() <= axis {
             return Err(error(format!("its shape {shape:?} has no axis {axis}")));
@@ -147,13 +147,14 @@ pub(super) fn rewrite(
         let fills = fill_values(&meta, attributes(&input.references, path).as_ref());
         let mut written = Vec::with_capacity(values.len());
         for value in values {
-            if fills.iter().any(|fill| fill.to_bits() == value.to_bits() || *fill == value) {
+            #[expect(clippy::float_cmp, reason = "a fill value is that value exactly")]
+            if fills.iter().any(|fill| (fill.is_nan() && value.is_nan()) || *fill == value) {
                 return Err(error(format!("it holds its fill value {value}, which is no time")));
             }
             let date = times.units.date(value).ok_or_else(|| error(format!("its value {value} is not a date")))?;
-            let value = target.value(date).ok_or_else(|| {
-                error(format!("its time {date} is not a date of the {} calendar", target.calendar()))
-            })?;
+            let value = target
+                .value(date)
+                .ok_or_else(|| error(format!("its time {date} is not a date of the {} calendar", target.calendar())))?;
             written.push(value);
         }
         if let Some((first_shape, _)) = blocks.first() {
