@@ -18,11 +18,15 @@ use crate::output::{OutputError, Places};
 
 mod append;
 mod set_aside;
+#[cfg(feature = "combine")]
+mod sets;
 mod streamed;
 
 pub use append::{AppendPlan, Appended, COMBINED_WITH, append_references, load_references};
 use append::{record_of, with_record};
 pub use set_aside::{SET_ASIDE_MEMORY, SetAsideFiles};
+#[cfg(feature = "combine")]
+pub use sets::{CombinedSets, combine_sets};
 pub use streamed::{Streamed, combine_set_aside, make_streamed, streamable};
 
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).
@@ -158,6 +162,15 @@ pub enum MakeError {
         file: String,
         /// The references.
         location: String,
+    },
+    /// A reference set to combine names a target that cannot be resolved, or holds an array
+    /// combining reads that cannot be decoded.
+    #[error("{location}: {reason}")]
+    Input {
+        /// The reference set, as given.
+        location: String,
+        /// What, and why.
+        reason: String,
     },
     /// The references appended to could not be read.
     #[error("cannot read {location}: {reason}")]

@@ -8,6 +8,8 @@ mod array;
 mod audit;
 mod cat;
 mod cf;
+mod combine;
+mod combining;
 mod convert;
 mod info;
 mod options;
@@ -105,6 +107,8 @@ enum Command {
     Convert(convert::Convert),
     /// Make references from NetCDF-3, NetCDF-4, HDF5, GRIB2 and TIFF files, reading only their headers (and arrays to inline).
     Scan(scan::Scan),
+    /// Combine reference sets that exist (per-file JSONs, parquet roots, icechunk repositories) along a dimension, as `scan` combines files.
+    Combine(combine::Combine),
 }
 
 fn main() -> ExitCode {
@@ -149,5 +153,6 @@ fn run(cli: Cli) -> Result {
         Command::Pin { open, output } => pin::run(&open, output),
         Command::Convert(convert) => convert.run(),
         Command::Scan(scan) => scan.run(),
+        Command::Combine(combine) => combine.run(),
     }
 }

@@ -44,6 +44,44 @@ pub(crate) struct Opening {
     /// `@TAG` or `@SNAPSHOT` after it; `main` by default), read back as references.
     pub(crate) refs: String,
     #[command(flatten)]
+    pub(crate) how: HowToOpen,
+}
+
+impl Opening {
+    /// The builder these options describe.
+    pub(crate) fn builder(&self) -> Result<ReferenceStoreBuilder, Box<dyn std::error::Error>> {
+        self.how.builder()
+    }
+
+    /// The registry that makes object stores for URLs with these options,
+    /// as the builder's does: for outputs (`convert`).
+    pub(crate) fn registry(&self) -> StoreRegistry {
+        self.how.registry()
+    }
+
+    /// These options for an icechunk repository's own storage (`convert`'s output).
+    pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
+        self.how.repository_options()
+    }
+
+    /// The store over the references.
+    pub(crate) fn open(&self) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
+        self.how.open(&self.refs, &self.builder()?)
+    }
+
+    /// The store over the references, opened by `builder`.
+    pub(crate) fn open_with(
+        &self,
+        builder: &ReferenceStoreBuilder,
+    ) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
+        self.how.open(&self.refs, builder)
+    }
+}
+
+/// How to open references, wherever they are: the options every command that reads them takes.
+#[derive(Args)]
+pub(crate) struct HowToOpen {
+    #[command(flatten)]
     access: Access,
     /// The target of references whose URL is null.
     #[arg(long, value_name = "URL")]
@@ -68,7 +106,7 @@ pub(crate) struct Opening {
     relaxed: Vec<String>,
 }
 
-impl Opening {
+impl HowToOpen {
     /// The builder these options describe.
     pub(crate) fn builder(&self) -> Result<ReferenceStoreBuilder, Box<dyn std::error::Error>> {
         // An array whose codec nothing registered decodes is refused when opened, naming both.
@@ -116,23 +154,19 @@ impl Opening {
         self.access.repository_options()
     }
 
-    /// The store over the references.
-    pub(crate) fn open(&self) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
-        self.open_with(&self.builder()?)
-    }
-
-    /// The store over the references, opened by `builder`: an icechunk
+    /// The store over the references at `refs`, opened by `builder`: an icechunk
     /// repository's (`icechunk://PATH[@REF]`) read back as references, any
     /// other location's as it is.
-    pub(crate) fn open_with(
+    pub(crate) fn open(
         &self,
+        refs: &str,
         builder: &ReferenceStoreBuilder,
     ) -> Result<ReferenceStore, Box<dyn std::error::Error>> {
-        if let Some(location) = zarrs_kerchunk_tools::icechunk::IcechunkLocation::parse(&self.refs) {
+        if let Some(location) = zarrs_kerchunk_tools::icechunk::IcechunkLocation::parse(refs) {
             let location = location.with_options(self.access.repository_options());
             return Ok(zarrs_kerchunk_tools::icechunk::open_icechunk(builder, &location)?);
         }
-        Ok(builder.open(&self.refs)?)
+        Ok(builder.open(refs)?)
     }
 }
 

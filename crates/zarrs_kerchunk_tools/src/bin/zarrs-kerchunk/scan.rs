@@ -6,13 +6,14 @@ use std::time::Instant;
 
 use clap::Args;
 use kerchunk::{ReferenceSet, ReferenceSource};
-use kerchunk_scan::{CoordinateSource, ScanOptions, UnsupportedArrays};
+use kerchunk_scan::{ScanOptions, UnsupportedArrays};
 use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder};
 use zarrs_kerchunk_tools::make::{
-    CONCURRENT_SCANS, Combining, Made, SET_ASIDE_MEMORY, append_references, combine_options, expand, load_references,
-    make_references, make_streamed, streamable, url_in_references,
+    CONCURRENT_SCANS, Made, append_references, expand, load_references, make_references, make_streamed, streamable,
+    url_in_references,
 };
 
+use crate::combining::CombineArgs;
 use crate::convert::Output;
 use crate::options::{Access, progress_bar};
 use crate::outcome::{Outcome, Result};
@@ -40,45 +41,11 @@ pub(crate) struct Scan {
     /// With `--append-to`, leave out files the set references already (else an error).
     #[arg(long, requires = "append_to")]
     skip_existing: bool,
-    /// Combine the files along this dimension (required for more than one file), as kerchunk's
-    /// `concat_dims`; every other array is taken from the first file. Repeatable, innermost first
-    /// (`--concat time --concat member`): the files are grouped by their one value along an
-    /// outer dimension, from their data (each file's coordinate holding one value) or from
-    /// `--coord DIM=name:...` or `DIM=attr:...`. GRIB files need none: their
-    /// messages go where their own time, step, level and member put them.
-    #[arg(long, value_name = "DIM")]
-    concat: Vec<String>,
-    /// Where the combined dimension's values come from: `data` (each file's coordinate as
-    /// written), `cf` (CF times decoded and written in one unit; the default for times),
-    /// `name:REGEX` (the first capture group in each file's name, a number), `name:REGEX:FORMAT`
-    /// (a date, `%Y%m%d`), `attr:NAME` (a global attribute, a number or an ISO date). From a name
-    /// or an attribute, a dimension the files lack is added first to every array that is not a
-    /// coordinate. Repeatable; implies `--concat DIM` (outside those given).
-    #[arg(long, value_name = "DIM=SOURCE", value_parser = coordinate_source)]
-    coord: Vec<(String, CoordinateSource)>,
-    /// Write the combined times in these CF units (`hours since 2020-01-01`) rather than the
-    /// first file's (or, for dates from names or attributes, days since the first date).
-    #[arg(long, value_name = "UNITS")]
-    units: Option<String>,
-    /// An array the same in every file (repeatable), as kerchunk's `identical_dims`: where the
-    /// files gain a new dimension, it is taken once, checked in every file, rather than given it.
-    #[arg(long, value_name = "ARRAY")]
-    identical: Vec<String>,
-    /// Merge files that each hold some of the arrays (one file per variable): the union of
-    /// their arrays, those several hold (shared coordinates) checked to be the same.
-    #[arg(long, conflicts_with_all = ["concat", "coord"])]
-    merge: bool,
-    /// The calendar of `--units` (default: the files'; `standard` for dates from names).
-    #[arg(long, value_name = "CALENDAR", requires = "units")]
-    calendar: Option<String>,
+    #[command(flatten)]
+    combining: CombineArgs,
     /// How many files to scan at once (each a few requests in flight).
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
-    /// Concatenating (--concat): how many MiB of the scanned files' combined chunks to hold
-    /// in memory; the rest wait in a temporary file (under `TMPDIR`, else the system's) until
-    /// they are written, a file at a time.
-    #[arg(long, value_name = "MIB", default_value_t = SET_ASIDE_MEMORY >> 20)]
-    combine_memory: usize,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
     /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
     #[arg(long, value_name = "BYTES")]
@@ -128,14 +95,7 @@ impl Scan {
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
         let url_of = |file: &str| url_in_references(file, &output);
-        let concat = combine_options(
-            &self.concat,
-            &self.coord,
-            &self.identical,
-            self.units.as_deref(),
-            self.calendar.as_deref(),
-        )?;
-        let combining = if self.merge { Some(Combining::Merge) } else { concat.map(Combining::Concat) };
+        let combining = self.combining.combining()?;
         let (made, references): (Made, Box<dyn ReferenceSource>) = if let Some(location) = &self.append_to {
             let existing =
                 ReferenceStoreBuilder::new().with_registry(Arc::new(self.access.registry())).open(location)?;
@@ -158,7 +118,7 @@ impl Scan {
             }
         } else if let Some(concat) = streamable(combining.as_ref(), files.len()).filter(|_| self.subchunk.is_empty()) {
             // Each file's chunks wait aside until written: memory does not grow with the files.
-            let memory = self.combine_memory.saturating_mul(1 << 20);
+            let memory = self.combining.memory();
             let streamed =
                 make_streamed(&files, concat, &options, self.jobs, &registry, url_of, || bar.inc(1), memory)?;
             (streamed.made, Box::new(streamed.references))
@@ -212,12 +172,6 @@ impl Scan {
 /// A whole number from 1, as `--jobs` takes it.
 fn at_least_one(text: &str) -> std::result::Result<usize, String> {
     text.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is not a whole number from 1"))
-}
-
-/// `DIM=SOURCE`, as `--coord` takes it.
-fn coordinate_source(text: &str) -> std::result::Result<(String, CoordinateSource), String> {
-    let (dimension, source) = text.split_once('=').ok_or_else(|| format!("{text:?} is not DIM=SOURCE"))?;
-    Ok((dimension.to_owned(), source.parse().map_err(|e: kerchunk_scan::CombineOptionError| e.to_string())?))
 }
 
 /// `ARRAY=FACTOR`, as `--subchunk` takes it.

@@ -1,0 +1,247 @@
+//! Reference sets combined, whoever made them (kerchunk's `SingleHdf5ToZarr`, `NetCDF3ToZarr`,
+//! `scan_grib`, `VirtualiZarr`'s `to_kerchunk`, our `scan`): as kerchunk's `MultiZarrToZarr`
+//! combines a folder of per-file JSONs, with the checks `scan --concat` makes.
+//!
+//! Each set's targets are resolved as its store reads them (relative URLs against the set's
+//! own location, templates expanded) and named as `scan` names files for the output, so the
+//! combined set reads the same bytes from wherever it is written. The arrays whose values
+//! combining reads (coordinates, times along a dimension) are decoded here, as zarr decodes
+//! them (any chunking, compressor, filters and byte order, inline or a range), and held inline
+//! in one chunk: combining reads them so.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
+use kerchunk_scan::{CombineOptions, FileRests, RangeReader};
+use zarrs::array::{Array, ArrayBytes};
+use zarrs_kerchunk::object_store::ObjectStoreExt as _;
+use zarrs_kerchunk::{ReferenceStore, StoreRegistry};
+
+use super::streamed::combine_set_aside;
+use super::{Combining, MakeError, SetAsideFiles, load_references, record_of, url_in_references, with_record};
+use crate::output::Places;
+
+/// The most bytes of one array decoded to be held inline (a coordinate, a time's bounds):
+/// 256 MiB, a coordinate of 32 million float64 values.
+const MOST_DECODED_BYTES: u64 = 256 << 20;
+
+/// What [`combine_sets`] gives.
+#[non_exhaustive]
+pub struct CombinedSets {
+    /// The sets combined, as given.
+    pub sets: Vec<String>,
+    /// The combined references, the way they were combined recorded (under
+    /// [`COMBINED_WITH`](super::COMBINED_WITH)), for the writers.
+    pub references: Box<dyn ReferenceSource>,
+}
+
+impl std::fmt::Debug for CombinedSets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CombinedSets").field("sets", &self.sets).finish_non_exhaustive()
+    }
+}
+
+/// The reference sets `inputs` (each named as errors and the record name it, with the store
+/// over it), combined as `combining` says into one set to be written to `output`. Each set is
+/// read, its targets named for `output` ([`url_in_references`]), the arrays combining reads
+/// decoded ([`kerchunk_scan::decoded_arrays`]), and, when concatenating, its chunks set aside
+/// (up to `memory` bytes in memory, the rest in a temporary file) as the next set is read:
+/// memory grows with what orders and checks the sets, not with their chunks. Arrays that must
+/// be the same in every set and are held by range references are compared by the bytes they
+/// point at, read through `registry`. `progress` is called after each set. The codecs the sets'
+/// decoded arrays use must be registered with zarrs (the command line registers
+/// `zarrs_kerchunk_codecs`' and the sized zlib codec).
+///
+/// # Errors
+/// [`MakeError::Input`] naming the set whose target cannot be resolved or whose array cannot
+/// be decoded; [`MakeError::Scan`] if the sets cannot be combined (naming the set, the array and
+/// why); [`MakeError::SetAside`] if a set's chunks cannot be set aside.
+pub fn combine_sets(
+    inputs: impl IntoIterator<Item = Result<(String, ReferenceStore), MakeError>>,
+    combining: &Combining,
+    output: &str,
+    registry: Arc<StoreRegistry>,
+    memory: usize,
+    progress: impl Fn(),
+) -> Result<CombinedSets, MakeError> {
+    let reader = target_reader(output, registry)?;
+    let mut names = Vec::new();
+    match combining {
+        Combining::Concat(concat) => {
+            let set_aside = Arc::new(SetAsideFiles::new(memory)?);
+            let mut rests = FileRests::new();
+            for input in inputs {
+                let (name, store) = input?;
+                let set = prepared(&name, &store, output, concat)?;
+                let (rest, chunks) = kerchunk_scan::split_combined_chunks(&name, &set, concat)?;
+                set_aside.keep(&name, chunks)?;
+                rests.push(name.clone(), rest);
+                names.push(name);
+                progress();
+            }
+            let references = combine_set_aside(rests, concat, set_aside, &names, reader)?;
+            Ok(CombinedSets { sets: names, references: Box::new(references) })
+        }
+        Combining::Merge => {
+            let mut sets = Vec::new();
+            for input in inputs {
+                let (name, store) = input?;
+                let set = load_references(store.source().as_ref(), &name)?;
+                sets.push((name.clone(), rebased(&name, &store, &set, output)?));
+                names.push(name);
+                progress();
+            }
+            let merged = kerchunk_scan::merge(sets, Some(&reader))?;
+            let references = with_record(&merged, &record_of(combining, &names));
+            Ok(CombinedSets { sets: names, references: Box::new(references) })
+        }
+    }
+}
+
+/// The set `store` reads (named `name`), its targets named for `output`, and the arrays
+/// combining with `concat` reads decoded and held inline.
+fn prepared(
+    name: &str,
+    store: &ReferenceStore,
+    output: &str,
+    concat: &CombineOptions,
+) -> Result<ReferenceSet, MakeError> {
+    let set = load_references(store.source().as_ref(), name)?;
+    let set = rebased(name, store, &set, output)?;
+    let decoded = kerchunk_scan::decoded_arrays(&set, concat);
+    if decoded.is_empty() {
+        return Ok(set);
+    }
+    let store = Arc::new(store.clone());
+    let mut replaced = Vec::with_capacity(decoded.len());
+    for path in &decoded {
+        replaced.push(decode_array(name, &store, &set, path)?);
+    }
+    let under = |key: &str| {
+        decoded.iter().any(|path| key.strip_prefix(path.as_str()).is_some_and(|rest| rest.starts_with('/')))
+    };
+    let mut builder = ReferenceSetBuilder::new();
+    for (key, reference) in set.iter() {
+        let kept_metadata = key.rsplit_once('/').is_some_and(|(_, name)| name.starts_with(".z") && name != ".zarray");
+        if !under(&key) || kept_metadata {
+            builder.insert_reference(&key, reference);
+        }
+    }
+    for (path, zarray, chunk) in replaced {
+        builder.insert_inline(&format!("{path}/.zarray"), zarray.to_string().as_bytes());
+        let key = format!("{path}/{}", vec!["0"; ndim(&zarray).max(1)].join("."));
+        builder.insert_inline(&key, &chunk);
+    }
+    Ok(builder.build())
+}
+
+/// The number of dimensions of a `.zarray`.
+fn ndim(zarray: &serde_json::Value) -> usize {
+    zarray["shape"].as_array().map_or(0, Vec::len)
+}
+
+/// The array at `path` of `set` (read through `store`) decoded as zarr decodes it: its
+/// `.zarray` made one chunk of raw values in this machine's byte order, with no compressor and
+/// no filters, and that chunk.
+fn decode_array(
+    name: &str,
+    store: &Arc<ReferenceStore>,
+    set: &ReferenceSet,
+    path: &str,
+) -> Result<(String, serde_json::Value, Vec<u8>), MakeError> {
+    let failed = |reason: String| MakeError::Input { location: name.to_owned(), reason: format!("{path:?}: {reason}") };
+    let Some(Reference::Inline(text)) = set.get(&format!("{path}/.zarray")) else {
+        return Err(failed("its .zarray is not inline JSON".into()));
+    };
+    let mut zarray: serde_json::Value =
+        serde_json::from_slice(text).map_err(|e| failed(format!("its .zarray is not JSON: {e}")))?;
+    let array = Array::open(Arc::clone(store), &format!("/{path}"))
+        .map_err(|e| failed(format!("cannot be opened to read its values: {e}")))?;
+    let size = array.data_type().fixed_size().ok_or_else(|| failed("its values are not of fixed size".into()))?;
+    let bytes = array.shape().iter().try_fold(size as u64, |n, &d| n.checked_mul(d));
+    if bytes.is_none_or(|bytes| bytes > MOST_DECODED_BYTES) {
+        return Err(failed(format!("its values are larger than {MOST_DECODED_BYTES} bytes, which are held inline")));
+    }
+    let values = array
+        .retrieve_array_subset::<ArrayBytes>(&array.subset_all())
+        .map_err(|e| failed(format!("cannot read its values: {e}")))?
+        .into_fixed()
+        .map_err(|_| failed("its values are not of fixed size".into()))?
+        .into_owned();
+    let dtype = zarray["dtype"].as_str().unwrap_or_default();
+    let native = if cfg!(target_endian = "little") { "<" } else { ">" };
+    if let Some(kind) = dtype.strip_prefix(['<', '>']) {
+        zarray["dtype"] = format!("{native}{kind}").into();
+    }
+    zarray["chunks"] = zarray["shape"].clone();
+    zarray["compressor"] = serde_json::Value::Null;
+    zarray["filters"] = serde_json::Value::Null;
+    zarray["order"] = "C".into();
+    Ok((path.to_owned(), zarray, values))
+}
+
+/// `set` (read by `store`, named `name`) with every target named as the references written to
+/// `output` name it: resolved as the store reads it (templates, relative URLs, rewrites), then
+/// a local file relative to the output's folder when under it, else absolute; a URL as resolved.
+fn rebased(name: &str, store: &ReferenceStore, set: &ReferenceSet, output: &str) -> Result<ReferenceSet, MakeError> {
+    let mut named: HashMap<Option<String>, String> = HashMap::new();
+    let mut rename = |url: Option<&str>| -> Result<String, MakeError> {
+        if let Some(done) = named.get(&url.map(str::to_owned)) {
+            return Ok(done.clone());
+        }
+        let failed = |reason: String| MakeError::Input {
+            location: name.to_owned(),
+            reason: format!("its target {}: {reason}", url.unwrap_or("(null)")),
+        };
+        let target = store.target(url).map_err(|e| failed(e.to_string()))?;
+        let resolved = match url::Url::parse(target.url()) {
+            Ok(parsed) if parsed.scheme() == "file" => {
+                let path = parsed.to_file_path().map_err(|()| failed("not a local path".into()))?;
+                url_in_references(&path.to_string_lossy(), output)
+            }
+            _ => target.url().to_owned(),
+        };
+        named.insert(url.map(str::to_owned), resolved.clone());
+        Ok(resolved)
+    };
+    let mut builder = ReferenceSetBuilder::new();
+    for (key, reference) in set.iter() {
+        match reference {
+            Reference::Range { url, offset, length } => {
+                builder.insert_range(&key, Some(&rename(url)?), offset, length);
+            }
+            Reference::Whole { url } => builder.insert_whole(&key, Some(&rename(url)?)),
+            other => builder.insert_reference(&key, other),
+        }
+    }
+    Ok(builder.build())
+}
+
+/// A [`RangeReader`] of the targets of sets named for `output` ([`rebased`]): a relative path
+/// from the output's folder, an absolute path, or a URL through `registry`.
+fn target_reader(output: &str, registry: Arc<StoreRegistry>) -> Result<RangeReader, MakeError> {
+    let folder = std::path::absolute(output)
+        .ok()
+        .and_then(|path| path.parent().map(std::path::Path::to_path_buf))
+        .filter(|_| !output.contains("://"));
+    let places = Mutex::new(Places::default());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
+    Ok(Arc::new(move |_name: &str, url: Option<&str>, offset: u64, length: u64| {
+        let Some(url) = url else { return Ok(None) };
+        let place = match &folder {
+            Some(folder) if !url.contains("://") => folder.join(url).to_string_lossy().into_owned(),
+            _ => url.to_owned(),
+        };
+        let (store, path) = places
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .place(&place, &registry, false)
+            .map_err(|e| e.to_string())?;
+        let end = offset.checked_add(length).ok_or_else(|| format!("bytes {offset}+{length} overflow"))?;
+        runtime
+            .block_on(store.get_range(&path, offset..end))
+            .map(|bytes| Some(bytes.to_vec()))
+            .map_err(|e| e.to_string())
+    }))
+}

@@ -1,0 +1,116 @@
+//! Combining reference sets that exist (`zarrs-kerchunk combine REFS... -o OUT`): kerchunk's
+//! per-file JSONs (`tests/scan/combine/refsets_*.json`, made by its `make.py` with
+//! `SingleHdf5ToZarr`), their coordinates chunked, shuffled, compressed and big-endian, held
+//! as ranges or inline, each file counting its times from its own day; checked against what
+//! xarray's `open_mfdataset` reads of the files themselves.
+#![cfg(feature = "cli")]
+
+mod cli_support;
+#[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+
+use cli_support::{assert_one_line_error, cat_f32, expected_f32, run};
+
+fn folder() -> PathBuf {
+    common::workspace_root().join("tests/scan/combine")
+}
+
+fn file(name: &str) -> String {
+    folder().join(name).to_str().unwrap().to_owned()
+}
+
+/// The texts of nested JSON lists, in C order.
+fn texts(value: &serde_json::Value) -> Vec<String> {
+    match value {
+        serde_json::Value::Array(items) => items.iter().flat_map(texts).collect(),
+        text => vec![text.as_str().unwrap().to_owned()],
+    }
+}
+
+/// The dates `cat REFS ARRAY` prints, in C order.
+fn cat_dates(refs: &str, array: &str) -> Vec<String> {
+    let (code, stdout, stderr) = run(&["cat", refs, array]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = stdout.lines().filter(|line| !line.starts_with('#'));
+    rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// kerchunk's per-file JSONs, in any order, held as ranges, inline or some of each, combine
+/// along time into the times, bounds and values `open_mfdataset` reads of the files: JSON and
+/// parquet, in memory and set aside, written outside their folder.
+#[test]
+fn kerchunk_per_file_references_combine_as_xarray_reads_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder().join("refsets.expected.json")).unwrap()).unwrap();
+    let forms = [["range", "range", "range"], ["inline", "inline", "inline"], ["inline", "range", "inline"]];
+    for forms in forms {
+        for (memory, name) in [("64", "c.json"), ("0", "c.parq")] {
+            let out = dir.path().join(name);
+            let refs = out.to_str().unwrap();
+            let sets: Vec<String> =
+                [2, 0, 1].iter().map(|&n| file(&format!("refsets_{n}.{}.json", forms[n]))).collect();
+            let mut args = vec!["combine"];
+            args.extend(sets.iter().map(String::as_str));
+            args.extend(["--concat", "time", "--combine-memory", memory, "-o", refs]);
+            let (code, _, stderr) = run(&args);
+            assert_eq!(code, 0, "{stderr}");
+            assert!(stderr.contains("of 3 set(s) written"), "{stderr}");
+            let context = format!("{forms:?} into {name} at --combine-memory {memory}");
+            for array in ["time", "time_bnds"] {
+                let theirs = texts(&expected[array]);
+                let ours: Vec<String> =
+                    cat_dates(refs, array).iter().map(|d| d.trim_end_matches(".000000000").to_owned()).collect();
+                assert_eq!(ours, theirs, "{array}, {context}");
+            }
+            let npy = dir.path().join("t.npy");
+            assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "t, {context}");
+        }
+    }
+    // A pattern names them all.
+    let out = dir.path().join("pattern.json");
+    let pattern = file("refsets_*.range.json");
+    let (code, _, stderr) = run(&["combine", &pattern, "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(cat_dates(out.to_str().unwrap(), "time"), texts(&expected["time"]));
+}
+
+/// Our own per-file references of files packed each their own way combine no better than the
+/// files: refused naming the set, the array, the attribute and both values.
+#[test]
+fn sets_packed_each_their_own_way_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sets = Vec::new();
+    for n in 0..2 {
+        let out = dir.path().join(format!("packed_{n}.json"));
+        let (code, _, stderr) = run(&["scan", &file(&format!("packed_{n}.nc")), "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        sets.push(out.to_str().unwrap().to_owned());
+    }
+    let out = dir.path().join("combined.json");
+    let (code, _, stderr) = run(&["combine", &sets[1], &sets[0], "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    let expected = format!("cannot combine {}: \"t\": its scale_factor 0.02 differs from {}'s 0.01", sets[1], sets[0]);
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+    assert!(!out.exists());
+}
+
+/// Sets without a dimension to combine along, or a set that is not one, are one-line errors
+/// naming what is wrong.
+#[test]
+fn combine_without_a_dimension_or_a_set_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let (a, b) = (file("refsets_0.range.json"), file("refsets_1.range.json"));
+    let (code, _, stderr) = run(&["combine", &a, &b, "-o", out.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("--concat"), "{stderr}");
+    let not_a_set = file("refsets_0.nc");
+    let (code, _, stderr) = run(&["combine", &a, &not_a_set, "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains(&format!("{not_a_set}: cannot open it")), "{stderr}");
+}
