@@ -5,6 +5,7 @@
 
 mod array;
 mod codecs;
+mod combine;
 mod errors;
 mod options;
 mod packed;
@@ -25,6 +26,7 @@ fn _rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.py().get_type::<pyo3_bytes::PyBytes>().setattr("__module__", "zarrs_kerchunk._rs")?;
     tools::register(module)?;
     scan::register(module)?;
+    combine::register(module)?;
     shares::register(module)?;
     codecs::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -255,7 +255,7 @@ fn expand_files(py: Python<'_>, files: Vec<String>, options: WriteOptions) -> Py
 }
 
 /// Every file `files` names, patterns expanded.
-fn expand_all(files: &[String], registry: &StoreRegistry) -> Result<Vec<String>, Error> {
+pub(crate) fn expand_all(files: &[String], registry: &StoreRegistry) -> Result<Vec<String>, Error> {
     let mut expanded = Vec::new();
     for file in files {
         expanded.extend(expand(file, registry).map_err(|e| make_error(&e))?);

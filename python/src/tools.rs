@@ -73,6 +73,17 @@ pub(crate) struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// The object store's options for an icechunk repository's own storage:
+    /// `storage_options`, and `anonymous` as S3's unsigned requests.
+    pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
+        let mut options: Vec<(String, String)> =
+            self.storage_options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if self.anonymous {
+            options.push(("aws_skip_signature".into(), "true".into()));
+        }
+        options
+    }
+
     pub(crate) fn registry(&self) -> StoreRegistry {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
         self.storage_options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value))

@@ -250,6 +250,58 @@ def scan(
     return report | json.loads(_rs.combine_shares(shares, expanded, os.fspath(output), arguments, write))
 
 
+def combine(
+    refs: str | os.PathLike[str] | list[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    *,
+    concat: str | list[str] | None = None,
+    coords: dict[str, str] | None = None,
+    units: str | None = None,
+    calendar: str | None = None,
+    combine_memory: int | None = None,
+    merge: bool = False,
+    identical: list[str] | None = None,
+    version: int = 1,
+    url_templates: bool = False,
+    zstd: int | None = None,
+    record_size: int = 100_000,
+    paths: str = "auto",
+    compression: bool = True,
+    storage_options: dict[str, str] | None = None,
+    anonymous: bool = False,
+) -> dict[str, Any]:
+    """Reference sets that exist combined into one, written to ``output`` (as :func:`convert`
+    writes): kerchunk's per-file JSONs (``SingleHdf5ToZarr``, ``NetCDF3ToZarr``, ``scan_grib``),
+    VirtualiZarr's ``to_kerchunk``, parquet roots, icechunk repositories (``icechunk://PATH``)
+    or ours, as kerchunk's ``MultiZarrToZarr`` combines them, with the checks :func:`scan` makes.
+
+    ``refs`` are paths or URLs, or patterns of them (``"refs/*.json"``). ``concat``, ``coords``,
+    ``units``, ``calendar``, ``combine_memory`` (64 MiB by default), ``merge`` and ``identical``
+    are :func:`scan`'s. Each set's relative URLs and templates are resolved as it reads them, so
+    ``output`` reads the same targets from wherever it is written; coordinates are decoded as
+    zarr decodes them (any chunking, compressor, filters and byte order, inline or a range).
+    Sets whose arrays decode differently (another ``scale_factor``, ``add_offset``, fill value,
+    valid range, ``_Unsigned``, ``units`` or ``calendar``) are refused with an error naming the
+    set, the array, the attribute and both values; times along the dimension in units of each
+    set's own (the coordinate, its ``bounds``) are written again in one unit.
+
+    Returns the references written and the sets combined, in order."""
+    if isinstance(refs, (str, os.PathLike)):
+        refs = [refs]
+    write = _write_options(
+        version, url_templates, zstd, record_size, paths, compression,
+        {"storage_options": storage_options, "anonymous": anonymous},
+    )
+    concat = [concat] if isinstance(concat, str) else list(concat or [])
+    # scan's arguments, those that only scanning reads left at their defaults.
+    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar,
+                 "jobs": 1, "combine_memory": _combine_memory(combine_memory, None), "merge": merge,
+                 "identical": list(identical or []), "append_to": None, "skip_existing": False,
+                 "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
+                 "grib_levels_from_inventory": True, "subchunk": []}
+    return json.loads(_rs.combine([os.fspath(r) for r in refs], os.fspath(output), arguments, write))
+
+
 def _combine_memory(given: int | None, executor: Any) -> int:
     """The MiB of combined chunks held in memory: as ``given``, else 64 for a scan here and none
     for a spread one, whose client sets each share aside while the workers scan the next (10 000
