@@ -60,7 +60,7 @@ impl StoreHandle {
 
     /// Where the references were opened from, as given.
     #[getter]
-    fn location(&self) -> &str {
+    pub(crate) fn location(&self) -> &str {
         &self.location
     }
 

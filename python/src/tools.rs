@@ -9,6 +9,7 @@ use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::kerchunk::{
     JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, WriteError, error_chain,
 };
+use zarrs_kerchunk_tools::encodings;
 use zarrs_kerchunk_tools::icechunk::{ExportOptions, IcechunkLocation, write_icechunk};
 use zarrs_kerchunk_tools::inspect::{self, AuditOptions, InspectError};
 use zarrs_kerchunk_tools::output::{OutputError, write_references};
@@ -21,6 +22,7 @@ use crate::store::StoreHandle;
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(stats, module)?)?;
     module.add_function(wrap_pyfunction!(audit, module)?)?;
+    module.add_function(wrap_pyfunction!(audit_encodings, module)?)?;
     module.add_function(wrap_pyfunction!(pin, module)?)?;
     module.add_function(wrap_pyfunction!(convert, module)?)?;
     module.add_function(wrap_pyfunction!(convert_icechunk, module)?)?;
@@ -44,6 +46,19 @@ fn audit(py: Python<'_>, store: &StoreHandle, concurrency: usize) -> PyResult<St
     let store = store.zarrs_store();
     let options = AuditOptions::default().with_concurrency(concurrency);
     let audit = py.detach(|| inspect::audit(store, &options)).map_err(|e| inspect_error(&e))?;
+    to_json(&audit)
+}
+
+/// Each target's own decoding attributes against those the set gives its arrays, as JSON
+/// (`encodings::audit_encodings`), the targets read through `options`' object stores.
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn audit_encodings(py: Python<'_>, store: &StoreHandle, concurrency: usize, options: WriteOptions) -> PyResult<String> {
+    runtime::check_process()?;
+    let (location, store, registry) = (store.location().to_owned(), store.zarrs_store(), options.registry());
+    let audit = py
+        .detach(|| encodings::audit_encodings(store, &location, &registry, concurrency))
+        .map_err(|e| crate::scan::make_error(&e))?;
     to_json(&audit)
 }
 

@@ -50,3 +50,16 @@ def test_files_and_sets_packed_each_their_own_way_are_refused(tmp_path: Path) ->
     with pytest.raises(InvalidReferencesError, match=refused(".json")):
         tools.combine(sets, tmp_path / "combined.json", concat="time")
     assert not (tmp_path / "combined.json").exists()
+
+
+def test_audit_finds_the_packing_a_kerchunk_set_gets_wrong() -> None:
+    """kerchunk's MultiZarrToZarr of the packed files keeps the first file's packing: the
+    encodings audit reads each file's own header and names the two it decodes wrong."""
+    report = tools.audit(COMBINE / "packed.kerchunk.json", encodings=True)
+    found = {(Path(t["url"].removeprefix("file://")).name, d["attribute"], d["target"], d["set"])
+             for t in report["targets"] for d in t.get("differences", [])}
+    assert found == {
+        ("packed_1.nc", "scale_factor", "0.02", "0.01"), ("packed_1.nc", "add_offset", "250.0", "273.15"),
+        ("packed_2.nc", "scale_factor", "0.005", "0.01"), ("packed_2.nc", "add_offset", "290.0", "273.15"),
+    }
+    assert [t["status"] for t in report["targets"]] == ["differs", "differs", "agrees"]

@@ -207,7 +207,7 @@ use object_store::path::Path;
 
 pub use combine::{
     CombineOptionError, CombineOptions, CoordinateSource, FileRests, RangeReader, SetAside, StreamedCombine,
-    combine_streamed, combined_rest, decoded_arrays, split_combined_chunks,
+    combine_streamed, combined_rest, decoded_arrays, decoding_attributes, split_combined_chunks,
 };
 pub use error::ScanError;
 pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};

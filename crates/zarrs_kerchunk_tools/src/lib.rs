@@ -22,7 +22,8 @@
 //! |---|---|---|
 //! | `cli` | yes | the `zarrs-kerchunk` binary (`info`, `stats`, `cat`, `plot`, `audit`, `pin`, `convert`, `scan`), with every store and the parquet layout, and `zarrs_zlib_sized` with libdeflate to decode |
 //! | `write` | with `cli` | [`output`]: references written to a path or URL, JSON or a parquet root by its name |
-//! | `scan` | with `cli` | [`make`]: references made from NetCDF and HDF5 files (patterns, many files combined) |
+//! | `scan` | with `cli` | [`make`]: references made from NetCDF and HDF5 files (patterns, many files combined); [`encodings`]: a combined set's packing and fill values audited against each target's own |
+//! | `combine` | with `cli` | `make::combine_sets`: reference sets that exist combined, their coordinates decoded by zarrs |
 //! | `icechunk` | with `cli` | [`icechunk`]: references written into an icechunk repository as virtual chunks, and a repository opened as references (`kerchunk_icechunk`; icechunk 2.3, Rust 1.95); local files and HTTP |
 //! | `icechunk-remote` | with `cli` | `icechunk`'s virtual chunk containers for targets in S3, GCS and Azure |
 //!
@@ -32,6 +33,8 @@
 //! |---|---|---|---|
 //! | 0.1 | 0.1 | 0.1 | 0.23 |
 
+#[cfg(feature = "scan")]
+pub mod encodings;
 #[cfg(feature = "icechunk")]
 pub mod icechunk;
 pub mod inspect;

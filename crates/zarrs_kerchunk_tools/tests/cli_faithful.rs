@@ -153,3 +153,71 @@ fn times_along_the_dimension_are_written_again_in_one_unit() {
         assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "t, {context}");
     }
 }
+
+/// `audit --encodings` finds what a set others made decodes wrong: kerchunk's
+/// `MultiZarrToZarr` of the packed files (`packed.kerchunk.json`) keeps `packed_0.nc`'s
+/// `scale_factor` and `add_offset`, which the other two files' own metadata contradict; of the
+/// bounds files (`bounds.kerchunk.json`), `time_bnds` read in the set's time units and
+/// `obs_time` in the first file's. Exit code 1, one line per difference, every value as the
+/// file's own header gives it. A set we combined agrees with every target (exit code 0).
+#[test]
+fn audit_encodings_finds_the_sets_kerchunk_made_wrong() {
+    let url = |name: &str| format!("file://{}", file(name));
+    let (code, stdout, stderr) = run(&["audit", &file("packed.kerchunk.json"), "--encodings"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let expected = [
+        format!("differs: {}: \"t\": add_offset 250.0 there, 273.15 in the set", url("packed_1.nc")),
+        format!("differs: {}: \"t\": scale_factor 0.02 there, 0.01 in the set", url("packed_1.nc")),
+        format!("differs: {}: \"t\": add_offset 290.0 there, 273.15 in the set", url("packed_2.nc")),
+        format!("differs: {}: \"t\": scale_factor 0.005 there, 0.01 in the set", url("packed_2.nc")),
+        "3 targets: 2 decoded otherwise than they say, 1 as they say, 0 unchecked".to_owned(),
+    ];
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), expected, "{stdout}");
+
+    let (code, stdout, stderr) = run(&["audit", &file("bounds.kerchunk.json"), "--encodings", "--json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let mut found: Vec<(String, String, String, String)> = Vec::new();
+    for target in report["targets"].as_array().unwrap() {
+        for difference in target["differences"].as_array().into_iter().flatten() {
+            let text = |name: &str| difference[name].as_str().unwrap().to_owned();
+            found.push((target["url"].as_str().unwrap().to_owned(), text("array"), text("attribute"), text("target")));
+        }
+    }
+    let units = |n: usize, array: &str, units: &str| {
+        (url(&format!("bounds_{n}.nc")), array.into(), "units".into(), units.into())
+    };
+    assert_eq!(
+        found,
+        [
+            units(1, "obs_time", "\"seconds since 2020-01-02T12:00:00\""),
+            units(1, "time_bnds", "\"hours since 2020-01-02\""),
+            units(2, "obs_time", "\"seconds since 2020-01-03T12:00:00\""),
+            units(2, "time_bnds", "\"hours since 2020-01-03\""),
+        ]
+    );
+    let statuses: Vec<&str> =
+        report["targets"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["differs", "differs", "agrees"]);
+
+    // Ours, of the same files: the bounds written again inline, every range as its file says.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bounds.json");
+    let files: Vec<String> = (0..3).map(|n| file(&format!("bounds_{n}.nc"))).collect();
+    let (code, _, stderr) = run(&[
+        "scan",
+        &files[0],
+        &files[1],
+        &files[2],
+        "--concat",
+        "time",
+        "--inline-threshold",
+        "0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&["audit", out.to_str().unwrap(), "--encodings"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(stdout.trim_end(), "3 targets: 0 decoded otherwise than they say, 3 as they say, 0 unchecked");
+}

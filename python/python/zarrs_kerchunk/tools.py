@@ -41,12 +41,28 @@ def stats(references: ReferenceStore | str | os.PathLike[str], **options: Any) -
 
 
 def audit(
-    references: ReferenceStore | str | os.PathLike[str], *, concurrency: int = 16, **options: Any
+    references: ReferenceStore | str | os.PathLike[str],
+    *,
+    concurrency: int = 16,
+    encodings: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
     """Every target checked (one metadata request each, ``concurrency`` at once) against what its
     references need: ``{"targets": [{"url", "status", ...}], "malformed": [...]}``. A missing,
-    short or changed target is a finding, not an exception."""
-    return json.loads(_rs.audit(_store(references, options)._handle, concurrency))
+    short or changed target is a finding, not an exception.
+
+    With ``encodings=True``, each target's own metadata is read instead (a header scan, no data,
+    ``concurrency`` targets at once) and compared with the attributes the set gives the arrays
+    whose chunks it holds (packing, fill values, valid ranges, ``_Unsigned``, units, calendars):
+    ``{"targets": [{"url", "arrays", "status": "agrees" | "differs" | "unchecked",
+    "differences": [{"array", "attribute", "target", "set"}], "error"}]}``. A set that kerchunk
+    or VirtualiZarr combined from files packed each their own way decodes every target that
+    ``differs`` wrong."""
+    store = _store(references, options)
+    if encodings:
+        write = _write_options(1, False, None, 100_000, "auto", True, options)
+        return json.loads(_rs.audit_encodings(store._handle, concurrency, write))
+    return json.loads(_rs.audit(store._handle, concurrency))
 
 
 def pin(

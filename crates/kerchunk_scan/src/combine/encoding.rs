@@ -4,7 +4,12 @@
 //! a later file packed with another decodes silently wrong (kerchunk #586,
 //! `VirtualiZarr` #1004).
 
+use std::collections::BTreeMap;
+
+use kerchunk::ReferenceSet;
 use serde_json::Value;
+
+use super::{attributes, zarray};
 
 /// What xarray's CF decoding (and [`zarrs_cf`]) reads to turn a stored value
 /// into the value it means: packing (`scale_factor`, `add_offset`), masks
@@ -46,6 +51,49 @@ pub(super) fn differing_encoding(
         let (a, b) = (get(ours, name), get(theirs, name));
         (a != b).then(|| (name, describe(a), describe(b)))
     })
+}
+
+/// The attributes that decide what the stored values of the array at `path` of `set` decode
+/// to, as xarray reads them: each of its [`DECODING_ATTRIBUTES`] it has (a list of one value
+/// as that value); `_FillValue` from its `.zarray`'s fill value where the attribute is absent
+/// (kerchunk and our scans keep it there); and, for the `bounds` of the coordinate of one of
+/// its dimensions, without units of their own, that coordinate's `units` and `calendar` (CF
+/// 7.1, as xarray gives them). Empty where the array has no `.zarray` that is inline JSON.
+///
+/// Two sets describe the same stored values alike where these are equal: an audit compares
+/// a combined set's with each target file's own.
+#[must_use]
+pub fn decoding_attributes(set: &ReferenceSet, path: &str) -> BTreeMap<String, Value> {
+    let mut found = BTreeMap::new();
+    let Some(meta) = zarray(set, path) else { return found };
+    let attrs = attributes(set, path).filter(Value::is_object).unwrap_or_default();
+    for name in DECODING_ATTRIBUTES {
+        match attrs.get(name) {
+            Some(Value::Array(values)) if values.len() == 1 => found.insert(name.to_owned(), values[0].clone()),
+            Some(value) => found.insert(name.to_owned(), value.clone()),
+            None => None,
+        };
+    }
+    if !found.contains_key("_FillValue") && !meta["fill_value"].is_null() {
+        found.insert("_FillValue".into(), meta["fill_value"].clone());
+    }
+    if !found.contains_key("units") {
+        let (group, name) = path.rsplit_once('/').map_or(("", path), |(group, name)| (group, name));
+        let dimensions = attrs.get("_ARRAY_DIMENSIONS").and_then(Value::as_array).cloned().unwrap_or_default();
+        for dimension in dimensions.iter().filter_map(Value::as_str).filter(|d| *d != name) {
+            let coordinate = if group.is_empty() { dimension.to_owned() } else { format!("{group}/{dimension}") };
+            let Some(theirs) = attributes(set, &coordinate) else { continue };
+            if theirs.get("bounds").and_then(Value::as_str) == Some(name) {
+                for inherited in ["units", "calendar"] {
+                    if let Some(value) = theirs.get(inherited).filter(|_| !found.contains_key(inherited)) {
+                        found.insert(inherited.to_owned(), value.clone());
+                    }
+                }
+                break;
+            }
+        }
+    }
+    found
 }
 
 /// The reason an error gives for `differing_encoding`'s answer: the attribute

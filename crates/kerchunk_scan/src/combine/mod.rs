@@ -41,6 +41,7 @@ mod streamed;
 mod times;
 
 use coordinate::{Combined, from_files, ordered};
+pub use encoding::decoding_attributes;
 use encoding::{differing_encoding, encoding_reason};
 pub(crate) use held::FileReferences;
 pub use held::FileRests;

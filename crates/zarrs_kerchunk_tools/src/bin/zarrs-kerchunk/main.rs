@@ -91,9 +91,14 @@ enum Command {
         /// Print JSON for machines.
         #[arg(long)]
         json: bool,
-        /// Metadata requests at once.
+        /// Metadata requests at once (with --encodings, targets scanned at once).
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
+        /// Read each target's own metadata (a header scan, no data) and report every target whose
+        /// packing, fill value, valid range, units or calendar differ from what the set gives the
+        /// arrays whose chunks it holds: values the set decodes wrong (exit code 1).
+        #[arg(long)]
+        encodings: bool,
     },
     /// Record each target's size, ETag and last-modified time in a pin file next to the references.
     Pin {
@@ -149,7 +154,8 @@ fn run(cli: Cli) -> Result {
         Command::Plot { open, array, slice, picking, output } => {
             plot::run(&open.open()?, &array, slice.as_deref(), &picking, &output)
         }
-        Command::Audit { open, json, concurrency } => audit::run(&open.open()?, json, concurrency),
+        Command::Audit { open, json, concurrency, encodings: false } => audit::run(&open.open()?, json, concurrency),
+        Command::Audit { open, json, concurrency, encodings: true } => audit::encodings(&open, json, concurrency),
         Command::Pin { open, output } => pin::run(&open, output),
         Command::Convert(convert) => convert.run(),
         Command::Scan(scan) => scan.run(),
