@@ -50,27 +50,31 @@ fn combine(
             .with_runtime(runtime::handle())
             .with_registry(Arc::clone(&registry) as _)
             .with_codec_check(zarrs_kerchunk_codecs::is_decodable);
-        let mut failure = None;
-        let opened = sets.iter().map_while(|location| {
+        // The sets that cannot be opened, each with the exception its failure is in Python.
+        let failures = std::sync::Mutex::new(std::collections::HashMap::new());
+        let open = |location: &str| {
             let store = match IcechunkLocation::parse(location) {
                 Some(repository) => open_icechunk(&builder, &repository.with_options(options.repository_options()))
                     .map_err(|e| icechunk_error(&e)),
                 None => builder.open(location).map_err(|e| open_error(location, &e)),
             };
-            match store {
-                Ok(store) => Some(Ok((location.clone(), store))),
-                Err(error) => {
-                    failure = Some(error);
-                    None
-                }
+            store.map_err(|error| {
+                let reason = error.message.clone();
+                failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(location.to_owned(), error);
+                MakeError::Input { location: location.to_owned(), reason }
+            })
+        };
+        let memory = arguments.combine_memory_bytes();
+        let combined = combine_sets(&sets, open, &combining, output, Arc::clone(&registry), memory, || {});
+        let combined = match combined {
+            Ok(combined) => combined,
+            Err(MakeError::Input { location, reason }) => {
+                let mut failures = failures.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let input = || make_error(&MakeError::Input { location: location.clone(), reason });
+                return Err(failures.remove(&location).unwrap_or_else(input));
             }
-        });
-        let combined =
-            combine_sets(opened, &combining, output, Arc::clone(&registry), arguments.combine_memory_bytes(), || {});
-        if let Some(error) = failure {
-            return Err(error);
-        }
-        let combined = combined.map_err(|e| make_error(&e))?;
+            Err(error) => return Err(make_error(&error)),
+        };
         let written = write_references(combined.references.as_ref(), output, &registry, &json, &parquet)
             .map_err(|e| output_error(&e))?;
         Ok(serde_json::json!({"references": written, "sets": combined.sets}))

@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 from conftest import ROOT
 
-from zarrs_kerchunk import InvalidReferencesError, ReferenceStore, tools
+from zarrs_kerchunk import InvalidReferencesError, ReferencesNotFoundError, ReferenceStore, tools
 
 COMBINE = ROOT / "tests" / "scan" / "combine"
 
@@ -63,3 +63,11 @@ def test_audit_finds_the_packing_a_kerchunk_set_gets_wrong() -> None:
         ("packed_2.nc", "scale_factor", "0.005", "0.01"), ("packed_2.nc", "add_offset", "290.0", "273.15"),
     }
     assert [t["status"] for t in report["targets"]] == ["differs", "differs", "agrees"]
+
+
+def test_a_set_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
+    sets = [COMBINE / "refsets_0.range.json", tmp_path / "nope.json"]
+    with pytest.raises(ReferencesNotFoundError, match="nope.json"):
+        tools.combine(sets, tmp_path / "combined.json", concat="time")
+    with pytest.raises(InvalidReferencesError, match="concat"):
+        tools.combine([COMBINE / "refsets_0.range.json", COMBINE / "refsets_1.range.json"], tmp_path / "c.json")

@@ -9,12 +9,14 @@
 //! them (any chunking, compressor, filters and byte order, inline or a range), and held inline
 //! in one chunk: combining reads them so.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
 use kerchunk_scan::{CombineOptions, FileRests, RangeReader};
 use zarrs::array::{Array, ArrayBytes};
+use zarrs::storage::store::MemoryStore;
+use zarrs::storage::{Bytes, ReadableStorageTraits as _, StoreKey, WritableStorageTraits as _};
 use zarrs_kerchunk::object_store::ObjectStoreExt as _;
 use zarrs_kerchunk::{ReferenceStore, StoreRegistry};
 
@@ -25,6 +27,9 @@ use crate::output::Places;
 /// The most bytes of one array decoded to be held inline (a coordinate, a time's bounds):
 /// 256 MiB, a coordinate of 32 million float64 values.
 const MOST_DECODED_BYTES: u64 = 256 << 20;
+
+/// How many sets [`combine_sets`] opens and prepares ahead of the one it sets aside.
+const PREPARED_AHEAD: usize = 8;
 
 /// What [`combine_sets`] gives.
 #[non_exhaustive]
@@ -58,7 +63,8 @@ impl std::fmt::Debug for CombinedSets {
 /// be decoded; [`MakeError::Scan`] if the sets cannot be combined (naming the set, the array and
 /// why); [`MakeError::SetAside`] if a set's chunks cannot be set aside.
 pub fn combine_sets(
-    inputs: impl IntoIterator<Item = Result<(String, ReferenceStore), MakeError>>,
+    sets: &[String],
+    open: impl Fn(&str) -> Result<ReferenceStore, MakeError> + Sync,
     combining: &Combining,
     output: &str,
     registry: Arc<StoreRegistry>,
@@ -71,28 +77,34 @@ pub fn combine_sets(
         Combining::Concat(concat) => {
             let set_aside = Arc::new(SetAsideFiles::new(memory)?);
             let mut rests = FileRests::new();
-            for input in inputs {
-                let (name, store) = input?;
-                let set = prepared(&name, &store, output, concat)?;
-                let (rest, chunks) = kerchunk_scan::split_combined_chunks(&name, &set, concat)?;
-                set_aside.keep(&name, chunks)?;
+            let prepare = |name: &String| {
+                let set = prepared(name, &open(name)?, output, concat)?;
+                kerchunk_scan::split_combined_chunks(name, &set, concat).map_err(MakeError::from)
+            };
+            for_each_in_order(sets, prepare, |name, (rest, chunks)| {
+                set_aside.keep(name, chunks)?;
                 rests.push(name.clone(), rest);
-                names.push(name);
+                names.push(name.clone());
                 progress();
-            }
+                Ok(())
+            })?;
             let references = combine_set_aside(rests, concat, set_aside, &names, reader)?;
             Ok(CombinedSets { sets: names, references: Box::new(references) })
         }
         Combining::Merge => {
-            let mut sets = Vec::new();
-            for input in inputs {
-                let (name, store) = input?;
-                let set = load_references(store.source().as_ref(), &name)?;
-                sets.push((name.clone(), rebased(&name, &store, &set, output)?));
-                names.push(name);
+            let mut held_sets = Vec::with_capacity(sets.len());
+            let prepare = |name: &String| {
+                let store = open(name)?;
+                let set = held(name, &store)?;
+                Ok(rebased(name, &store, &set, output, |_| true)?.build())
+            };
+            for_each_in_order(sets, prepare, |name, set| {
+                held_sets.push((name.clone(), set));
+                names.push(name.clone());
                 progress();
-            }
-            let merged = kerchunk_scan::merge(sets, Some(&reader))?;
+                Ok(())
+            })?;
+            let merged = kerchunk_scan::merge(held_sets, Some(&reader))?;
             let references = with_record(&merged, &record_of(combining, &names));
             Ok(CombinedSets { sets: names, references: Box::new(references) })
         }
@@ -100,34 +112,28 @@ pub fn combine_sets(
 }
 
 /// The set `store` reads (named `name`), its targets named for `output`, and the arrays
-/// combining with `concat` reads decoded and held inline.
+/// combining with `concat` reads decoded and held inline: one copy of the set made.
 fn prepared(
     name: &str,
     store: &ReferenceStore,
     output: &str,
     concat: &CombineOptions,
 ) -> Result<ReferenceSet, MakeError> {
-    let set = load_references(store.source().as_ref(), name)?;
-    let set = rebased(name, store, &set, output)?;
-    let decoded = kerchunk_scan::decoded_arrays(&set, concat);
-    if decoded.is_empty() {
-        return Ok(set);
-    }
-    let store = Arc::new(store.clone());
+    let set = held(name, store)?;
+    let set = &*set;
+    let decoded = kerchunk_scan::decoded_arrays(set, concat);
     let mut replaced = Vec::with_capacity(decoded.len());
     for path in &decoded {
-        replaced.push(decode_array(name, &store, &set, path)?);
+        replaced.push(decode_array(name, store, set, path)?);
     }
     let under = |key: &str| {
         decoded.iter().any(|path| key.strip_prefix(path.as_str()).is_some_and(|rest| rest.starts_with('/')))
     };
-    let mut builder = ReferenceSetBuilder::new();
-    for (key, reference) in set.iter() {
-        let kept_metadata = key.rsplit_once('/').is_some_and(|(_, name)| name.starts_with(".z") && name != ".zarray");
-        if !under(&key) || kept_metadata {
-            builder.insert_reference(&key, reference);
-        }
-    }
+    // The decoded arrays' chunks and `.zarray` give way to theirs; their other metadata stays.
+    let kept = |key: &str| {
+        !under(key) || key.rsplit_once('/').is_some_and(|(_, name)| name.starts_with(".z") && name != ".zarray")
+    };
+    let mut builder = rebased(name, store, set, output, kept)?;
     for (path, zarray, chunk) in replaced {
         builder.insert_inline(&format!("{path}/.zarray"), zarray.to_string().as_bytes());
         let key = format!("{path}/{}", vec!["0"; ndim(&zarray).max(1)].join("."));
@@ -136,17 +142,101 @@ fn prepared(
     Ok(builder.build())
 }
 
+/// `prepare` applied to each of `sets` on threads of their own, one a core, at most a few sets
+/// ahead of the last kept, and `keep` called with each set and its result in the order of
+/// `sets`, on this thread; the first error, in that order, stops both.
+fn for_each_in_order<T: Send>(
+    sets: &[String],
+    prepare: impl Fn(&String) -> Result<T, MakeError> + Sync,
+    mut keep: impl FnMut(&String, T) -> Result<(), MakeError>,
+) -> Result<(), MakeError> {
+    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(sets.len().max(1));
+    let ahead = PREPARED_AHEAD * workers;
+    let next_set = std::sync::atomic::AtomicUsize::new(0);
+    // How many sets were kept: a worker takes a set only within `ahead` of it. `usize::MAX`
+    // once this thread stops, so that none waits for it.
+    let kept = (Mutex::new(0usize), std::sync::Condvar::new());
+    let (send, results) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (send, next_set, prepare, kept) = (send.clone(), &next_set, &prepare, &kept);
+            scope.spawn(move || {
+                loop {
+                    let index = next_set.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(name) = sets.get(index) else { break };
+                    let mut done = kept.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    while index >= done.saturating_add(ahead) {
+                        done = kept.1.wait(done).unwrap_or_else(std::sync::PoisonError::into_inner);
+                    }
+                    drop(done);
+                    if send.send((index, prepare(name))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(send);
+        let mut in_order = || {
+            // Results come in any order: each waits here until those before it have been kept.
+            let mut waiting = BTreeMap::new();
+            let mut next = 0;
+            for (index, result) in &results {
+                waiting.insert(index, result);
+                while let Some(result) = waiting.remove(&next) {
+                    keep(&sets[next], result?)?;
+                    next += 1;
+                    *kept.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = next;
+                    kept.1.notify_all();
+                }
+            }
+            Ok(())
+        };
+        let outcome = in_order();
+        *kept.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usize::MAX;
+        kept.1.notify_all();
+        drop(results);
+        outcome
+    })
+}
+
+/// The set `store` reads: as the store holds it in memory (JSON), else read whole (a parquet
+/// root, an icechunk repository).
+fn held<'a>(name: &str, store: &'a ReferenceStore) -> Result<Held<'a>, MakeError> {
+    match store.references() {
+        Some(set) => Ok(Held::InStore(set)),
+        None => load_references(store.source().as_ref(), name).map(Held::Read),
+    }
+}
+
+/// A set as [`held`] gives it.
+enum Held<'a> {
+    InStore(&'a ReferenceSet),
+    Read(ReferenceSet),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = ReferenceSet;
+
+    fn deref(&self) -> &ReferenceSet {
+        match self {
+            Self::InStore(set) => set,
+            Self::Read(set) => set,
+        }
+    }
+}
+
 /// The number of dimensions of a `.zarray`.
 fn ndim(zarray: &serde_json::Value) -> usize {
     zarray["shape"].as_array().map_or(0, Vec::len)
 }
 
-/// The array at `path` of `set` (read through `store`) decoded as zarr decodes it: its
-/// `.zarray` made one chunk of raw values in this machine's byte order, with no compressor and
-/// no filters, and that chunk.
+/// The array at `path` of `set` (its range chunks read through `store`) decoded as zarr decodes
+/// it: its `.zarray` made one chunk of raw values in this machine's byte order, with no
+/// compressor and no filters, and that chunk. The array is decoded from a copy in memory, so
+/// that only its range chunks cost a read.
 fn decode_array(
     name: &str,
-    store: &Arc<ReferenceStore>,
+    store: &ReferenceStore,
     set: &ReferenceSet,
     path: &str,
 ) -> Result<(String, serde_json::Value, Vec<u8>), MakeError> {
@@ -156,7 +246,18 @@ fn decode_array(
     };
     let mut zarray: serde_json::Value =
         serde_json::from_slice(text).map_err(|e| failed(format!("its .zarray is not JSON: {e}")))?;
-    let array = Array::open(Arc::clone(store), &format!("/{path}"))
+    let memory = Arc::new(MemoryStore::new());
+    let prefix = format!("{path}/");
+    for (key, reference) in set.iter().filter(|(key, _)| key.starts_with(&prefix)) {
+        let stored = StoreKey::new(key.as_ref()).map_err(|e| failed(e.to_string()))?;
+        let bytes = if let Reference::Inline(bytes) = reference {
+            Bytes::copy_from_slice(bytes)
+        } else {
+            store.get(&stored).map_err(|e| failed(format!("cannot read {key}: {e}")))?.unwrap_or_default()
+        };
+        memory.set(&stored, bytes).map_err(|e| failed(e.to_string()))?;
+    }
+    let array = Array::open(memory, &format!("/{path}"))
         .map_err(|e| failed(format!("cannot be opened to read its values: {e}")))?;
     let size = array.data_type().fixed_size().ok_or_else(|| failed("its values are not of fixed size".into()))?;
     let bytes = array.shape().iter().try_fold(size as u64, |n, &d| n.checked_mul(d));
@@ -181,10 +282,17 @@ fn decode_array(
     Ok((path.to_owned(), zarray, values))
 }
 
-/// `set` (read by `store`, named `name`) with every target named as the references written to
-/// `output` name it: resolved as the store reads it (templates, relative URLs, rewrites), then
-/// a local file relative to the output's folder when under it, else absolute; a URL as resolved.
-fn rebased(name: &str, store: &ReferenceStore, set: &ReferenceSet, output: &str) -> Result<ReferenceSet, MakeError> {
+/// The keys of `set` (read by `store`, named `name`) that `kept` keeps, with every target named
+/// as the references written to `output` name it: resolved as the store reads it (templates,
+/// relative URLs, rewrites), then a local file relative to the output's folder when under it,
+/// else absolute; a URL as resolved.
+fn rebased(
+    name: &str,
+    store: &ReferenceStore,
+    set: &ReferenceSet,
+    output: &str,
+    kept: impl Fn(&str) -> bool,
+) -> Result<ReferenceSetBuilder, MakeError> {
     let mut named: HashMap<Option<String>, String> = HashMap::new();
     let mut rename = |url: Option<&str>| -> Result<String, MakeError> {
         if let Some(done) = named.get(&url.map(str::to_owned)) {
@@ -206,7 +314,7 @@ fn rebased(name: &str, store: &ReferenceStore, set: &ReferenceSet, output: &str)
         Ok(resolved)
     };
     let mut builder = ReferenceSetBuilder::new();
-    for (key, reference) in set.iter() {
+    for (key, reference) in set.iter().filter(|(key, _)| kept(key)) {
         match reference {
             Reference::Range { url, offset, length } => {
                 builder.insert_range(&key, Some(&rename(url)?), offset, length);
@@ -215,7 +323,7 @@ fn rebased(name: &str, store: &ReferenceStore, set: &ReferenceSet, output: &str)
             other => builder.insert_reference(&key, other),
         }
     }
-    Ok(builder.build())
+    Ok(builder)
 }
 
 /// A [`RangeReader`] of the targets of sets named for `output` ([`rebased`]): a relative path

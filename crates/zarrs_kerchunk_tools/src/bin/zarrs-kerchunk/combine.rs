@@ -51,15 +51,15 @@ impl Combine {
         let builder = self.open.builder()?;
         let bar = progress_bar("sets read");
         bar.set_length(sets.len() as u64);
-        let opened = sets.iter().map(|location| {
-            let store = self.open.open(location, &builder).map_err(|e| MakeError::Input {
-                location: location.clone(),
+        let open = |location: &str| {
+            self.open.open(location, &builder).map_err(|e| MakeError::Input {
+                location: location.to_owned(),
                 reason: format!("cannot open it: {}", kerchunk::error_chain(e.as_ref())),
-            })?;
-            Ok((location.clone(), store))
-        });
+            })
+        };
         let memory = self.combining.memory();
-        let combined = combine_sets(opened, &combining, &self.output, Arc::clone(&registry), memory, || bar.inc(1))?;
+        let combined =
+            combine_sets(&sets, open, &combining, &self.output, Arc::clone(&registry), memory, || bar.inc(1))?;
         bar.finish_and_clear();
         let written = self.format.write(combined.references.as_ref(), &self.output, &registry)?;
         eprintln!(
