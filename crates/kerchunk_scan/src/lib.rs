@@ -473,6 +473,9 @@ pub async fn scan(
 ///   `open_mfdataset` give them; the coordinate's fill value is dropped);
 /// - each array with the dimension is concatenated along it: its chunk keys
 ///   renumbered, its references kept (URLs as each file's scan wrote them);
+///   an array of CF times (the coordinate's `bounds`, or with time units of
+///   its own) in units some file does not share is written again, inline, in
+///   the coordinate's (or its first file's);
 /// - every other array, and the groups' metadata, come from the first file,
 ///   once each other file is checked to have the same metadata and inline
 ///   values for it (values behind range references are read and compared
@@ -490,8 +493,10 @@ pub async fn scan(
 /// (naming both units), a time that is not a date, an array without the
 /// dimension whose metadata or inline values differ from the first file's,
 /// an array whose dtype, chunks, fill value, codecs or shape (beyond the
-/// dimension) differ from the first file's, or a file whose length along the
-/// dimension is not a multiple of the chunk length (but the last).
+/// dimension) differ from the first file's, an array whose attributes that
+/// change what its values decode to ([`decoding_attributes`]) differ from the
+/// first file's (naming the attribute and both values), or a file whose length
+/// along the dimension is not a multiple of the chunk length (but the last).
 pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, ScanError> {
     combine_with(inputs, &CombineOptions::new(dimension))
 }

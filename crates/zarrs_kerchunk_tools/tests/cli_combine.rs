@@ -114,3 +114,40 @@ fn combine_without_a_dimension_or_a_set_is_an_error() {
     assert_one_line_error(code, &stderr);
     assert!(stderr.contains(&format!("{not_a_set}: cannot open it")), "{stderr}");
 }
+
+/// Sets of every kind `convert` writes combine alike: parquet roots (beside copies of the files
+/// their relative URLs name) and icechunk repositories, read as `open_mfdataset` reads the files.
+#[test]
+fn parquet_roots_and_icechunk_repositories_combine_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder().join("refsets.expected.json")).unwrap()).unwrap();
+    let (mut roots, mut repositories) = (Vec::new(), Vec::new());
+    for n in [1, 2, 0] {
+        std::fs::copy(folder().join(format!("refsets_{n}.nc")), dir.path().join(format!("refsets_{n}.nc"))).unwrap();
+        let root = dir.path().join(format!("r{n}.parq")).to_str().unwrap().to_owned();
+        let repository = format!("icechunk://{}", dir.path().join(format!("ic{n}")).to_str().unwrap());
+        for output in [&root, &repository] {
+            let (code, _, stderr) = run(&["convert", &file(&format!("refsets_{n}.range.json")), output]);
+            assert_eq!(code, 0, "{stderr}");
+        }
+        roots.push(root);
+        repositories.push(repository);
+    }
+    for (kind, sets) in [("parquet", roots), ("icechunk", repositories)] {
+        let out = dir.path().join(format!("{kind}.json"));
+        let mut args = vec!["combine"];
+        args.extend(sets.iter().map(String::as_str));
+        args.extend(["--concat", "time", "-o", out.to_str().unwrap()]);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{kind}: {stderr}");
+        let refs = out.to_str().unwrap();
+        for array in ["time", "time_bnds"] {
+            let ours: Vec<String> =
+                cat_dates(refs, array).iter().map(|d| d.trim_end_matches(".000000000").to_owned()).collect();
+            assert_eq!(ours, texts(&expected[array]), "{kind}: {array}");
+        }
+        let npy = dir.path().join("t.npy");
+        assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "{kind}: t");
+    }
+}

@@ -54,8 +54,9 @@ pub(super) fn differing_encoding(
 }
 
 /// The attributes that decide what the stored values of the array at `path` of `set` decode
-/// to, as xarray reads them: each of its [`DECODING_ATTRIBUTES`] it has (a list of one value
-/// as that value); `_FillValue` from its `.zarray`'s fill value where the attribute is absent
+/// to, as xarray reads them: each it has of `scale_factor`, `add_offset`, `_FillValue`,
+/// `missing_value`, `valid_min`, `valid_max`, `valid_range`, `_Unsigned`, `units`, `calendar`,
+/// `dtype` and `_Encoding` (a list of one value as that value); `_FillValue` from its `.zarray`'s fill value where the attribute is absent
 /// (kerchunk and our scans keep it there); and, for the `bounds` of the coordinate of one of
 /// its dimensions, without units of their own, that coordinate's `units` and `calendar` (CF
 /// 7.1, as xarray gives them). Empty where the array has no `.zarray` that is inline JSON.

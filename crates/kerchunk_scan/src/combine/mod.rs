@@ -23,6 +23,16 @@
 //! Arrays without the dimension are taken from the first file, after a check
 //! that every file has the same metadata and the same values: those held
 //! inline, and, with a [`RangeReader`], the stored bytes of range references.
+//!
+//! Every array keeps one file's attributes, so those that change what a stored
+//! value decodes to ([`decoding_attributes`]: packing, fill values, valid
+//! ranges, `_Unsigned`, units and calendars) must be the same in every file,
+//! or combining is an error naming the file, the array, the attribute and both
+//! values: concatenated under the first file's `scale_factor`, another file's
+//! values would decode silently wrong. Arrays of CF times along the dimension
+//! (the coordinate's `bounds`, which take its units, and arrays with time units
+//! of their own) are decoded with each file's units and written again in one,
+//! as the coordinate is, where any file's differ.
 
 use crate::error::ScanError;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
