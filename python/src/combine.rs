@@ -6,12 +6,12 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use zarrs_kerchunk::ReferenceStoreBuilder;
 use zarrs_kerchunk_tools::icechunk::{IcechunkLocation, open_icechunk};
-use zarrs_kerchunk_tools::make::{MakeError, combine_sets};
+use zarrs_kerchunk_tools::make::{MakeError, append_sets, combine_sets};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::errors::{Error, Kind, icechunk_error, open_error};
 use crate::runtime;
-use crate::scan::{ScanArguments, expand_all, make_error};
+use crate::scan::{ScanArguments, expand_all, load, make_error};
 use crate::tools::{WriteOptions, output_error};
 
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -36,7 +36,6 @@ fn combine(
     let (json, parquet) = options.formats(output)?;
     let registry = Arc::new(options.registry());
     let (_, combining) = arguments.prepared()?;
-    let combining = combining.ok_or_else(|| Error::new(Kind::Invalid, MakeError::NeedsConcat.to_string()))?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let mut sets = Vec::new();
         for location in &refs {
@@ -64,20 +63,36 @@ fn combine(
                 MakeError::Input { location: location.to_owned(), reason }
             })
         };
-        let memory = arguments.combine_memory_bytes();
-        let combined = combine_sets(&sets, open, &combining, output, Arc::clone(&registry), memory, || {});
-        let combined = match combined {
-            Ok(combined) => combined,
-            Err(MakeError::Input { location, reason }) => {
-                let mut failures = failures.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let input = || make_error(&MakeError::Input { location: location.clone(), reason });
-                return Err(failures.remove(&location).unwrap_or_else(input));
-            }
-            Err(error) => return Err(make_error(&error)),
+        if let Some(location) = &arguments.append_to {
+            let existing = load(location, &options)?;
+            let skip = arguments.skip_existing;
+            let (added, appended) = append_sets(existing, location, &sets, skip, open, output, Arc::clone(&registry))
+                .map_err(|error| opened(&failures, error))?;
+            let mut report = serde_json::json!({"references": 0, "sets": added});
+            arguments.write(appended, output, &registry, &options, &json, &parquet, &mut report)?;
+            return Ok(report);
+        }
+        let Some(combining) = &combining else {
+            return Err(Error::new(Kind::Invalid, MakeError::NeedsConcat.to_string()));
         };
+        let memory = arguments.combine_memory_bytes();
+        let combined = combine_sets(&sets, open, combining, output, Arc::clone(&registry), memory, || {})
+            .map_err(|error| opened(&failures, error))?;
         let written = write_references(combined.references.as_ref(), output, &registry, &json, &parquet)
             .map_err(|e| output_error(&e))?;
         Ok(serde_json::json!({"references": written, "sets": combined.sets}))
     })?;
     Ok(report.to_string())
+}
+
+/// `error`, from combining or appending: for a set that could not be opened, the exception its
+/// opening raised (kept in `failures` by location), else the error as `make_error` gives it.
+fn opened(failures: &std::sync::Mutex<std::collections::HashMap<String, Error>>, error: MakeError) -> Error {
+    match error {
+        MakeError::Input { location, reason } => {
+            let found = failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&location);
+            found.unwrap_or_else(|| make_error(&MakeError::Input { location, reason }))
+        }
+        error => make_error(&error),
+    }
 }

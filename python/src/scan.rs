@@ -54,7 +54,7 @@ pub(crate) struct ScanArguments {
     /// A combined set to add the files to (`make::append_references`), written again to `output`.
     pub(crate) append_to: Option<String>,
     /// Leave out files the set to append to has already.
-    skip_existing: bool,
+    pub(crate) skip_existing: bool,
     inline_threshold: Option<u64>,
     fail_unsupported: bool,
     /// Whether a GRIB file's inventory beside it gives its messages (`ScanOptions::with_grib_inventory`).
@@ -179,7 +179,7 @@ impl ScanArguments {
     /// append is written back to the parquet root it extends (only the records that change
     /// are: `output::rewrite_references`).
     #[expect(clippy::too_many_arguments, reason = "the place, its store's options, the formats, the report")]
-    fn write(
+    pub(crate) fn write(
         &self,
         references: Appended,
         output: &str,
@@ -224,7 +224,7 @@ impl ScanArguments {
 }
 
 /// The set at `location` (JSON or parquet), all of it, in memory: what an append adds to.
-fn load(location: &str, options: &WriteOptions) -> Result<ReferenceSet, Error> {
+pub(crate) fn load(location: &str, options: &WriteOptions) -> Result<ReferenceSet, Error> {
     let existing = ReferenceStoreBuilder::new()
         .with_registry(Arc::new(options.registry()))
         .open(location)

@@ -71,3 +71,17 @@ def test_a_set_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
         tools.combine(sets, tmp_path / "combined.json", concat="time")
     with pytest.raises(InvalidReferencesError, match="concat"):
         tools.combine([COMBINE / "refsets_0.range.json", COMBINE / "refsets_1.range.json"], tmp_path / "c.json")
+
+
+def test_sets_are_appended_to_a_combined_set(tmp_path: Path) -> None:
+    expected = json.loads((COMBINE / "refsets.expected.json").read_text())
+    sets = [COMBINE / f"refsets_{n}.range.json" for n in range(3)]
+    out = tmp_path / "combined.parq"
+    tools.combine(sets[:2], out, concat="time")
+    report = tools.combine(sets[2], out, append_to=out)
+    assert report["sets"] == [str(sets[2])] and report["records"]["written"] > 0
+    with xr.open_zarr(ReferenceStore(out), zarr_format=2, consolidated=False) as ds:
+        assert iso(ds.time.values) == expected["time"]
+        assert np.array_equal(ds.t.values, np.array(expected["t"], dtype="f4"))
+    with pytest.raises(InvalidReferencesError, match="refsets_1.range.json is in .*combined.parq already"):
+        tools.combine(sets[1], out, append_to=out)

@@ -151,3 +151,36 @@ fn parquet_roots_and_icechunk_repositories_combine_too() {
         assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "{kind}: t");
     }
 }
+
+/// A set combined from sets is appended to as a scan's is: the third file's kerchunk JSON
+/// added to the first two's combine (JSON, and a parquet root written back in place) reads as
+/// `open_mfdataset` reads all three; a set it has already is an error naming it, or left out
+/// with `--skip-existing`.
+#[test]
+fn sets_are_appended_to_a_combined_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder().join("refsets.expected.json")).unwrap()).unwrap();
+    let set = |n: usize| file(&format!("refsets_{n}.range.json"));
+    for name in ["a.json", "a.parq"] {
+        let out = dir.path().join(name);
+        let refs = out.to_str().unwrap();
+        let (code, _, stderr) = run(&["combine", &set(1), &set(0), "--concat", "time", "-o", refs]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, _, stderr) = run(&["combine", &set(2), "--append-to", refs]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        for array in ["time", "time_bnds"] {
+            let ours: Vec<String> =
+                cat_dates(refs, array).iter().map(|d| d.trim_end_matches(".000000000").to_owned()).collect();
+            assert_eq!(ours, texts(&expected[array]), "{name}: {array}");
+        }
+        let npy = dir.path().join("t.npy");
+        assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "{name}: t");
+        let (code, _, stderr) = run(&["combine", &set(1), "--append-to", refs]);
+        assert_one_line_error(code, &stderr);
+        assert!(stderr.contains(&format!("{} is in {refs} already", set(1))), "{stderr}");
+        let (code, _, stderr) = run(&["combine", &set(1), "--append-to", refs, "--skip-existing"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "{name}: t after --skip-existing");
+    }
+}

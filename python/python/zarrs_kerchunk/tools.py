@@ -277,6 +277,8 @@ def combine(
     combine_memory: int | None = None,
     merge: bool = False,
     identical: list[str] | None = None,
+    append_to: str | os.PathLike[str] | None = None,
+    skip_existing: bool = False,
     version: int = 1,
     url_templates: bool = False,
     zstd: int | None = None,
@@ -299,9 +301,11 @@ def combine(
     Sets whose arrays decode differently (another ``scale_factor``, ``add_offset``, fill value,
     valid range, ``_Unsigned``, ``units`` or ``calendar``) are refused with an error naming the
     set, the array, the attribute and both values; times along the dimension in units of each
-    set's own (the coordinate, its ``bounds``) are written again in one unit.
+    set's own (the coordinate, its ``bounds``) are written again in one unit. ``append_to``
+    adds the sets to a set made by combining, as :func:`scan`'s adds files (``output`` may be
+    that set; ``skip_existing`` leaves out sets it records already).
 
-    Returns the references written and the sets combined, in order."""
+    Returns the references written and the sets combined (or added), in order."""
     if isinstance(refs, (str, os.PathLike)):
         refs = [refs]
     write = _write_options(
@@ -312,7 +316,8 @@ def combine(
     # scan's arguments, those that only scanning reads left at their defaults.
     arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar,
                  "jobs": 1, "combine_memory": _combine_memory(combine_memory, None), "merge": merge,
-                 "identical": list(identical or []), "append_to": None, "skip_existing": False,
+                 "identical": list(identical or []),
+                 "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
                  "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
                  "grib_levels_from_inventory": True, "subchunk": []}
     return json.loads(_rs.combine([os.fspath(r) for r in refs], os.fspath(output), arguments, write))

@@ -26,7 +26,7 @@ pub use append::{AppendPlan, Appended, COMBINED_WITH, append_references, load_re
 use append::{record_of, with_record};
 pub use set_aside::{SET_ASIDE_MEMORY, SetAsideFiles};
 #[cfg(feature = "combine")]
-pub use sets::{CombinedSets, combine_sets};
+pub use sets::{CombinedSets, append_sets, combine_sets};
 pub use streamed::{Streamed, combine_set_aside, make_streamed, streamable};
 
 /// Files scanned at once unless told otherwise (the command line's `--jobs`).

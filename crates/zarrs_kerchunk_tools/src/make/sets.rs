@@ -21,7 +21,10 @@ use zarrs_kerchunk::object_store::ObjectStoreExt as _;
 use zarrs_kerchunk::{ReferenceStore, StoreRegistry};
 
 use super::streamed::combine_set_aside;
-use super::{Combining, MakeError, SetAsideFiles, load_references, record_of, url_in_references, with_record};
+use super::{
+    AppendPlan, Appended, Combining, MakeError, SetAsideFiles, load_references, record_of, url_in_references,
+    with_record,
+};
 use crate::output::Places;
 
 /// The most bytes of one array decoded to be held inline (a coordinate, a time's bounds):
@@ -109,6 +112,40 @@ pub fn combine_sets(
             Ok(CombinedSets { sets: names, references: Box::new(references) })
         }
     }
+}
+
+/// The reference sets `sets` (opened by `open`) added to `existing`, a set made by combining
+/// (read from `location`), combined the way it records under
+/// [`COMBINED_WITH`](super::COMBINED_WITH), as [`append_references`](super::append_references)
+/// adds files: a set `existing` already records is an error, or left out with
+/// `skip_existing`. Each new set is prepared as [`combine_sets`] prepares it, its targets
+/// named for `output` (where the result is written). Returns the sets added and the result.
+///
+/// # Errors
+/// What [`AppendPlan::new`](super::AppendPlan::new), [`combine_sets`] and
+/// [`AppendPlan::combine`](super::AppendPlan::combine) give.
+pub fn append_sets(
+    existing: ReferenceSet,
+    location: &str,
+    sets: &[String],
+    skip_existing: bool,
+    open: impl Fn(&str) -> Result<ReferenceStore, MakeError> + Sync,
+    output: &str,
+    registry: Arc<StoreRegistry>,
+) -> Result<(Vec<String>, Appended), MakeError> {
+    let plan = AppendPlan::new(&existing, location, sets, skip_existing, str::to_owned)?;
+    let Combining::Concat(concat) = plan.combining() else {
+        return Err(MakeError::CannotAppend { location: location.to_owned(), how: plan.record().to_string() });
+    };
+    let mut prepared_sets = Vec::with_capacity(plan.files().len());
+    let prepare = |name: &String| prepared(name, &open(name)?, output, concat);
+    for_each_in_order(plan.files(), prepare, |name, set| {
+        prepared_sets.push((name.clone(), set));
+        Ok(())
+    })?;
+    let added = plan.files().to_vec();
+    let reader = target_reader(output, registry)?;
+    Ok((added, plan.combine(existing, location, prepared_sets, Some(reader))?))
 }
 
 /// The set `store` reads (named `name`), its targets named for `output`, and the arrays

@@ -5,7 +5,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
 use kerchunk::{JsonVersion, JsonWriteOptions, ParquetWriteOptions, PathEncoding, Progress, ReferenceSource};
-use zarrs_kerchunk::{ParquetUpdate, RecordCacheOptions, StoreRegistry};
+use zarrs_kerchunk::{ParquetUpdate, RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::icechunk::{ExportOptions, IcechunkLocation, MANIFEST_SPLIT, write_icechunk};
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
@@ -104,6 +104,36 @@ impl Output {
         let written = rewrite_references(source, previous, to, registry, &json, &parquet)?;
         bar.finish_and_clear();
         Ok(written)
+    }
+
+    /// `source` written to `output`, by [`Self::write_over`] where it goes back to the set
+    /// `appended_to` it extends (a parquet root has only the records that change written), else
+    /// by [`Self::write`]: the references written, and for a parquet root written over, what
+    /// became of its record files (`; record files: ...`, else empty).
+    pub(crate) fn write_result(
+        &self,
+        source: &dyn ReferenceSource,
+        output: &str,
+        appended_to: Option<&str>,
+        registry: &std::sync::Arc<StoreRegistry>,
+    ) -> std::result::Result<(u64, String), Box<dyn std::error::Error>> {
+        let (written, update) = match appended_to {
+            Some(location) if location == output => {
+                let previous = ReferenceStoreBuilder::new()
+                    .with_registry(std::sync::Arc::clone(registry) as _)
+                    .with_record_cache(RecordCacheOptions::default().with_max_records(2))
+                    .open(location)?;
+                self.write_over(source, previous.source().as_ref(), output, registry)?
+            }
+            _ => (self.write(source, output, registry)?, None),
+        };
+        let records = update.map_or_else(String::new, |u| {
+            format!(
+                "; record files: {} written, {} unchanged, {} removed",
+                u.records_written, u.records_kept, u.records_removed
+            )
+        });
+        Ok((written, records))
     }
 
     /// A progress bar, and the writers' options these switches give for writing to `to`.

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use kerchunk::{ReferenceSet, ReferenceSource};
 use kerchunk_scan::{ScanOptions, UnsupportedArrays};
-use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder};
+use zarrs_kerchunk::ReferenceStoreBuilder;
 use zarrs_kerchunk_tools::make::{
     CONCURRENT_SCANS, Made, append_references, expand, load_references, make_references, make_streamed, streamable,
     url_in_references,
@@ -78,7 +78,7 @@ impl Scan {
     pub(crate) fn run(self) -> Result {
         let start = Instant::now();
 
-        let registry = self.access.registry();
+        let registry = Arc::new(self.access.registry());
         let mut files = Vec::new();
         for file in &self.files {
             files.extend(expand(file, &registry)?);
@@ -132,23 +132,8 @@ impl Scan {
         for (url, skipped) in &made.skipped {
             eprintln!("warning: {url}: {}: left out: {}", skipped.path, skipped.reason);
         }
-        // An append written back to its set: a parquet root has only the records that change written.
-        let (written, update) = match &self.append_to {
-            Some(location) if *location == output => {
-                let previous = ReferenceStoreBuilder::new()
-                    .with_registry(Arc::new(self.access.registry()))
-                    .with_record_cache(RecordCacheOptions::default().with_max_records(2))
-                    .open(location)?;
-                self.format.write_over(references.as_ref(), previous.source().as_ref(), &output, &registry)?
-            }
-            _ => (self.format.write(references.as_ref(), &output, &registry)?, None),
-        };
-        let records = update.map_or_else(String::new, |u| {
-            format!(
-                "; record files: {} written, {} unchanged, {} removed",
-                u.records_written, u.records_kept, u.records_removed
-            )
-        });
+        let (written, records) =
+            self.format.write_result(references.as_ref(), &output, self.append_to.as_deref(), &registry)?;
         eprintln!(
             "{written} references to {} file(s) written to {} in {:.2?} ({} requests, {} bytes read{records})",
             made.files.len(),
