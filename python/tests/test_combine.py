@@ -85,3 +85,14 @@ def test_sets_are_appended_to_a_combined_set(tmp_path: Path) -> None:
         assert np.array_equal(ds.t.values, np.array(expected["t"], dtype="f4"))
     with pytest.raises(InvalidReferencesError, match="refsets_1.range.json is in .*combined.parq already"):
         tools.combine(sets[1], out, append_to=out)
+
+
+def test_a_spread_scan_refuses_files_packed_each_their_own_way(tmp_path: Path) -> None:
+    """Scanned over an executor, the files are combined on the caller with the same checks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = [COMBINE / f"packed_{n}.nc" for n in range(3)]
+    with ThreadPoolExecutor(2) as executor, pytest.raises(
+        InvalidReferencesError, match=r'"t": its scale_factor 0.02 differs from .*packed_0.nc\'s 0.01'
+    ):
+        tools.scan(files, tmp_path / "spread.json", concat="time", executor=executor, jobs=1)
