@@ -29,6 +29,16 @@ pub(crate) struct StoreOptions {
     timeout: Option<f64>,
 }
 
+/// The object store's options for an icechunk repository's own storage: `storage_options`,
+/// and `anonymous` as S3's unsigned requests.
+pub(crate) fn repository_options(storage_options: &BTreeMap<String, String>, anonymous: bool) -> Vec<(String, String)> {
+    let mut options: Vec<(String, String)> = storage_options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    if anonymous {
+        options.push(("aws_skip_signature".into(), "true".into()));
+    }
+    options
+}
+
 /// The names `options` may use, for the error that names an unknown one.
 const NAMES: &str = "storage_options, anonymous, target, templates, allowed_prefixes, allow_local, \
                      url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout";
@@ -37,12 +47,7 @@ impl StoreOptions {
     /// The object store's options for an icechunk repository's own storage:
     /// `storage_options`, and `anonymous` as S3's unsigned requests.
     pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
-        let mut options: Vec<(String, String)> =
-            self.storage_options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        if self.anonymous {
-            options.push(("aws_skip_signature".into(), "true".into()));
-        }
-        options
+        repository_options(&self.storage_options, self.anonymous)
     }
 
     /// The options in `options` (`None`: the defaults).

@@ -91,12 +91,7 @@ impl WriteOptions {
     /// The object store's options for an icechunk repository's own storage:
     /// `storage_options`, and `anonymous` as S3's unsigned requests.
     pub(crate) fn repository_options(&self) -> Vec<(String, String)> {
-        let mut options: Vec<(String, String)> =
-            self.storage_options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        if self.anonymous {
-            options.push(("aws_skip_signature".into(), "true".into()));
-        }
-        options
+        crate::options::repository_options(&self.storage_options, self.anonymous)
     }
 
     pub(crate) fn registry(&self) -> StoreRegistry {

@@ -9,35 +9,9 @@ mod cli_support;
 #[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
 mod common;
 
-use std::path::PathBuf;
-
-use cli_support::{assert_one_line_error, cat_f32, expected_f32, run};
-
-fn folder() -> PathBuf {
-    common::workspace_root().join("tests/scan/combine")
-}
-
-fn file(name: &str) -> String {
-    folder().join(name).to_str().unwrap().to_owned()
-}
-
-/// The texts of nested JSON lists, in C order.
-fn texts(value: &serde_json::Value) -> Vec<String> {
-    match value {
-        serde_json::Value::Array(items) => items.iter().flat_map(texts).collect(),
-        text => vec![text.as_str().unwrap().to_owned()],
-    }
-}
-
-/// The dates `cat REFS ARRAY` prints, in C order.
-fn cat_dates(refs: &str, array: &str) -> Vec<String> {
-    let (code, stdout, stderr) = run(&["cat", refs, array]);
-    assert_eq!(code, 0, "{stderr}");
-    let rows = stdout.lines().filter(|line| !line.starts_with('#'));
-    rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace())
-        .map(str::to_owned)
-        .collect()
-}
+use cli_support::{
+    assert_one_line_error, cat_dates, cat_f32, combine_expected, combine_file as file, expected_f32, run, texts,
+};
 
 /// kerchunk's per-file JSONs, in any order, held as ranges, inline or some of each, combine
 /// along time into the times, bounds and values `open_mfdataset` reads of the files: JSON and
@@ -45,8 +19,7 @@ fn cat_dates(refs: &str, array: &str) -> Vec<String> {
 #[test]
 fn kerchunk_per_file_references_combine_as_xarray_reads_the_files() {
     let dir = tempfile::tempdir().unwrap();
-    let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(folder().join("refsets.expected.json")).unwrap()).unwrap();
+    let expected: serde_json::Value = combine_expected("refsets");
     let forms = [["range", "range", "range"], ["inline", "inline", "inline"], ["inline", "range", "inline"]];
     for forms in forms {
         for (memory, name) in [("64", "c.json"), ("0", "c.parq")] {
@@ -63,8 +36,7 @@ fn kerchunk_per_file_references_combine_as_xarray_reads_the_files() {
             let context = format!("{forms:?} into {name} at --combine-memory {memory}");
             for array in ["time", "time_bnds"] {
                 let theirs = texts(&expected[array]);
-                let ours: Vec<String> =
-                    cat_dates(refs, array).iter().map(|d| d.trim_end_matches(".000000000").to_owned()).collect();
+                let ours: Vec<String> = cat_dates(refs, array);
                 assert_eq!(ours, theirs, "{array}, {context}");
             }
             let npy = dir.path().join("t.npy");
@@ -120,11 +92,10 @@ fn combine_without_a_dimension_or_a_set_is_an_error() {
 #[test]
 fn parquet_roots_and_icechunk_repositories_combine_too() {
     let dir = tempfile::tempdir().unwrap();
-    let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(folder().join("refsets.expected.json")).unwrap()).unwrap();
+    let expected: serde_json::Value = combine_expected("refsets");
     let (mut roots, mut repositories) = (Vec::new(), Vec::new());
     for n in [1, 2, 0] {
-        std::fs::copy(folder().join(format!("refsets_{n}.nc")), dir.path().join(format!("refsets_{n}.nc"))).unwrap();
+        std::fs::copy(file(&format!("refsets_{n}.nc")), dir.path().join(format!("refsets_{n}.nc"))).unwrap();
         let root = dir.path().join(format!("r{n}.parq")).to_str().unwrap().to_owned();
         let repository = format!("icechunk://{}", dir.path().join(format!("ic{n}")).to_str().unwrap());
         for output in [&root, &repository] {
@@ -143,8 +114,7 @@ fn parquet_roots_and_icechunk_repositories_combine_too() {
         assert_eq!(code, 0, "{kind}: {stderr}");
         let refs = out.to_str().unwrap();
         for array in ["time", "time_bnds"] {
-            let ours: Vec<String> =
-                cat_dates(refs, array).iter().map(|d| d.trim_end_matches(".000000000").to_owned()).collect();
+            let ours: Vec<String> = cat_dates(refs, array);
             assert_eq!(ours, texts(&expected[array]), "{kind}: {array}");
         }
         let npy = dir.path().join("t.npy");
@@ -159,8 +129,7 @@ fn parquet_roots_and_icechunk_repositories_combine_too() {
 #[test]
 fn sets_are_appended_to_a_combined_set() {
     let dir = tempfile::tempdir().unwrap();
-    let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(folder().join("refsets.expected.json")).unwrap()).unwrap();
+    let expected: serde_json::Value = combine_expected("refsets");
     let set = |n: usize| file(&format!("refsets_{n}.range.json"));
     for name in ["a.json", "a.parq"] {
         let out = dir.path().join(name);
@@ -170,8 +139,7 @@ fn sets_are_appended_to_a_combined_set() {
         let (code, _, stderr) = run(&["combine", &set(2), "--append-to", refs]);
         assert_eq!(code, 0, "{name}: {stderr}");
         for array in ["time", "time_bnds"] {
-            let ours: Vec<String> =
-                cat_dates(refs, array).iter().map(|d| d.trim_end_matches(".000000000").to_owned()).collect();
+            let ours: Vec<String> = cat_dates(refs, array);
             assert_eq!(ours, texts(&expected[array]), "{name}: {array}");
         }
         let npy = dir.path().join("t.npy");

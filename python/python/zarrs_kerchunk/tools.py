@@ -224,13 +224,11 @@ def scan(
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous},
     )
-    concat = [concat] if isinstance(concat, str) else list(concat or [])
-    combine_memory = _combine_memory(combine_memory, executor)
-    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar, "jobs": jobs, "combine_memory": combine_memory, "merge": merge, "identical": list(identical or []),
-                 "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
-                 "inline_threshold": inline_threshold,
-                 "fail_unsupported": fail_unsupported, "grib_inventory": grib_inventory,
-                 "grib_levels_from_inventory": grib_levels_from_inventory, "subchunk": list((subchunk or {}).items())}
+    arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, executor), merge,
+                           identical, append_to, skip_existing)
+    arguments |= {"jobs": jobs, "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
+                  "grib_inventory": grib_inventory, "grib_levels_from_inventory": grib_levels_from_inventory,
+                  "subchunk": list((subchunk or {}).items())}
     files = [os.fspath(f) for f in files]
     if executor is None:
         return json.loads(_rs.scan(files, os.fspath(output), arguments, write))
@@ -312,15 +310,32 @@ def combine(
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous},
     )
-    concat = [concat] if isinstance(concat, str) else list(concat or [])
-    # scan's arguments, those that only scanning reads left at their defaults.
-    arguments = {"concat": concat, "coords": list((coords or {}).items()), "units": units, "calendar": calendar,
-                 "jobs": 1, "combine_memory": _combine_memory(combine_memory, None), "merge": merge,
-                 "identical": list(identical or []),
-                 "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
-                 "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
-                 "grib_levels_from_inventory": True, "subchunk": []}
+    arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, None), merge,
+                           identical, append_to, skip_existing)
+    # scan's arguments, those that only scanning reads at their defaults.
+    arguments |= {"jobs": 1, "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
+                  "grib_levels_from_inventory": True, "subchunk": []}
     return json.loads(_rs.combine([os.fspath(r) for r in refs], os.fspath(output), arguments, write))
+
+
+def _combining(
+    concat: str | list[str] | None,
+    coords: dict[str, str] | None,
+    units: str | None,
+    calendar: str | None,
+    combine_memory: int,
+    merge: bool,
+    identical: list[str] | None,
+    append_to: str | os.PathLike[str] | None,
+    skip_existing: bool,
+) -> dict[str, Any]:
+    """The combining arguments :func:`scan` and :func:`combine` share, as the extension takes them."""
+    return {
+        "concat": [concat] if isinstance(concat, str) else list(concat or []),
+        "coords": list((coords or {}).items()), "units": units, "calendar": calendar,
+        "combine_memory": combine_memory, "merge": merge, "identical": list(identical or []),
+        "append_to": os.fspath(append_to) if append_to is not None else None, "skip_existing": skip_existing,
+    }
 
 
 def _combine_memory(given: int | None, executor: Any) -> int:

@@ -91,3 +91,32 @@ pub(crate) fn expected_f32(value: &serde_json::Value) -> Vec<f32> {
     #[expect(clippy::cast_possible_truncation, reason = "the values were written as float32")]
     flatten_numbers(value).into_iter().map(|v| v as f32).collect()
 }
+
+/// A file of `tests/scan/combine` (made by its `make.py`), by its path.
+pub(crate) fn combine_file(name: &str) -> String {
+    crate::common::workspace_root().join("tests/scan/combine").join(name).to_str().unwrap().to_owned()
+}
+
+/// What `make.py` wrote of a case (`CASE.expected.json`).
+pub(crate) fn combine_expected(case: &str) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(combine_file(&format!("{case}.expected.json"))).unwrap()).unwrap()
+}
+
+/// The dates `cat REFS ARRAY` prints, in C order, whole seconds without their nanoseconds
+/// (as `make.py` writes xarray's).
+pub(crate) fn cat_dates(refs: &str, array: &str) -> Vec<String> {
+    let (code, stdout, stderr) = run(&["cat", refs, array]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = stdout.lines().filter(|line| !line.starts_with('#'));
+    rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace())
+        .map(|date| date.trim_end_matches(".000000000").to_owned())
+        .collect()
+}
+
+/// The texts of nested JSON lists (what `make.py` writes of xarray's dates), in C order.
+pub(crate) fn texts(value: &serde_json::Value) -> Vec<String> {
+    match value {
+        serde_json::Value::Array(items) => items.iter().flat_map(texts).collect(),
+        text => vec![text.as_str().unwrap().to_owned()],
+    }
+}
