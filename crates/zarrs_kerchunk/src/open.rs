@@ -307,6 +307,19 @@ impl ReferenceStoreBuilder {
     /// [`OpenError`] if the location is invalid, the references cannot be
     /// read, or they are not a valid reference set.
     pub fn open(&self, location: &str) -> Result<ReferenceStore, OpenError> {
+        // A local reference file is read and parsed on the calling thread, which waits for it
+        // either way: without a runtime to hand it to, every step of the opening runs in place
+        // (`fetch::off_the_executor`), so a tool opening a thousand sets pays no hand-offs
+        // between threads. Anything else (a folder, a parquet root's metadata, a URL, a local
+        // prefix served by a store given here) is opened on the I/O runtime.
+        if self.stores.is_empty()
+            && tokio::runtime::Handle::try_current().is_err()
+            && !location.ends_with(".zmetadata")
+            && matches!(Location::parse(location), Ok(Location::Local(path)) if path.is_file())
+        {
+            let core = futures::executor::block_on(self.open_core(location))?;
+            return Ok(ReferenceStore::from_core(Arc::new(core), self.runtime.clone()));
+        }
         let (builder, text) = (self.clone(), location.to_owned());
         let core = self
             .runtime
