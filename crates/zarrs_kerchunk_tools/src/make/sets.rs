@@ -287,10 +287,12 @@ fn decode_array(
     let prefix = format!("{path}/");
     for (key, reference) in set.iter().filter(|(key, _)| key.starts_with(&prefix)) {
         let stored = StoreKey::new(key.as_ref()).map_err(|e| failed(e.to_string()))?;
-        let bytes = if let Reference::Inline(bytes) = reference {
-            Bytes::copy_from_slice(bytes)
-        } else {
-            store.get(&stored).map_err(|e| failed(format!("cannot read {key}: {e}")))?.unwrap_or_default()
+        let bytes = match reference {
+            Reference::Inline(bytes) => Bytes::copy_from_slice(bytes),
+            Reference::Range { url, offset, length } if let Some(path) = unpinned_local(store, url) => {
+                read_local(&path, offset, length).map_err(|e| failed(format!("cannot read {key}: {e}")))?
+            }
+            _ => store.get(&stored).map_err(|e| failed(format!("cannot read {key}: {e}")))?.unwrap_or_default(),
         };
         memory.set(&stored, bytes).map_err(|e| failed(e.to_string()))?;
     }
@@ -317,6 +319,31 @@ fn decode_array(
     zarray["filters"] = serde_json::Value::Null;
     zarray["order"] = "C".into();
     Ok((path.to_owned(), zarray, values))
+}
+
+/// The local file a range with URL `url` reads, as `store` resolves it, when it is local and
+/// not pinned: read here in place rather than through the store's runtime (a thousand sets'
+/// coordinates, a read each). `None` for anything else, which the store reads.
+fn unpinned_local(store: &ReferenceStore, url: Option<&str>) -> Option<std::path::PathBuf> {
+    let target = store.target(url).ok().filter(|target| target.pin().is_none())?;
+    url::Url::parse(target.url()).ok().filter(|url| url.scheme() == "file")?.to_file_path().ok()
+}
+
+/// `length` bytes of the local file at `path` from `offset`: an error if it holds fewer.
+fn read_local(path: &std::path::Path, offset: u64, length: u64) -> Result<Bytes, String> {
+    use std::io::{Read as _, Seek as _};
+    if length > MOST_DECODED_BYTES {
+        return Err(format!("{length} bytes are more than the {MOST_DECODED_BYTES} read at once"));
+    }
+    let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(failed)?;
+    file.seek(std::io::SeekFrom::Start(offset)).map_err(failed)?;
+    let mut bytes = Vec::new();
+    file.take(length).read_to_end(&mut bytes).map_err(failed)?;
+    if bytes.len() as u64 != length {
+        return Err(format!("{} holds {} bytes from {offset}, not {length}", path.display(), bytes.len()));
+    }
+    Ok(Bytes::from(bytes))
 }
 
 /// The keys of `set` (read by `store`, named `name`) that `kept` keeps, with every target named
@@ -364,7 +391,7 @@ fn rebased(
 }
 
 /// A [`RangeReader`] of the targets of sets named for `output` ([`rebased`]): a relative path
-/// from the output's folder, an absolute path, or a URL through `registry`.
+/// from the output's folder or an absolute path, read in place, or a URL through `registry`.
 fn target_reader(output: &str, registry: Arc<StoreRegistry>) -> Result<RangeReader, MakeError> {
     let folder = std::path::absolute(output)
         .ok()
@@ -374,14 +401,15 @@ fn target_reader(output: &str, registry: Arc<StoreRegistry>) -> Result<RangeRead
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(MakeError::Runtime)?;
     Ok(Arc::new(move |_name: &str, url: Option<&str>, offset: u64, length: u64| {
         let Some(url) = url else { return Ok(None) };
-        let place = match &folder {
-            Some(folder) if !url.contains("://") => folder.join(url).to_string_lossy().into_owned(),
-            _ => url.to_owned(),
-        };
+        // A local file is read in place: no store, no runtime.
+        if !url.contains("://") {
+            let path = folder.as_ref().map_or_else(|| std::path::PathBuf::from(url), |folder| folder.join(url));
+            return read_local(&path, offset, length).map(|bytes| Some(bytes.to_vec()));
+        }
         let (store, path) = places
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .place(&place, &registry, false)
+            .place(url, &registry, false)
             .map_err(|e| e.to_string())?;
         let end = offset.checked_add(length).ok_or_else(|| format!("bytes {offset}+{length} overflow"))?;
         runtime
