@@ -25,7 +25,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
     ("kerchunk", "zarrs_zlib_sized", "zarrs_kerchunk_codecs", "zarrs_cf"),
-    ("zarrs_kerchunk", "kerchunk_scan"),
+    ("zarrs_kerchunk", "kerchunk_scan", "kerchunk_combine"),
     ("kerchunk_icechunk",),
     ("zarrs_kerchunk_tools", "zarrs_kerchunk_examples"),
     ("zarrs_kerchunk_python",),
@@ -53,7 +53,12 @@ MODULE_LAYERS = {
         ("lib", "tests"),
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
-    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "combine", "subchunk", "grib", "tiff"), ("lib",)],
+    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "subchunk", "grib", "tiff"), ("lib",)],
+    "kerchunk_combine": [
+        ("error",),
+        ("options", "source", "held", "placement", "encoding", "coordinate", "times", "merge", "stack", "outer", "streamed"),
+        ("lib",),
+    ],
     "kerchunk_icechunk": [
         ("error", "metadata", "to_v2"),
         ("chunks", "containers", "splits", "commits", "s3", "azure"),

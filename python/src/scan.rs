@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use kerchunk_scan::{CombineOptionError, CoordinateSource, ScanError, ScanOptions, UnsupportedArrays};
+use kerchunk_combine::{CombineOptionError, CoordinateSource};
+use kerchunk_scan::{ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ReferenceSet, error_chain};
@@ -37,7 +38,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 pub(crate) struct ScanArguments {
     /// The dimensions to combine along, innermost first (the command line's `--concat`).
     concat: Vec<String>,
-    /// Where each dimension's values come from (`kerchunk_scan::CoordinateSource`'s text; `--coord`).
+    /// Where each dimension's values come from (`kerchunk_combine::CoordinateSource`'s text; `--coord`).
     coords: Vec<(String, String)>,
     /// The CF units, and their calendar, the combined times are written in.
     units: Option<String>,
@@ -383,7 +384,7 @@ pub(crate) fn shares_reader(
     urls: &[String],
     files: Vec<String>,
     registry: &StoreRegistry,
-) -> Result<kerchunk_scan::RangeReader, Error> {
+) -> Result<kerchunk_combine::RangeReader, Error> {
     let named: Vec<(String, String)> = urls.iter().cloned().zip(files).collect();
     FilePlaces::locate(&named, registry).and_then(FilePlaces::reader).map_err(|e| make_error(&e))
 }

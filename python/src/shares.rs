@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use kerchunk_scan::{CombineOptions, FileRests};
+use kerchunk_combine::{CombineOptions, FileRests};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions};
@@ -89,7 +89,7 @@ impl ShareCombiner {
                 }
             }
             packed::each_file(&urls, packed, |url, set| {
-                let (rest, chunks) = kerchunk_scan::split_combined_chunks(url, &set, &state.concat)
+                let (rest, chunks) = kerchunk_combine::split_combined_chunks(url, &set, &state.concat)
                     .map_err(|e| make_error(&e.into()))?;
                 state.set_aside.keep(url, chunks).map_err(|e| make_error(&e))?;
                 state.rests.push(url.to_owned(), rest);

@@ -98,17 +98,6 @@ pub enum ScanError {
         /// The limit.
         limit: u64,
     },
-    /// Files cannot be combined: an array differs between them in more than
-    /// its length along the dimension, or the coordinate is missing.
-    #[error("cannot combine {file}: {array:?}: {reason}")]
-    Combine {
-        /// The file (as its references name it).
-        file: String,
-        /// The array.
-        array: String,
-        /// What differs.
-        reason: String,
-    },
     /// The header describes data the file cannot hold: a variable past the
     /// file's end, a size past `u64::MAX`, a type references cannot express.
     #[error("{url}: variable {variable:?}: {reason}")]

@@ -159,37 +159,14 @@
 //! - arrays under the inline threshold are held as raw bytes with no
 //!   compressor (kerchunk writes them again through zarr, as blosc frames).
 //!
-//! [`combine`] joins many files' references along one dimension, as
-//! kerchunk's `MultiZarrToZarr(concat_dims=[dim])` with every other array in
-//! `identical_dims`: the chunk keys and ranges of concatenated arrays are
-//! kerchunk's. It differs on purpose where kerchunk loses or invents data:
-//! two files that start at the same coordinate value are an error (kerchunk
-//! merges them and one file's chunks overwrite the other's); an array
-//! without the dimension is taken from the first file (kerchunk gives it the
-//! dimension, with chunks missing between files, unless it is listed in
-//! `identical_dims`); the coordinate keeps its stored dtype (kerchunk
-//! converts `>f8` to `<f8`); shapes are checked, not only chunks. Times in
-//! units of each file's own are decoded and written again in the first
-//! file's units, as float64 (kerchunk's `cf:time` writes int64); units that
-//! differ otherwise are an error, never numbers concatenated as if they
-//! were in one unit.
-//!
-//! | Combining | |
-//! |---|---|
-//! | along one dimension, others identical | yes |
-//! | CF times in units of each file's own (`cf:`) | yes |
-//! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
-//! | several dimensions, the outer ones from names, attributes or the data (one value a file) ([`CombineOptions::then_along`]) | yes |
-//! | files of one variable each, merged ([`merge`]) | yes |
-//! | a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]), along one dimension or several | yes |
-//! | `var`, callables, `vattr:` | no |
+//! Many files' references are combined into one set by the `kerchunk_combine` crate (scanned
+//! files, or sets made by anyone).
 //!
 //! [`subchunk`] splits an uncompressed array's chunks (a contiguous dataset,
 //! a NetCDF-3 variable: one range each) into smaller ranges along its first
 //! dimension, as kerchunk's `utils.subchunk` does when asked, so that a
 //! reader of a part reads only that part.
 
-mod combine;
 mod error;
 mod grib;
 mod hdf5;
@@ -205,10 +182,6 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
-pub use combine::{
-    CombineOptionError, CombineOptions, CoordinateSource, FileRests, RangeReader, SetAside, StreamedCombine,
-    combine_streamed, combined_rest, decoded_arrays, decoding_attributes, split_combined_chunks,
-};
 pub use error::ScanError;
 pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};
 pub use kerchunk::ReferenceSet;
@@ -458,120 +431,6 @@ pub async fn scan(
         },
         other => other,
     })
-}
-
-/// Combine the references of many files into one set along `dimension`, as
-/// kerchunk's `MultiZarrToZarr(concat_dims=[dimension])` does when every
-/// other array is the same in each file (its `identical_dims`):
-///
-/// - files are ordered by their first coordinate value, and the coordinate
-///   becomes one inline array of every file's values, in that order;
-/// - when the files' coordinates differ in `units` or `calendar`, each must
-///   be a CF time (`<unit> since <date>`) in one calendar: the files are
-///   ordered by date, and the times written again as float64 in the units
-///   of the first (as kerchunk's `coo_map={dim: "cf:time"}` and xarray's
-///   `open_mfdataset` give them; the coordinate's fill value is dropped);
-/// - each array with the dimension is concatenated along it: its chunk keys
-///   renumbered, its references kept (URLs as each file's scan wrote them);
-///   an array of CF times (the coordinate's `bounds`, or with time units of
-///   its own) in units some file does not share is written again, inline, in
-///   the coordinate's (or its first file's);
-/// - every other array, and the groups' metadata, come from the first file,
-///   once each other file is checked to have the same metadata and inline
-///   values for it (values behind range references are read and compared
-///   only with [`CombineOptions::with_range_reader`], as the command line
-///   does).
-///
-/// Each input is `(name, references)`, the name used in errors; each must
-/// hold its coordinate inline (scan it with
-/// [`ScanOptions::with_inlined_variables`]).
-///
-/// # Errors
-/// [`ScanError::Combine`] naming the file and the array: a coordinate
-/// missing or not inline, two files starting at the same coordinate value,
-/// coordinates whose units differ and are not CF times in one calendar
-/// (naming both units), a time that is not a date, an array without the
-/// dimension whose metadata or inline values differ from the first file's,
-/// an array whose dtype, chunks, fill value, codecs or shape (beyond the
-/// dimension) differ from the first file's, an array whose attributes that
-/// change what its values decode to ([`decoding_attributes`]) differ from the
-/// first file's (naming the attribute and both values), or a file whose length
-/// along the dimension is not a multiple of the chunk length (but the last).
-pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, ScanError> {
-    combine_with(inputs, &CombineOptions::new(dimension))
-}
-
-/// [`combine`] as `options` say: the coordinate's values from
-/// [`CombineOptions::coordinate`], and times in the units of
-/// [`CombineOptions::with_time_units`] if given:
-///
-/// - [`CoordinateSource::Auto`]: what [`combine`] does;
-/// - [`CoordinateSource::Data`]: the files' coordinates as written (files
-///   whose units differ are an error); [`CoordinateSource::Cf`]: as CF
-///   times, decoded and written again in the first file's units;
-/// - [`CoordinateSource::Name`] or [`CoordinateSource::Attribute`]: one
-///   value per file, from its name (the last segment of the name given with
-///   its references) or a global attribute, a number or a date. The files
-///   are ordered by it, and the coordinate written as `<i8` (whole numbers),
-///   `<f8`, or `<f8` CF times (`days since` the first date, or hours,
-///   minutes or seconds where days do not count every date whole; standard
-///   calendar). Where arrays have the dimension, each file must be one long
-///   along it; where none has it, every array that is not a coordinate (an
-///   array named in some array's `_ARRAY_DIMENSIONS` or `grid_mapping`, in
-///   its group) gets it as a new first axis with chunks of 1, as kerchunk's
-///   `coo_map` with a regex or `attr:` gives it, and the coordinates must be
-///   the same in every file (so COGs of one grid become a time series);
-/// - with [`CombineOptions::with_time_units`], times (from the files'
-///   coordinates, unless `Data`, or from dates) are written in those units;
-///   files in another calendar than the one asked for are an error.
-///
-/// ```
-/// # use kerchunk::{ReferenceSet, ReferenceSetBuilder};
-/// use kerchunk_scan::{CombineOptions, CoordinateSource, combine_with};
-///
-/// // Each file holds t(x); the member number is only in the file's name.
-/// let file = |value: f32| {
-///     let mut builder = ReferenceSetBuilder::new();
-///     builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
-///     builder.insert_inline("t/.zarray", br#"{"shape":[1],"chunks":[1],"dtype":"<f4","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#);
-///     builder.insert_inline("t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["x"]}"#);
-///     builder.insert_inline("t/0", &value.to_le_bytes());
-///     builder.build()
-/// };
-/// let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse()?;
-/// let inputs = vec![("run_m7.nc".to_owned(), file(7.0)), ("run_m2.nc".to_owned(), file(2.0))];
-/// let combined = combine_with(inputs, &CombineOptions::new("member").with_coordinate(source))?;
-/// assert_eq!(combined.get("member/0").unwrap(), kerchunk::Reference::Inline(&[2i64.to_le_bytes(), 7i64.to_le_bytes()].concat()));
-/// assert_eq!(combined.get("t/1.0").unwrap(), kerchunk::Reference::Inline(&7f32.to_le_bytes()));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-///
-/// # Errors
-/// What [`combine`] gives, and [`ScanError::Combine`] naming the file: a
-/// name that does not match, text that is not a number or not a date in the
-/// format, a missing attribute, two files with one value, numbers and dates
-/// mixed, or a file more than one long along the dimension.
-pub fn combine_with(inputs: Vec<(String, ReferenceSet)>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
-    let inputs =
-        inputs.into_iter().map(|(name, references)| combine::Input { name, references: references.into() }).collect();
-    combine::combine(inputs, options)
-}
-
-/// Merge the references of files that each hold some of the arrays (one
-/// file per variable, say) into one set: the union of their arrays, as
-/// xarray's `merge` gives it. An array that several files hold (a shared
-/// coordinate such as `lat`) is taken from the first that has it, once every
-/// other is checked to hold the same metadata and values: inline ones, and
-/// with a `reader` ([`RangeReader`]) the stored bytes of range references;
-/// the groups' metadata, the root's attributes included, from the first file
-/// that has them.
-///
-/// # Errors
-/// [`ScanError::Combine`] naming the file and the array that differs.
-pub fn merge(inputs: Vec<(String, ReferenceSet)>, reader: Option<&RangeReader>) -> Result<ReferenceSet, ScanError> {
-    let inputs: Vec<combine::Input> =
-        inputs.into_iter().map(|(name, references)| combine::Input { name, references: references.into() }).collect();
-    combine::merge(&inputs, reader)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -130,7 +130,7 @@ impl ScanOptions {
 
     /// Hold these variables in the references whatever their size (one
     /// chunk, the whole array): the coordinate files are combined along
-    /// ([`combine`](crate::combine) reads its values from there).
+    /// (`kerchunk_combine::combine` reads its values from there).
     #[must_use]
     pub fn with_inlined_variables<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.inline_variables = names.into_iter().map(Into::into).collect();

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kerchunk::{ParseOptions, Reference, ReferenceSet};
-use kerchunk_scan::{Scan, ScanError, ScanOptions, UnsupportedArrays, combine, scan, scan_hdf5};
+use kerchunk_combine::combine;
+use kerchunk_scan::{Scan, ScanError, ScanOptions, UnsupportedArrays, scan, scan_hdf5};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;

@@ -160,7 +160,7 @@ fn a_series_combines_along_time_as_multizarrtozarr_does() {
             })
             .collect()
     };
-    let combined = kerchunk_scan::combine(inputs(), "time").unwrap();
+    let combined = kerchunk_combine::combine(inputs(), "time").unwrap();
     let base = folder().join("refs.json");
     let reader = Arc::new(ReferenceStoreBuilder::new().build(combined, base.to_str().unwrap()).unwrap());
     for variable in ["time", "v", "lat", "lon", "static"] {
@@ -170,7 +170,7 @@ fn a_series_combines_along_time_as_multizarrtozarr_does() {
         assert_eq!(array.shape(), &shape[..], "{variable}");
         assert_eq!(bytes.into_fixed().unwrap().into_owned(), data, "{variable}");
     }
-    let combined = kerchunk_scan::combine(inputs(), "time").unwrap();
+    let combined = kerchunk_combine::combine(inputs(), "time").unwrap();
     let text = std::fs::read(folder().join("series.kerchunk.json")).unwrap();
     let theirs = ReferenceSet::from_json(&text[..], &ParseOptions::default()).unwrap();
     let chunks = |set: &ReferenceSet| -> Vec<String> {
@@ -201,7 +201,7 @@ fn a_series_combines_along_time_as_multizarrtozarr_does() {
         }
     }
     broken[0].1 = builder.build();
-    let err = kerchunk_scan::combine(broken, "time").unwrap_err().to_string();
+    let err = kerchunk_combine::combine(broken, "time").unwrap_err().to_string();
     // (series_0.nc holds the last times: the first file, by time, is series_1.nc.)
     assert!(
         err.contains("cannot combine series_0.nc: \"v\": its shape [2,2,4] differs from series_1.nc's [2,2,3]"),

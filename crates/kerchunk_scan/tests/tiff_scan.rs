@@ -564,9 +564,9 @@ fn url_of(refs: &ReferenceSet, key: &str) -> String {
 fn cogs_of_one_grid_combine_along_time_from_their_names() {
     let names = ["scene_20240103.tif", "scene_20240101.tif", "scene_20240102.tif"];
     let (_dir, scanned) = copies("cog_utm", &names);
-    let source: kerchunk_scan::CoordinateSource = r"name:scene_(\d{8})\.tif$:%Y%m%d".parse().unwrap();
-    let options = kerchunk_scan::CombineOptions::new("time").with_coordinate(source);
-    let combined = kerchunk_scan::combine_with(scanned, &options).unwrap();
+    let source: kerchunk_combine::CoordinateSource = r"name:scene_(\d{8})\.tif$:%Y%m%d".parse().unwrap();
+    let options = kerchunk_combine::CombineOptions::new("time").with_coordinate(source);
+    let combined = kerchunk_combine::combine_with(scanned, &options).unwrap();
     for group in ["", "overview_1/", "overview_2/"] {
         let data = text(&combined, &format!("{group}band_data/.zattrs"));
         assert_eq!(data["_ARRAY_DIMENSIONS"], serde_json::json!(["time", "y", "x", "band"]), "{group}");
@@ -587,9 +587,9 @@ fn cogs_of_one_grid_combine_along_time_from_their_names() {
 fn single_band_files_combine_along_band_from_their_names() {
     let names = ["scene_B3.tif", "scene_B1.tif", "scene_B2.tif"];
     let (_dir, scanned) = copies("cog_geographic_bigtiff", &names);
-    let source: kerchunk_scan::CoordinateSource = r"name:_B(\d+)\.tif$".parse().unwrap();
-    let options = kerchunk_scan::CombineOptions::new("band").with_coordinate(source);
-    let combined = kerchunk_scan::combine_with(scanned, &options).unwrap();
+    let source: kerchunk_combine::CoordinateSource = r"name:_B(\d+)\.tif$".parse().unwrap();
+    let options = kerchunk_combine::CombineOptions::new("band").with_coordinate(source);
+    let combined = kerchunk_combine::combine_with(scanned, &options).unwrap();
     assert_eq!(text(&combined, "band_data/.zarray")["shape"], serde_json::json!([3, 90, 180]));
     assert_eq!(url_of(&combined, "band_data/2.0.0"), "scene_B3.tif");
     let Some(Reference::Inline(bands)) = combined.get("band/0") else { panic!("no band/0") };

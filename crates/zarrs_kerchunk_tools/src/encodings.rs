@@ -1,6 +1,6 @@
 //! Does a combined set decode every target's chunks as the target itself says they decode?
 //! Each target file's own metadata is read (a header scan, no chunk bytes) and the attributes
-//! that change what a value decodes to ([`kerchunk_scan::decoding_attributes`]: packing, fill
+//! that change what a value decodes to ([`kerchunk_combine::decoding_attributes`]: packing, fill
 //! values, valid ranges, signedness, units and calendars) of each array whose chunks the set
 //! takes from it are compared with those the set gives that array. A set combined by kerchunk's
 //! `MultiZarrToZarr` or `VirtualiZarr` from files packed each their own way keeps the first
@@ -12,7 +12,8 @@ use std::fmt;
 use futures::StreamExt;
 use kerchunk::zarr::metadata::is_metadata_key;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource, Walk};
-use kerchunk_scan::{ScanOptions, decoding_attributes};
+use kerchunk_combine::decoding_attributes;
+use kerchunk_scan::ScanOptions;
 use serde::Serialize;
 use zarrs_kerchunk::{ReferenceStore, StoreRegistry};
 

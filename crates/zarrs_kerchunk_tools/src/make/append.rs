@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
-use kerchunk_scan::{CombineOptions, CoordinateSource, FileRests, ScanOptions, StreamedCombine};
+use kerchunk_combine::{CombineOptions, CoordinateSource, FileRests, StreamedCombine};
+use kerchunk_scan::ScanOptions;
 use zarrs_kerchunk::StoreRegistry;
 
 use super::streamed::recorded_streamed;
@@ -179,7 +180,7 @@ impl AppendPlan {
         existing: ReferenceSet,
         location: &str,
         scanned: Vec<(String, ReferenceSet)>,
-        reader: Option<kerchunk_scan::RangeReader>,
+        reader: Option<kerchunk_combine::RangeReader>,
     ) -> Result<Appended, MakeError> {
         let how = self.record().to_string();
         let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: how.clone() };
@@ -205,7 +206,7 @@ impl AppendPlan {
             return combine_held(inputs, &with_reader(options.clone()), &record);
         }
         let name = scanned[0].0.clone();
-        let new = kerchunk_scan::combine_with(scanned, &with_reader(options.clone()))?;
+        let new = kerchunk_combine::combine_with(scanned, &with_reader(options.clone()))?;
         // Both sets hold every dimension's values now. The new files extend the one dimension
         // whose values differ: new times for every member, or a new member at every time.
         let dimensions = std::iter::once(options.dimension.as_str()).chain(options.outer().map(|(d, _)| d));
@@ -263,7 +264,7 @@ impl Appended {
     }
 }
 
-/// `inputs` combined with `options`, `record` recorded, as [`combine_with`](kerchunk_scan::combine_with)
+/// `inputs` combined with `options`, `record` recorded, as [`combine_with`](kerchunk_combine::combine_with)
 /// combines them but without copying their chunks: each input is held in memory as it is (an
 /// append's inputs are there already) and its chunks read back, renumbered, as the result is
 /// walked.
@@ -276,7 +277,7 @@ fn combine_held(
     let mut rests = FileRests::new();
     for (name, set) in inputs {
         // The chunks are read back from the set itself: only what orders and checks it is copied.
-        rests.push(name.clone(), kerchunk_scan::combined_rest(&name, &set, options)?);
+        rests.push(name.clone(), kerchunk_combine::combined_rest(&name, &set, options)?);
         held.insert(name, Arc::new(set));
     }
     recorded_streamed(rests, options, Arc::new(held), record).map(Appended::Streamed)

@@ -6,9 +6,8 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use kerchunk::ReferenceSet;
-use kerchunk_scan::{
-    CombineOptionError, CombineOptions, CoordinateSource, RangeReader, ScanError, ScanOptions, Skipped, scan,
-};
+use kerchunk_combine::{CombineError, CombineOptionError, CombineOptions, CoordinateSource, RangeReader};
+use kerchunk_scan::{ScanError, ScanOptions, Skipped, scan};
 use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::object_store::ObjectStoreExt as _;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
@@ -36,9 +35,9 @@ pub const CONCURRENT_SCANS: usize = 16;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Combining {
-    /// Concatenated along one or more dimensions ([`kerchunk_scan::combine_with`]).
+    /// Concatenated along one or more dimensions ([`kerchunk_combine::combine_with`]).
     Concat(CombineOptions),
-    /// The union of their arrays, one file per variable ([`kerchunk_scan::merge`]).
+    /// The union of their arrays, one file per variable ([`kerchunk_combine::merge`]).
     Merge,
 }
 
@@ -115,9 +114,12 @@ pub enum MakeError {
     /// A file's path or URL cannot be reached.
     #[error(transparent)]
     Place(#[from] OutputError),
-    /// Scanning a file, or combining the sets, failed.
+    /// Scanning a file failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
+    /// Combining the sets failed: naming the file or set, the array and why.
+    #[error(transparent)]
+    Combine(#[from] CombineError),
     /// A file's references could not be set aside to be combined a file at a time
     /// ([`SetAsideFiles`]).
     #[error("cannot set aside the references of {file} to combine them: {source}")]
@@ -250,10 +252,10 @@ pub fn combine_scans(
                 Some(reader) => concat.clone().with_range_reader(reader),
                 None => concat.clone(),
             };
-            with_record(&kerchunk_scan::combine_with(sets, &concat)?, &record_of(combining, files))
+            with_record(&kerchunk_combine::combine_with(sets, &concat)?, &record_of(combining, files))
         }
         Some(combining @ Combining::Merge) => {
-            with_record(&kerchunk_scan::merge(sets, reader.as_ref())?, &record_of(combining, files))
+            with_record(&kerchunk_combine::merge(sets, reader.as_ref())?, &record_of(combining, files))
         }
         None if sets.len() > 1 && sets.iter().all(|(_, set)| is_grib(set)) => {
             let combined = kerchunk_scan::combine_grib(&sets)?;

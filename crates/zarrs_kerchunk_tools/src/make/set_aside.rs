@@ -7,7 +7,7 @@ use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kerchunk::{BoxError, JsonWriteOptions, ParseOptions, ReferenceSet};
-use kerchunk_scan::SetAside;
+use kerchunk_combine::SetAside;
 
 use super::MakeError;
 
@@ -15,8 +15,8 @@ use super::MakeError;
 /// 64 MiB, about three million references.
 pub const SET_ASIDE_MEMORY: usize = 64 << 20;
 
-/// Scanned files' chunks set aside for [`kerchunk_scan::combine_streamed`]
-/// ([`kerchunk_scan::split_combined_chunks`]), each file's a [`ReferenceSet`]: held in
+/// Scanned files' chunks set aside for [`kerchunk_combine::combine_streamed`]
+/// ([`kerchunk_combine::split_combined_chunks`]), each file's a [`ReferenceSet`]: held in
 /// memory while they fit a budget ([`ReferenceSet::memory_size`]), the rest written as
 /// kerchunk JSON, one after another, to a temporary file (under `TMPDIR`, deleted with this,
 /// or by the system if the process dies) and read back when asked.

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
-use kerchunk_scan::{CombineOptions, FileRests, RangeReader};
+use kerchunk_combine::{CombineOptions, FileRests, RangeReader};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{Bytes, ReadableStorageTraits as _, StoreKey, WritableStorageTraits as _};
@@ -53,7 +53,7 @@ impl std::fmt::Debug for CombinedSets {
 /// The reference sets `inputs` (each named as errors and the record name it, with the store
 /// over it), combined as `combining` says into one set to be written to `output`. Each set is
 /// read, its targets named for `output` ([`url_in_references`]), the arrays combining reads
-/// decoded ([`kerchunk_scan::decoded_arrays`]), and, when concatenating, its chunks set aside
+/// decoded ([`kerchunk_combine::decoded_arrays`]), and, when concatenating, its chunks set aside
 /// (up to `memory` bytes in memory, the rest in a temporary file) as the next set is read:
 /// memory grows with what orders and checks the sets, not with their chunks. Arrays that must
 /// be the same in every set and are held by range references are compared by the bytes they
@@ -82,7 +82,7 @@ pub fn combine_sets(
             let mut rests = FileRests::new();
             let prepare = |name: &String| {
                 let set = prepared(name, &open(name)?, output, concat)?;
-                kerchunk_scan::split_combined_chunks(name, &set, concat).map_err(MakeError::from)
+                kerchunk_combine::split_combined_chunks(name, &set, concat).map_err(MakeError::from)
             };
             for_each_in_order(sets, prepare, |name, (rest, chunks)| {
                 set_aside.keep(name, chunks)?;
@@ -107,7 +107,7 @@ pub fn combine_sets(
                 progress();
                 Ok(())
             })?;
-            let merged = kerchunk_scan::merge(held_sets, Some(&reader))?;
+            let merged = kerchunk_combine::merge(held_sets, Some(&reader))?;
             let references = with_record(&merged, &record_of(combining, &names));
             Ok(CombinedSets { sets: names, references: Box::new(references) })
         }
@@ -158,7 +158,7 @@ fn prepared(
 ) -> Result<ReferenceSet, MakeError> {
     let set = held(name, store)?;
     let set = &*set;
-    let decoded = kerchunk_scan::decoded_arrays(set, concat);
+    let decoded = kerchunk_combine::decoded_arrays(set, concat);
     let mut replaced = Vec::with_capacity(decoded.len());
     for path in &decoded {
         replaced.push(decode_array(name, store, set, path)?);

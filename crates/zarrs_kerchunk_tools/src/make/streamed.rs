@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use kerchunk_scan::{CombineOptions, FileRests, ScanOptions, SetAside, StreamedCombine};
+use kerchunk_combine::{CombineOptions, FileRests, SetAside, StreamedCombine};
+use kerchunk_scan::ScanOptions;
 use zarrs_kerchunk::StoreRegistry;
 
 use super::{Combining, Made, MakeError, SetAsideFiles, record_of, scan_each, with_record};
@@ -56,7 +57,7 @@ pub fn make_streamed(
     let combining = Combining::Concat(concat.clone());
     let mut rests = FileRests::new();
     let keep = |name: &str, set| {
-        let (rest, chunks) = kerchunk_scan::split_combined_chunks(name, &set, concat)?;
+        let (rest, chunks) = kerchunk_combine::split_combined_chunks(name, &set, concat)?;
         set_aside.keep(name, chunks)?;
         rests.push(name.to_owned(), rest);
         Ok(())
@@ -67,7 +68,7 @@ pub fn make_streamed(
 }
 
 /// Files whose combined chunks were set aside (each file's kept in `set_aside` under its name
-/// in `files`, the rest of its references in `rests`: [`kerchunk_scan::split_combined_chunks`]),
+/// in `files`, the rest of its references in `rests`: [`kerchunk_combine::split_combined_chunks`]),
 /// combined along `concat`'s dimensions, arrays that must be the same in every file read
 /// through `reader`, and the way they were combined recorded (under
 /// [`COMBINED_WITH`](super::COMBINED_WITH)). What [`make_streamed`] does after its scans, and
@@ -80,7 +81,7 @@ pub fn combine_set_aside(
     concat: &CombineOptions,
     set_aside: Arc<SetAsideFiles>,
     files: &[String],
-    reader: kerchunk_scan::RangeReader,
+    reader: kerchunk_combine::RangeReader,
 ) -> Result<StreamedCombine, MakeError> {
     let checked = concat.clone().with_range_reader(reader);
     recorded_streamed(rests, &checked, set_aside, &record_of(&Combining::Concat(concat.clone()), files))
@@ -94,7 +95,7 @@ pub(super) fn recorded_streamed(
     set_aside: Arc<dyn SetAside>,
     record: &serde_json::Value,
 ) -> Result<StreamedCombine, MakeError> {
-    let combined = kerchunk_scan::combine_streamed(rests, options, set_aside)?;
+    let combined = kerchunk_combine::combine_streamed(rests, options, set_aside)?;
     let base = with_record(combined.base(), record);
     Ok(combined.with_base(base))
 }

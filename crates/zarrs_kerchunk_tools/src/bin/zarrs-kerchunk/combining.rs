@@ -2,7 +2,7 @@
 //! values come from, the units times are written in, or a merge.
 
 use clap::Args;
-use kerchunk_scan::CoordinateSource;
+use kerchunk_combine::CoordinateSource;
 use zarrs_kerchunk_tools::make::{Combining, SET_ASIDE_MEMORY, combine_options};
 
 /// How several files' (or sets') references become one set.
@@ -49,7 +49,7 @@ pub(crate) struct CombineArgs {
 
 impl CombineArgs {
     /// How these options combine several files or sets: `None` for no dimension and no merge.
-    pub(crate) fn combining(&self) -> Result<Option<Combining>, kerchunk_scan::CombineOptionError> {
+    pub(crate) fn combining(&self) -> Result<Option<Combining>, kerchunk_combine::CombineOptionError> {
         let concat = combine_options(
             &self.concat,
             &self.coord,
@@ -69,5 +69,5 @@ impl CombineArgs {
 /// `DIM=SOURCE`, as `--coord` takes it.
 fn coordinate_source(text: &str) -> std::result::Result<(String, CoordinateSource), String> {
     let (dimension, source) = text.split_once('=').ok_or_else(|| format!("{text:?} is not DIM=SOURCE"))?;
-    Ok((dimension.to_owned(), source.parse().map_err(|e: kerchunk_scan::CombineOptionError| e.to_string())?))
+    Ok((dimension.to_owned(), source.parse().map_err(|e: kerchunk_combine::CombineOptionError| e.to_string())?))
 }

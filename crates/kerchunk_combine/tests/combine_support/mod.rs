@@ -41,22 +41,22 @@ type Held = std::collections::HashMap<String, std::sync::Arc<ReferenceSet>>;
 /// (`combined_rest`, as an append).
 pub(crate) fn combined(
     scans: Vec<(String, ReferenceSet)>,
-    options: &kerchunk_scan::CombineOptions,
-) -> Result<ReferenceSet, kerchunk_scan::ScanError> {
-    let (mut set_aside, mut read_from_whole) = ((kerchunk_scan::FileRests::new(), Held::default()), None);
+    options: &kerchunk_combine::CombineOptions,
+) -> Result<ReferenceSet, kerchunk_combine::CombineError> {
+    let (mut set_aside, mut read_from_whole) = ((kerchunk_combine::FileRests::new(), Held::default()), None);
     let (mut refused, mut refused_rest) = (None, None);
     for (name, set) in &scans {
-        match kerchunk_scan::split_combined_chunks(name, set, options) {
+        match kerchunk_combine::split_combined_chunks(name, set, options) {
             Ok((rest, chunks)) => {
                 set_aside.0.push(name.clone(), rest);
                 set_aside.1.insert(name.clone(), std::sync::Arc::new(chunks));
             }
             Err(error) => refused = refused.or(Some(error.to_string())),
         }
-        match kerchunk_scan::combined_rest(name, set, options) {
+        match kerchunk_combine::combined_rest(name, set, options) {
             Ok(rest) => {
                 let (rests, held) =
-                    read_from_whole.get_or_insert_with(|| (kerchunk_scan::FileRests::new(), Held::default()));
+                    read_from_whole.get_or_insert_with(|| (kerchunk_combine::FileRests::new(), Held::default()));
                 rests.push(name.clone(), rest);
                 held.insert(name.clone(), std::sync::Arc::new(copy(set)));
             }
@@ -64,7 +64,7 @@ pub(crate) fn combined(
         }
     }
     assert_eq!(refused_rest, refused, "combined_rest refuses as the split does");
-    let whole = kerchunk_scan::combine_with(scans, options);
+    let whole = kerchunk_combine::combine_with(scans, options);
     check_streamed(&whole, refused.clone(), set_aside, options);
     if let Some(read_from_whole) = read_from_whole.filter(|_| refused.is_none()) {
         check_streamed(&whole, None, read_from_whole, options);
@@ -84,16 +84,18 @@ fn copy(set: &ReferenceSet) -> ReferenceSet {
 /// That `combine_streamed` of `rests`, reading chunks back from `held`, gives what combining
 /// whole gave (`whole`), or the error `refused` names.
 fn check_streamed(
-    whole: &Result<ReferenceSet, kerchunk_scan::ScanError>,
+    whole: &Result<ReferenceSet, kerchunk_combine::CombineError>,
     refused: Option<String>,
-    (rests, held): (kerchunk_scan::FileRests, Held),
-    options: &kerchunk_scan::CombineOptions,
+    (rests, held): (kerchunk_combine::FileRests, Held),
+    options: &kerchunk_combine::CombineOptions,
 ) {
     use futures::StreamExt as _;
     use kerchunk::ReferenceSource as _;
     let streamed = match refused {
         Some(error) => Err(error),
-        None => kerchunk_scan::combine_streamed(rests, options, std::sync::Arc::new(held)).map_err(|e| e.to_string()),
+        None => {
+            kerchunk_combine::combine_streamed(rests, options, std::sync::Arc::new(held)).map_err(|e| e.to_string())
+        }
     };
     match (whole, streamed) {
         (Err(whole), Err(streamed)) => assert_eq!(streamed, whole.to_string(), "the same error a file at a time"),

@@ -8,7 +8,7 @@ use super::placement::{Holder, Placement, Renumber};
 use super::{
     Input, attributes, combine_error, differing_encoding, differing_field, encoding_reason, not_a_chunk, zarray,
 };
-use crate::error::ScanError;
+use crate::error::CombineError;
 
 /// The array at `path`, which no file has along `dimension`, with the
 /// dimension as a new first axis: each input's chunks at its position along
@@ -19,7 +19,7 @@ pub(super) fn stack(
     inputs: &[Input],
     path: &str,
     dimension: &str,
-) -> Result<Placement, ScanError> {
+) -> Result<Placement, CombineError> {
     let first = &inputs[0];
     let meta = zarray(&first.references, path)
         .filter(|meta| meta["shape"].is_array() && meta["chunks"].is_array())

@@ -14,7 +14,7 @@ use zarrs_cf::TimeUnits;
 
 use super::coordinate::numbers;
 use super::{Input, Keyed, RangeReader, attributes, chunk_indices, combine_error, item_size, zarray};
-use crate::error::ScanError;
+use crate::error::CombineError;
 
 /// The most values an array of times is written again with: it is held
 /// inline, so it is small; a `.zarray` that claims more is refused rather
@@ -80,7 +80,7 @@ pub(super) fn needs_rewriting(
     path: &str,
     ours: &[Option<ArrayTimes>],
     target: &TimeUnits,
-) -> Result<bool, ScanError> {
+) -> Result<bool, CombineError> {
     let first = &ours[0];
     let mut differ = false;
     for (input, times) in inputs.iter().zip(ours) {
@@ -126,7 +126,7 @@ pub(super) fn rewrite(
     ours: &[Option<ArrayTimes>],
     (target, target_text): (&TimeUnits, (&str, &str)),
     reader: Option<&RangeReader>,
-) -> Result<(), ScanError> {
+) -> Result<(), CombineError> {
     let first = &inputs[0];
     let mut blocks: Vec<(Vec<u64>, Vec<f64>)> = Vec::with_capacity(inputs.len());
     for (input, times) in inputs.iter().zip(ours) {

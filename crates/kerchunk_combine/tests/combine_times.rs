@@ -10,7 +10,8 @@ mod combine_support;
 
 use combine_support::{chunks, combined, expected, folder};
 use kerchunk::{ParseOptions, Reference, ReferenceSet};
-use kerchunk_scan::{CombineOptions, ScanOptions, scan};
+use kerchunk_combine::CombineOptions;
+use kerchunk_scan::{ScanOptions, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;

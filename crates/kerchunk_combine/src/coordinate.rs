@@ -10,7 +10,7 @@ use zarrs_cf::{DateTime, TimeUnits};
 use super::options::CombineOptions;
 use super::source::{CoordinateSource, FileValue, file_value};
 use super::{Input, attributes, chunk_key, combine_error, differing_encoding, encoding_reason, item_size, zarray};
-use crate::error::ScanError;
+use crate::error::CombineError;
 
 /// The combined coordinate array: its metadata and its values, in one chunk.
 pub(super) struct Combined {
@@ -55,7 +55,7 @@ enum Coordinates {
 /// `Data` or `Cf`, and the time units) say; an error if one has no
 /// coordinate inline, two start at the same value, or their dtypes or units
 /// differ in a way that cannot be reconciled.
-pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(Vec<Input>, Combined), ScanError> {
+pub(super) fn ordered(inputs: Vec<Input>, options: &CombineOptions) -> Result<(Vec<Input>, Combined), CombineError> {
     let dimension = options.dimension.as_str();
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut coordinates = Vec::with_capacity(inputs.len());
@@ -153,7 +153,7 @@ pub(super) fn inline_coordinate(input: &Input, dimension: &str) -> Result<(Value
 /// coarsest of days, hours, minutes and seconds that counts every one whole,
 /// since the first date's midnight, standard calendar. An error names the
 /// file whose value is missing, repeats another's, or is of another kind.
-pub(super) fn from_files(inputs: Vec<Input>, options: &CombineOptions) -> Result<(Vec<Input>, Combined), ScanError> {
+pub(super) fn from_files(inputs: Vec<Input>, options: &CombineOptions) -> Result<(Vec<Input>, Combined), CombineError> {
     let (dimension, source) = (options.dimension.as_str(), &options.coordinate);
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut with_values = Vec::with_capacity(inputs.len());
@@ -240,7 +240,7 @@ fn as_written(
     inputs: Vec<Input>,
     coordinates: Vec<Coordinate>,
     dimension: &str,
-) -> Result<(Vec<Input>, Coordinates), ScanError> {
+) -> Result<(Vec<Input>, Coordinates), CombineError> {
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     let mut pairs: Vec<(Input, Coordinate)> = inputs.into_iter().zip(coordinates).collect();
     pairs.sort_by(|a, b| a.1.numbers[0].total_cmp(&b.1.numbers[0]));
@@ -277,7 +277,7 @@ fn times(
     inputs: Vec<Input>,
     coordinates: Vec<Coordinate>,
     options: &CombineOptions,
-) -> Result<(Vec<Input>, Coordinates), ScanError> {
+) -> Result<(Vec<Input>, Coordinates), CombineError> {
     let dimension = options.dimension.as_str();
     let error = |name: &str, reason: String| combine_error(name, dimension, reason);
     refuse_packed_times(&inputs, dimension)?;
@@ -382,7 +382,7 @@ fn times(
 
 /// An error if the coordinate along `dimension` is packed: its times would be read as their
 /// stored numbers (the packing is the same in every file, which `ordered` checked).
-fn refuse_packed_times(inputs: &[Input], dimension: &str) -> Result<(), ScanError> {
+fn refuse_packed_times(inputs: &[Input], dimension: &str) -> Result<(), CombineError> {
     if let Some(attrs) = inputs.first().and_then(|input| attributes(&input.references, dimension))
         && let Some(name) = ["scale_factor", "add_offset"].into_iter().find(|name| attrs.get(name).is_some())
     {

@@ -1,12 +1,18 @@
-//! Many files' references into one set, concatenated along one dimension,
+//! Many reference sets combined into one: the references of files scanned by
+//! `kerchunk_scan`, or sets that exist, whoever made them (kerchunk's
+//! `SingleHdf5ToZarr`, `VirtualiZarr`'s `to_kerchunk`, ours). Sets in, a set
+//! out; this crate reads no file (arrays that must be compared by their stored
+//! bytes are read through a [`RangeReader`] the caller gives).
+//!
+//! Along one dimension, the files' references are concatenated,
 //! as kerchunk's `MultiZarrToZarr` does in its common case (`concat_dims`
 //! one dimension, every other array identical across files).
 //!
 //! The combined coordinate's values come from where [`CoordinateSource`]
 //! says. From the data (the default), each input must hold its coordinate
-//! along the dimension inline (a scan with
-//! [`ScanOptions::with_inlined_variables`](crate::ScanOptions::with_inlined_variables)
-//! does): its values order the files and become the combined coordinate.
+//! along the dimension inline (a scan with `kerchunk_scan`'s
+//! `ScanOptions::with_inlined_variables` does): its values order the files and
+//! become the combined coordinate.
 //! From a file's name or a global attribute, each file gives one value: the
 //! files are ordered by it, and where the arrays lack the dimension it is a
 //! new first axis of every array that is not itself a coordinate (the
@@ -33,13 +39,39 @@
 //! (the coordinate's `bounds`, which take its units, and arrays with time units
 //! of their own) are decoded with each file's units and written again in one,
 //! as the coordinate is, where any file's differ.
+//!
+//! [`combine`] joins many files' references along one dimension, as
+//! kerchunk's `MultiZarrToZarr(concat_dims=[dim])` with every other array in
+//! `identical_dims`: the chunk keys and ranges of concatenated arrays are
+//! kerchunk's. It differs on purpose where kerchunk loses or invents data:
+//! two files that start at the same coordinate value are an error (kerchunk
+//! merges them and one file's chunks overwrite the other's); an array
+//! without the dimension is taken from the first file (kerchunk gives it the
+//! dimension, with chunks missing between files, unless it is listed in
+//! `identical_dims`); the coordinate keeps its stored dtype (kerchunk
+//! converts `>f8` to `<f8`); shapes are checked, not only chunks. Times in
+//! units of each file's own are decoded and written again in the first
+//! file's units, as float64 (kerchunk's `cf:time` writes int64); units that
+//! differ otherwise are an error, never numbers concatenated as if they
+//! were in one unit.
+//!
+//! | Combining | |
+//! |---|---|
+//! | along one dimension, others identical | yes |
+//! | CF times in units of each file's own (`cf:`) | yes |
+//! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
+//! | several dimensions, the outer ones from names, attributes or the data (one value a file) ([`CombineOptions::then_along`]) | yes |
+//! | files of one variable each, merged ([`merge`]) | yes |
+//! | a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]), along one dimension or several | yes |
+//! | `var`, callables, `vattr:` | no |
+//!
 
-use crate::error::ScanError;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
 mod coordinate;
 mod encoding;
+mod error;
 mod held;
 mod merge;
 mod options;
@@ -53,10 +85,10 @@ mod times;
 use coordinate::{Combined, from_files, ordered};
 pub use encoding::decoding_attributes;
 use encoding::{differing_encoding, encoding_reason};
+pub use error::CombineError;
 pub(crate) use held::FileReferences;
 pub use held::FileRests;
 use held::Keyed;
-pub(crate) use merge::merge;
 pub use options::{CombineOptions, RangeReader};
 use placement::{Holder, Placement, Renumber, Unplaced};
 pub use source::{CombineOptionError, CoordinateSource};
@@ -76,8 +108,124 @@ pub(crate) struct Input {
 /// where no array has it (one value per file), every array that is not a
 /// coordinate gets it as a new first axis. The others, and every group's
 /// metadata, come from the first file.
-pub(crate) fn combine(inputs: Vec<Input>, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
+pub(crate) fn combine_inputs(inputs: Vec<Input>, options: &CombineOptions) -> Result<ReferenceSet, CombineError> {
     combine_placing(inputs, options, None)
+}
+
+/// Combine the references of many files into one set along `dimension`, as
+/// kerchunk's `MultiZarrToZarr(concat_dims=[dimension])` does when every
+/// other array is the same in each file (its `identical_dims`):
+///
+/// - files are ordered by their first coordinate value, and the coordinate
+///   becomes one inline array of every file's values, in that order;
+/// - when the files' coordinates differ in `units` or `calendar`, each must
+///   be a CF time (`<unit> since <date>`) in one calendar: the files are
+///   ordered by date, and the times written again as float64 in the units
+///   of the first (as kerchunk's `coo_map={dim: "cf:time"}` and xarray's
+///   `open_mfdataset` give them; the coordinate's fill value is dropped);
+/// - each array with the dimension is concatenated along it: its chunk keys
+///   renumbered, its references kept (URLs as each file's scan wrote them);
+///   an array of CF times (the coordinate's `bounds`, or with time units of
+///   its own) in units some file does not share is written again, inline, in
+///   the coordinate's (or its first file's);
+/// - every other array, and the groups' metadata, come from the first file,
+///   once each other file is checked to have the same metadata and inline
+///   values for it (values behind range references are read and compared
+///   only with [`CombineOptions::with_range_reader`], as the command line
+///   does).
+///
+/// Each input is `(name, references)`, the name used in errors; each must
+/// hold its coordinate inline (scan it with
+/// `kerchunk_scan`'s `ScanOptions::with_inlined_variables`).
+///
+/// # Errors
+/// [`CombineError::Combine`] naming the file and the array: a coordinate
+/// missing or not inline, two files starting at the same coordinate value,
+/// coordinates whose units differ and are not CF times in one calendar
+/// (naming both units), a time that is not a date, an array without the
+/// dimension whose metadata or inline values differ from the first file's,
+/// an array whose dtype, chunks, fill value, codecs or shape (beyond the
+/// dimension) differ from the first file's, an array whose attributes that
+/// change what its values decode to ([`decoding_attributes`]) differ from the
+/// first file's (naming the attribute and both values), or a file whose length
+/// along the dimension is not a multiple of the chunk length (but the last).
+pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, CombineError> {
+    combine_with(inputs, &CombineOptions::new(dimension))
+}
+
+/// [`combine`] as `options` say: the coordinate's values from
+/// [`CombineOptions::coordinate`], and times in the units of
+/// [`CombineOptions::with_time_units`] if given:
+///
+/// - [`CoordinateSource::Auto`]: what [`combine`] does;
+/// - [`CoordinateSource::Data`]: the files' coordinates as written (files
+///   whose units differ are an error); [`CoordinateSource::Cf`]: as CF
+///   times, decoded and written again in the first file's units;
+/// - [`CoordinateSource::Name`] or [`CoordinateSource::Attribute`]: one
+///   value per file, from its name (the last segment of the name given with
+///   its references) or a global attribute, a number or a date. The files
+///   are ordered by it, and the coordinate written as `<i8` (whole numbers),
+///   `<f8`, or `<f8` CF times (`days since` the first date, or hours,
+///   minutes or seconds where days do not count every date whole; standard
+///   calendar). Where arrays have the dimension, each file must be one long
+///   along it; where none has it, every array that is not a coordinate (an
+///   array named in some array's `_ARRAY_DIMENSIONS` or `grid_mapping`, in
+///   its group) gets it as a new first axis with chunks of 1, as kerchunk's
+///   `coo_map` with a regex or `attr:` gives it, and the coordinates must be
+///   the same in every file (so COGs of one grid become a time series);
+/// - with [`CombineOptions::with_time_units`], times (from the files'
+///   coordinates, unless `Data`, or from dates) are written in those units;
+///   files in another calendar than the one asked for are an error.
+///
+/// ```
+/// # use kerchunk::{ReferenceSet, ReferenceSetBuilder};
+/// use kerchunk_combine::{CombineOptions, CoordinateSource, combine_with};
+///
+/// // Each file holds t(x); the member number is only in the file's name.
+/// let file = |value: f32| {
+///     let mut builder = ReferenceSetBuilder::new();
+///     builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+///     builder.insert_inline("t/.zarray", br#"{"shape":[1],"chunks":[1],"dtype":"<f4","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#);
+///     builder.insert_inline("t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["x"]}"#);
+///     builder.insert_inline("t/0", &value.to_le_bytes());
+///     builder.build()
+/// };
+/// let source: CoordinateSource = r"name:_m(\d+)\.nc$".parse()?;
+/// let inputs = vec![("run_m7.nc".to_owned(), file(7.0)), ("run_m2.nc".to_owned(), file(2.0))];
+/// let combined = combine_with(inputs, &CombineOptions::new("member").with_coordinate(source))?;
+/// assert_eq!(combined.get("member/0").unwrap(), kerchunk::Reference::Inline(&[2i64.to_le_bytes(), 7i64.to_le_bytes()].concat()));
+/// assert_eq!(combined.get("t/1.0").unwrap(), kerchunk::Reference::Inline(&7f32.to_le_bytes()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// What [`combine`] gives, and [`CombineError::Combine`] naming the file: a
+/// name that does not match, text that is not a number or not a date in the
+/// format, a missing attribute, two files with one value, numbers and dates
+/// mixed, or a file more than one long along the dimension.
+pub fn combine_with(
+    inputs: Vec<(String, ReferenceSet)>,
+    options: &CombineOptions,
+) -> Result<ReferenceSet, CombineError> {
+    let inputs = inputs.into_iter().map(|(name, references)| Input { name, references: references.into() }).collect();
+    combine_inputs(inputs, options)
+}
+
+/// Merge the references of files that each hold some of the arrays (one
+/// file per variable, say) into one set: the union of their arrays, as
+/// xarray's `merge` gives it. An array that several files hold (a shared
+/// coordinate such as `lat`) is taken from the first that has it, once every
+/// other is checked to hold the same metadata and values: inline ones, and
+/// with a `reader` ([`RangeReader`]) the stored bytes of range references;
+/// the groups' metadata, the root's attributes included, from the first file
+/// that has them.
+///
+/// # Errors
+/// [`CombineError::Combine`] naming the file and the array that differs.
+pub fn merge(inputs: Vec<(String, ReferenceSet)>, reader: Option<&RangeReader>) -> Result<ReferenceSet, CombineError> {
+    let inputs: Vec<Input> =
+        inputs.into_iter().map(|(name, references)| Input { name, references: references.into() }).collect();
+    merge::merge(&inputs, reader)
 }
 
 /// [`combine`], each concatenated or stacked array's files and their renumbering
@@ -86,7 +234,7 @@ fn combine_placing(
     inputs: Vec<Input>,
     options: &CombineOptions,
     mut placements: Option<&mut Vec<Placement>>,
-) -> Result<ReferenceSet, ScanError> {
+) -> Result<ReferenceSet, CombineError> {
     if let Some(((dimension, source), inner)) = options.outer.split_last() {
         return outer::combine_outer(inputs, options, inner, (dimension, source), placements);
     }
@@ -251,7 +399,7 @@ fn concatenate(
     axis: usize,
     dimension: &str,
     one_per_file: bool,
-) -> Result<Placement, ScanError> {
+) -> Result<Placement, CombineError> {
     let error = combine_error;
     let first = &inputs[0];
     // The metadata must be JSON with a shape and chunks that reach the axis its
@@ -356,12 +504,12 @@ fn concatenate(
 /// through `reader` (without one, an inline chunk against a range is taken to
 /// differ, and two ranges are not compared).
 /// `why` ends each error's reason: why the array must be the same.
-pub(super) fn check_identical(
+pub(crate) fn check_identical(
     inputs: &[&Input],
     path: &str,
     why: &str,
     reader: Option<&RangeReader>,
-) -> Result<(), ScanError> {
+) -> Result<(), CombineError> {
     let first = inputs[0];
     let theirs = zarray(&first.references, path);
     let prefix = format!("{path}/");
@@ -468,7 +616,7 @@ fn chunk_indices(name: &str, ndim: usize) -> Option<Vec<u64>> {
 
 /// A key below an array that is neither its metadata nor one of its chunks (a `/` between
 /// indices, or indices that do not fit its dimensions): an error, never a chunk left out.
-fn not_a_chunk(file: &str, path: &str, key: &str, ndim: usize) -> ScanError {
+fn not_a_chunk(file: &str, path: &str, key: &str, ndim: usize) -> CombineError {
     combine_error(
         file,
         path,
@@ -526,8 +674,8 @@ fn item_size(dtype: &str) -> Option<usize> {
     dtype.get(2..)?.parse().ok()
 }
 
-fn combine_error(file: &str, array: &str, reason: String) -> ScanError {
-    ScanError::Combine { file: file.to_owned(), array: array.to_owned(), reason }
+fn combine_error(file: &str, array: &str, reason: String) -> CombineError {
+    CombineError::Combine { file: file.to_owned(), array: array.to_owned(), reason }
 }
 
 #[cfg(test)]
@@ -535,8 +683,8 @@ mod tests {
     use super::*;
 
     /// Combined with the coordinate from the data, as `combine` was before its sources.
-    fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSet, ScanError> {
-        super::combine(inputs, &CombineOptions::new(dimension))
+    fn combine(inputs: Vec<Input>, dimension: &str) -> Result<ReferenceSet, CombineError> {
+        super::combine_inputs(inputs, &CombineOptions::new(dimension))
     }
 
     /// A file with `time` = [start] and an array `v` whose metadata is `zarray` and `dims`.
@@ -622,12 +770,14 @@ mod tests {
         };
         let source: CoordinateSource = r"name:_m(\d+)".parse().unwrap();
         let options = CombineOptions::new("member").with_coordinate(source).with_identical(["mask"]);
-        let combined = super::combine(vec![file("run_m2", [1.0, 0.0]), file("run_m1", [1.0, 0.0])], &options).unwrap();
+        let combined =
+            super::combine_inputs(vec![file("run_m2", [1.0, 0.0]), file("run_m1", [1.0, 0.0])], &options).unwrap();
         assert_eq!(combined.get("v/1.0"), Some(Reference::Range { url: Some("run_m2"), offset: 0, length: 8 }));
         assert!(combined.get("mask/0").is_some() && combined.get("mask/0.0").is_none(), "mask taken once");
-        let err = super::combine(vec![file("run_m2", [1.0, 0.0]), file("run_m1", [0.0, 0.0])], &options).unwrap_err();
+        let err =
+            super::combine_inputs(vec![file("run_m2", [1.0, 0.0]), file("run_m1", [0.0, 0.0])], &options).unwrap_err();
         assert!(err.to_string().contains(r#"cannot combine run_m2: "mask": its values differ"#), "{err}");
-        let stacked = super::combine(
+        let stacked = super::combine_inputs(
             vec![file("run_m2", [1.0, 0.0]), file("run_m1", [0.0, 0.0])],
             &CombineOptions { identical: Vec::new(), ..options },
         )
@@ -648,7 +798,8 @@ mod tests {
             Input { name: name.to_owned(), references: builder.build().into() }
         };
         let options = CombineOptions::new("member").with_coordinate(r"name:_m(\d+)".parse().unwrap());
-        let combined = super::combine(vec![file("run_m9007199254740993"), file("run_m9007199254740992")], &options);
+        let combined =
+            super::combine_inputs(vec![file("run_m9007199254740993"), file("run_m9007199254740992")], &options);
         let expected = [9_007_199_254_740_992_i64.to_le_bytes(), 9_007_199_254_740_993_i64.to_le_bytes()].concat();
         assert_eq!(combined.unwrap().get("member/0"), Some(Reference::Inline(&expected)));
     }

@@ -31,7 +31,7 @@ use super::{
     CombineOptions, FileRests, Input, Keyed, array_paths, axis, chunk_indices, combine_error, combine_placing,
     coordinate_paths, holds_times, not_a_chunk, zarray,
 };
-use crate::error::ScanError;
+use crate::error::CombineError;
 
 /// A renumbered chunk: its combined indices, its name in its array and its reference.
 type Chunk = (Vec<u64>, String, OwnedReference);
@@ -68,13 +68,13 @@ impl<S: std::hash::BuildHasher + Send + Sync> SetAside for HashMap<String, Arc<R
 /// file to order and check it.
 ///
 /// # Errors
-/// [`ScanError::Combine`] if a key below such an array is neither its metadata
+/// [`CombineError::Combine`] if a key below such an array is neither its metadata
 /// nor one of its chunks, as combining would find.
 pub fn split_combined_chunks(
     name: &str,
     set: &ReferenceSet,
     options: &CombineOptions,
-) -> Result<(ReferenceSet, ReferenceSet), ScanError> {
+) -> Result<(ReferenceSet, ReferenceSet), CombineError> {
     let renumbered = renumbered_arrays(set, options);
     let mut chunks = ReferenceSetBuilder::new();
     // Each array's `.zarray` first, so that its chunks go to a dense table (20 bytes a chunk),
@@ -96,7 +96,7 @@ pub fn split_combined_chunks(
 ///
 /// # Errors
 /// As [`split_combined_chunks`].
-pub fn combined_rest(name: &str, set: &ReferenceSet, options: &CombineOptions) -> Result<ReferenceSet, ScanError> {
+pub fn combined_rest(name: &str, set: &ReferenceSet, options: &CombineOptions) -> Result<ReferenceSet, CombineError> {
     split(name, set, &renumbered_arrays(set, options), |_, _| {})
 }
 
@@ -107,7 +107,7 @@ fn split(
     set: &ReferenceSet,
     renumbered: &BTreeMap<String, usize>,
     mut chunk: impl FnMut(&str, Reference<'_>),
-) -> Result<ReferenceSet, ScanError> {
+) -> Result<ReferenceSet, CombineError> {
     let mut rest = ReferenceSetBuilder::new();
     for (key, reference) in set.iter() {
         if let Some((path, name_in_array)) = key.rsplit_once('/')
@@ -166,7 +166,7 @@ fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> B
 /// use std::sync::Arc;
 ///
 /// use kerchunk::{Lookup, Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource as _};
-/// use kerchunk_scan::{CombineOptions, FileRests, combine_streamed, split_combined_chunks};
+/// use kerchunk_combine::{CombineOptions, FileRests, combine_streamed, split_combined_chunks};
 ///
 /// // A file's references: one time, and one chunk of `t(time)` in the file.
 /// let file = |name: &str, time: f64| {
@@ -197,7 +197,7 @@ fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> B
 /// ```
 ///
 /// # Errors
-/// As [`combine_with`](crate::combine_with); [`ScanError::Combine`] also if an
+/// As [`combine_with`](crate::combine_with); [`CombineError::Combine`] also if an
 /// array combining concatenates lacks the dimension in some file (its chunks were
 /// not set aside), or a file set aside chunks of an array combining takes once
 /// (which the first file has without the dimension).
@@ -205,7 +205,7 @@ pub fn combine_streamed(
     rests: FileRests,
     options: &CombineOptions,
     set_aside: Arc<dyn SetAside>,
-) -> Result<StreamedCombine, ScanError> {
+) -> Result<StreamedCombine, CombineError> {
     let inputs: Vec<Input> =
         rests.into_files().into_iter().map(|(name, references)| Input { name, references }).collect();
     // Each array some file set aside, and the first file that did, for the check below that

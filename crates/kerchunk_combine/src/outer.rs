@@ -8,10 +8,10 @@ use kerchunk::ReferenceSet;
 use serde_json::Value;
 
 use super::{
-    CombineOptions, CoordinateSource, Holder, Input, Placement, attributes, combine, combine_error, combine_placing,
-    coordinate, source,
+    CombineOptions, CoordinateSource, Holder, Input, Placement, attributes, combine_error, combine_inputs,
+    combine_placing, coordinate, source,
 };
-use crate::error::ScanError;
+use crate::error::CombineError;
 
 /// `inputs` grouped by the value `source` gives each along the outermost
 /// `dimension`, each group combined along the `inner` ones (and the options'
@@ -28,7 +28,7 @@ pub(super) fn combine_outer(
     inner: &[(String, CoordinateSource)],
     (dimension, source): (&str, &CoordinateSource),
     placements: Option<&mut Vec<Placement>>,
-) -> Result<ReferenceSet, ScanError> {
+) -> Result<ReferenceSet, CombineError> {
     let mut groups: Vec<(GroupKey, Vec<Input>)> = Vec::new();
     for input in inputs {
         let value = group_key(source, dimension, &input)
@@ -59,7 +59,7 @@ pub(super) fn combine_outer(
         outer: Vec::new(),
         ..options.clone()
     };
-    let Some(placements) = placements else { return combine(combined, &outer) };
+    let Some(placements) = placements else { return combine_inputs(combined, &outer) };
     let mut outer_placements = Vec::new();
     let set = combine_placing(combined, &outer, Some(&mut outer_placements))?;
     for Placement { path, ndim, holders, contiguous } in outer_placements {

@@ -12,7 +12,8 @@ mod combine_support;
 
 use combine_support::{chunks, combined, expected, folder};
 use kerchunk::{ParseOptions, ReferenceSet};
-use kerchunk_scan::{CombineOptions, CoordinateSource, ScanOptions, scan};
+use kerchunk_combine::{CombineOptions, CoordinateSource};
+use kerchunk_scan::{ScanOptions, scan};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
@@ -213,7 +214,7 @@ fn members_and_times_both_in_the_data_combine_on_two_dimensions() {
 /// file whose shared coordinate differs is an error naming it and the array.
 #[test]
 fn files_of_one_variable_each_merge() {
-    let merged = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()]), None).unwrap();
+    let merged = kerchunk_combine::merge(scan_files(&["merged_t.nc".into(), "merged_rh.nc".into()]), None).unwrap();
     let store = open(merged);
     let expected = expected("merged");
     for name in ["t", "rh", "x"] {
@@ -223,7 +224,7 @@ fn files_of_one_variable_each_merge() {
         flatten(&expected[name], &mut theirs);
         assert_eq!(values, theirs, "{name}");
     }
-    let err = kerchunk_scan::merge(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]), None)
+    let err = kerchunk_combine::merge(scan_files(&["merged_t.nc".into(), "merged_rh_other_x.nc".into()]), None)
         .unwrap_err()
         .to_string();
     assert!(err.contains("merged_rh_other_x.nc") && err.contains("\"x\"") && err.contains("values differ"), "{err}");

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 
 use super::{Input, RangeReader, array_paths, check_identical};
-use crate::error::ScanError;
+use crate::error::CombineError;
 
 /// The union of the arrays of `inputs`: each array (every key under its
 /// path) from the first file that has it, once every other file that has it
@@ -17,9 +17,9 @@ use crate::error::ScanError;
 /// that has it.
 ///
 /// # Errors
-/// [`ScanError::Combine`] naming the file and the array whose metadata or
+/// [`CombineError::Combine`] naming the file and the array whose metadata or
 /// inline values differ from the first file's that has it.
-pub(crate) fn merge(inputs: &[Input], reader: Option<&RangeReader>) -> Result<ReferenceSet, ScanError> {
+pub(crate) fn merge(inputs: &[Input], reader: Option<&RangeReader>) -> Result<ReferenceSet, CombineError> {
     let held: Vec<BTreeSet<String>> =
         inputs.iter().map(|input| array_paths(&input.references).into_iter().collect()).collect();
     let arrays: BTreeSet<&String> = held.iter().flatten().collect();
