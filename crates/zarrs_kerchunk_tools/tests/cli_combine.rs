@@ -152,3 +152,27 @@ fn sets_are_appended_to_a_combined_set() {
         assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&expected["t"]), "{name}: t after --skip-existing");
     }
 }
+
+/// kerchunk's version 0 (a flat map of keys, as `SingleHdf5ToZarr(spec=0)` writes) combines as
+/// version 1 does: the same per-file references, written flat beside copies of their files.
+#[test]
+fn version_0_sets_combine_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sets = Vec::new();
+    for n in [2, 0, 1] {
+        std::fs::copy(file(&format!("refsets_{n}.nc")), dir.path().join(format!("refsets_{n}.nc"))).unwrap();
+        let v1: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(file(&format!("refsets_{n}.inline.json"))).unwrap()).unwrap();
+        let path = dir.path().join(format!("v0_{n}.json"));
+        std::fs::write(&path, serde_json::to_vec(&v1["refs"]).unwrap()).unwrap();
+        sets.push(path.to_str().unwrap().to_owned());
+    }
+    let out = dir.path().join("v0.json");
+    let (code, _, stderr) =
+        run(&["combine", &sets[0], &sets[1], &sets[2], "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected = combine_expected("refsets");
+    let refs = out.to_str().unwrap();
+    assert_eq!(cat_dates(refs, "time_bnds"), texts(&expected["time_bnds"]));
+    assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&expected["t"]));
+}
