@@ -172,7 +172,7 @@ impl AppendPlan {
     /// set has; whatever else the set holds must be the same.
     ///
     /// # Errors
-    /// [`MakeError::Scan`] if the sets cannot be combined: a file whose times fall within the
+    /// [`MakeError::Combine`] if the sets cannot be combined: a file whose times fall within the
     /// set's, an array that differs. [`MakeError::ExtendsSeveral`] if the new files differ from
     /// the set along several dimensions (new times for some members only).
     pub fn combine(

@@ -237,7 +237,7 @@ pub fn make_references(
 /// `reader` (see [`FilePlaces::reader`]) the stored bytes of range references too.
 ///
 /// # Errors
-/// [`MakeError::Scan`] if the sets cannot be combined (for GRIB sets, also where two hold the
+/// [`MakeError::Combine`] if the sets cannot be combined ([`MakeError::Scan`] for GRIB sets, where two hold the
 /// same message); [`MakeError::NeedsConcat`] for several sets and no combining, unless all are
 /// GRIB files' references, which combine by their messages' coordinates.
 pub fn combine_scans(

@@ -31,7 +31,7 @@ use crate::output::Places;
 /// 256 MiB, a coordinate of 32 million float64 values.
 const MOST_DECODED_BYTES: u64 = 256 << 20;
 
-/// How many sets [`combine_sets`] opens and prepares ahead of the one it sets aside.
+/// How many sets each of [`combine_sets`]' threads may open and prepare ahead of the one it sets aside.
 const PREPARED_AHEAD: usize = 8;
 
 /// What [`combine_sets`] gives.
@@ -50,9 +50,9 @@ impl std::fmt::Debug for CombinedSets {
     }
 }
 
-/// The reference sets `inputs` (each named as errors and the record name it, with the store
-/// over it), combined as `combining` says into one set to be written to `output`. Each set is
-/// read, its targets named for `output` ([`url_in_references`]), the arrays combining reads
+/// The reference sets `sets` (each a location, as errors and the record name it, opened by
+/// `open`), combined as `combining` says into one set to be written to `output`. Each set is
+/// opened and read (on a thread a core, a few sets ahead), its targets named for `output` ([`url_in_references`]), the arrays combining reads
 /// decoded ([`kerchunk_combine::decoded_arrays`]), and, when concatenating, its chunks set aside
 /// (up to `memory` bytes in memory, the rest in a temporary file) as the next set is read:
 /// memory grows with what orders and checks the sets, not with their chunks. Arrays that must
@@ -63,8 +63,8 @@ impl std::fmt::Debug for CombinedSets {
 ///
 /// # Errors
 /// [`MakeError::Input`] naming the set whose target cannot be resolved or whose array cannot
-/// be decoded; [`MakeError::Scan`] if the sets cannot be combined (naming the set, the array and
-/// why); [`MakeError::SetAside`] if a set's chunks cannot be set aside.
+/// be decoded, or the error `open` gives; [`MakeError::Combine`] if the sets cannot be combined
+/// (naming the set, the array and why); [`MakeError::SetAside`] if a set's chunks cannot be set aside.
 pub fn combine_sets(
     sets: &[String],
     open: impl Fn(&str) -> Result<ReferenceStore, MakeError> + Sync,

@@ -75,7 +75,7 @@ pub fn make_streamed(
 /// what combines the shares of a scan spread over other machines.
 ///
 /// # Errors
-/// [`MakeError::Scan`] if the files cannot be combined.
+/// [`MakeError::Combine`] if the files cannot be combined.
 pub fn combine_set_aside(
     rests: FileRests,
     concat: &CombineOptions,
