@@ -162,7 +162,13 @@ fn projected_coordinates_read_what_eccodes_gives() {
                 array.retrieve_array_subset::<Vec<f64>>(&array.subset_all()).unwrap_or_else(|e| panic!("{name}: {e}"));
             let (shape, theirs) = npy(&folder().join(format!("{name}.{coordinate}.npy")));
             assert_eq!(array.shape(), &shape[..], "{name}");
-            let worst = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert_eq!(ours.len(), theirs.len(), "{name} {coordinate}");
+            // NaN anywhere is the worst difference (`f64::max` would drop it, and NaN < 1e-9 is false).
+            let worst = ours
+                .iter()
+                .zip(&theirs)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, |worst: f64, d| if d.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(d) });
             assert!(worst < 1e-9, "{name} {coordinate}: {worst} degrees from eccodes");
             eprintln!("{name} {coordinate}: at most {worst:e} degrees from eccodes");
             checked += 1;
