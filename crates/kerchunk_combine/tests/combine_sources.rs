@@ -137,8 +137,14 @@ fn a_file_without_a_value_or_with_anothers_is_an_error_naming_it() {
     assert!(err.contains("its value 2020 is also dated_"), "every file gives 2020: {err}");
     let err = combined(scans("members"), &along("member", "attr:member".parse().unwrap())).unwrap_err().to_string();
     assert!(err.contains("no global attribute member"), "{err}");
-    for bad in ["name:no-group", "name:(", "attr:", "nonsense"] {
-        assert!(bad.parse::<CoordinateSource>().is_err(), "{bad}");
+    for (bad, reason) in [
+        ("name:no-group", "the regex needs a capture group"),
+        ("name:(", "regex parse error"),
+        ("attr:", "attr: needs an attribute name"),
+        ("nonsense", "expected data, cf, name:REGEX, name:REGEX:FORMAT or attr:NAME"),
+    ] {
+        let err = bad.parse::<CoordinateSource>().unwrap_err().to_string();
+        assert!(err.starts_with(&format!("invalid combining option {bad:?}: ")) && err.contains(reason), "{err}");
     }
 }
 
@@ -183,7 +189,8 @@ fn members_by_name_and_times_by_data_combine_on_two_dimensions() {
     check_members_and_times(&open(combined), "ens");
     // The same dimension twice is refused.
     let source: CoordinateSource = r"name:_m(\d+)_".parse().unwrap();
-    assert!(CombineOptions::new("time").then_along("time", source).is_err());
+    let err = CombineOptions::new("time").then_along("time", source).unwrap_err().to_string();
+    assert_eq!(err, r#"invalid combining option "time": the files are combined along it already"#);
 }
 
 /// Two dimensions both in the data (`ensdata_m*_*.nc`: each file one member, in a `member`

@@ -109,5 +109,6 @@ fn times_are_written_in_the_units_asked_for() {
     let options = CombineOptions::new("time").with_time_units("days since 2004-01-01", Some("standard")).unwrap();
     let err = combined(scans("noleap"), &options).unwrap_err().to_string();
     assert!(err.contains("calendar noleap differs from standard"), "{err}");
-    assert!(CombineOptions::new("time").with_time_units("metres", None).is_err());
+    let err = CombineOptions::new("time").with_time_units("metres", None).unwrap_err().to_string();
+    assert_eq!(err, r#"invalid combining option "metres": not CF time units (<unit> since <date>)"#);
 }

@@ -490,8 +490,13 @@ fn damaged_tiffs_are_errors_naming_the_fault() {
     let limited = scan_bytes(&good, &ScanOptions::default().with_max_header_bytes(64)).unwrap_err();
     assert!(matches!(limited, kerchunk_scan::ScanError::HeaderTooLarge { .. }), "{limited}");
 
-    for cut in [3, 7, 20] {
-        assert!(scan_bytes(&good[..cut], &ScanOptions::default()).is_err(), "cut at {cut}");
+    // Cut within the magic number, within the header, within the first IFD.
+    for (cut, reason) in [
+        (3, r#"x.tif is neither NetCDF-3, HDF5 (NetCDF-4), GRIB nor TIFF: it starts with "II*""#),
+        (7, "x.tif: 7 bytes is too short for a TIFF header"),
+        (20, "x.tif: an IFD of 9 entries at byte 8 runs past the end of the file (20)"),
+    ] {
+        assert_eq!(error(&good[..cut]), reason, "cut at {cut}");
     }
     let no_ifd = [&b"II*\0"[..], &0u32.to_le_bytes()].concat();
     assert!(error(&[no_ifd, vec![0; 64]].concat()).contains("no IFD"));
