@@ -136,6 +136,19 @@ def check_scanned(folder):
 LOSSY = {"jpeg_gray", "jpeg_rgb", "jpeg_ycbcr", "webp_lossy"}
 
 
+def worst_difference(ours, theirs):
+    """The largest absolute difference of two arrays: None for other shapes, NaN where one holds
+    NaN and the other does not (NaN in both agrees), so that `not worst <= bound` catches both;
+    numpy's max of differences would be NaN, and `NaN > bound` is false."""
+    if ours.shape != theirs.shape:
+        return None
+    a, b = ours.astype(float), theirs.astype(float)
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return float("nan")
+    differences = np.abs(a - b)[~np.isnan(a)]
+    return float(differences.max()) if differences.size else 0.0
+
+
 def check_codecs(folder):
     """kerchunk's references to GRIB2 (`codecs_grib`) or TIFF (`codecs_tiff`) files as `convert`
     wrote them (`written_<case>.*`), read with kerchunk's `grib` codec (eccodes) and imagecodecs'
@@ -167,8 +180,8 @@ def check_codecs(folder):
                 if tiff:
                     got = band_first(np.asarray(zarr.open_array(store, mode="r", zarr_format=2)[...]), case)
                     truth = np.load(f"{case}.npy")
-                    far = np.abs(got.astype(float) - truth.astype(float)).max() if got.shape == truth.shape else None
-                    if far is None or far > (4 if case in LOSSY else 0):
+                    far = worst_difference(got, truth)
+                    if far is None or not far <= (4 if case in LOSSY else 0):
                         problem = f"{got.shape} vs {truth.shape}, {far} apart"
                 else:
                     group = zarr.open_group(store, mode="r", zarr_format=2)
@@ -179,8 +192,9 @@ def check_codecs(folder):
                         if os.path.exists(f"{case}.{coordinate}.npy"):
                             theirs = np.load(f"{case}.{coordinate}.npy")
                             ours = np.asarray(group[coordinate][...])
-                            if ours.shape != theirs.shape or np.abs(ours - theirs).max() > 1e-9:
-                                problem = f"{coordinate} differs"
+                            far = worst_difference(ours, theirs)
+                            if far is None or not far <= 1e-9:
+                                problem = f"{coordinate} differs ({far} apart)"
             except Exception as e:  # noqa: BLE001 - any failure to read is a finding
                 problem = f"{type(e).__name__}: {e}"
             if problem:
