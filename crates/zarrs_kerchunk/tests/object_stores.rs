@@ -23,10 +23,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::Case;
 use common::faults::{
     Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall, deadline_for,
 };
+use common::{Case, Reads};
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::http::HttpBuilder;
@@ -129,29 +129,34 @@ fn builder(buckets: &Buckets) -> ReferenceStoreBuilder {
         .with_read_deadline(Duration::from_secs(30))
 }
 
-/// Read every array of `case` from the reference file at `location`, sync or async.
-async fn read_one(builder: &ReferenceStoreBuilder, case: &Case, location: &str, sync: bool) -> Vec<String> {
+/// Read every array of `case` from the reference file at `location`, sync or async: the
+/// errors and the wrong values apart (a set that cannot be opened is an error).
+async fn read_one(builder: &ReferenceStoreBuilder, case: &Case, location: &str, sync: bool) -> Reads {
+    let failed = |e: &dyn std::fmt::Display| Reads { errors: vec![format!("{location}: {e}")], wrong: Vec::new() };
     if sync {
-        let (builder, location) = (builder.clone(), location.to_owned());
+        let (builder, owned) = (builder.clone(), location.to_owned());
         let case = Case::all().into_iter().find(|c| c.name == case.name).unwrap();
-        return tokio::task::spawn_blocking(move || match builder.open(&location) {
-            Ok(store) => common::check_sync(&case, &Arc::new(store)),
-            Err(e) => vec![format!("{location}: {e}")],
-        })
-        .await
-        .unwrap();
+        let opened = tokio::task::spawn_blocking(move || {
+            builder.open(&owned).map(|store| common::read_sync(&case, &Arc::new(store)))
+        });
+        return match opened.await.unwrap() {
+            Ok(reads) => reads,
+            Err(e) => failed(&e),
+        };
     }
     match builder.open_async(location).await {
-        Ok(store) => common::check_async(case, Arc::new(store)).await,
-        Err(e) => vec![format!("{location}: {e}")],
+        Ok(store) => common::read_async(case, Arc::new(store)).await,
+        Err(e) => failed(&e),
     }
 }
 
 /// [`read_one`], sync and async.
-async fn read_case(builder: &ReferenceStoreBuilder, case: &Case, location: &str) -> Vec<String> {
-    let mut failures = read_one(builder, case, location, true).await;
-    failures.extend(read_one(builder, case, location, false).await);
-    failures
+async fn read_case(builder: &ReferenceStoreBuilder, case: &Case, location: &str) -> Reads {
+    let mut reads = read_one(builder, case, location, true).await;
+    let more = read_one(builder, case, location, false).await;
+    reads.errors.extend(more.errors);
+    reads.wrong.extend(more.wrong);
+    reads
 }
 
 async fn conformance_on(buckets: Buckets) {
@@ -163,7 +168,7 @@ async fn conformance_on(buckets: Buckets) {
         // Everything in one bucket, relative URLs.
         for file in case.references(true).into_iter().chain(case.references(false)) {
             let location = format!("{}{}/{file}", buckets.refs.0, case.name);
-            failures.extend(read_case(&builder(&buckets), &case, &location).await);
+            failures.extend(read_case(&builder(&buckets), &case, &location).await.failures());
             read += 1;
         }
         // References in one bucket, targets in the other, each with its own keys.
@@ -172,7 +177,8 @@ async fn conformance_on(buckets: Buckets) {
             let Some(cross) = absolute(&document, &format!("{}{}/", buckets.data.0, case.name)) else { continue };
             let path = format!("{}/cross-{file}", case.name);
             buckets.refs.1.put(&path.as_str().into(), PutPayload::from(cross)).await.unwrap();
-            failures.extend(read_case(&builder(&buckets), &case, &format!("{}{path}", buckets.refs.0)).await);
+            failures
+                .extend(read_case(&builder(&buckets), &case, &format!("{}{path}", buckets.refs.0)).await.failures());
             read += 1;
         }
     }
@@ -226,15 +232,10 @@ async fn through<F: Fault>(
                 let faulty: Arc<dyn ObjectStore> = Arc::new(Faulty::new(Arc::clone(store), fault));
                 let builder = ReferenceStoreBuilder::new().with_store(prefix, faulty).with_read_deadline(deadline);
                 let location = format!("{prefix}{}/{file}", case.name);
-                let failures = read_one(&builder, &case, &location, sync).await;
-                exact += case.arrays().len().saturating_sub(failures.len());
-                for failure in failures {
-                    if failure.contains("differs") || failure.contains("!=") {
-                        wrong.push(failure);
-                    } else {
-                        errors += 1;
-                    }
-                }
+                let reads = read_one(&builder, &case, &location, sync).await;
+                exact += case.arrays().len().saturating_sub(reads.errors.len() + reads.wrong.len());
+                errors += reads.errors.len();
+                wrong.extend(reads.wrong);
             }
         }
     }
@@ -286,7 +287,7 @@ async fn nginx() {
     for case in Case::all() {
         for file in case.references(true).into_iter().chain(case.references(false)) {
             let location = format!("{server}/data/{}/{file}", case.name);
-            failures.extend(read_case(&ReferenceStoreBuilder::new(), &case, &location).await);
+            failures.extend(read_case(&ReferenceStoreBuilder::new(), &case, &location).await.failures());
         }
     }
     assert!(failures.is_empty(), "nginx: {failures:#?}");
@@ -304,9 +305,9 @@ async fn nginx() {
     for case in fault_cases() {
         for file in case.references(true) {
             let location = format!("{server}/norange/{}/{file}", case.name);
-            for failure in read_case(&ReferenceStoreBuilder::new(), &case, &location).await {
-                if failure.contains("differs") || failure.contains("!=") { wrong.push(failure) } else { errors += 1 }
-            }
+            let reads = read_case(&ReferenceStoreBuilder::new(), &case, &location).await;
+            errors += reads.errors.len();
+            wrong.extend(reads.wrong);
         }
     }
     eprintln!("nginx max_ranges 0: {errors} errors, {} wrong", wrong.len());

@@ -232,55 +232,81 @@ pub(crate) fn listing_of(node: &Node) -> (Vec<String>, Vec<String>, BTreeMap<Str
     out
 }
 
-/// The hierarchy zarrs opened must list exactly what the case expects.
-fn check_listing(case: &Case, node: Result<Node, zarrs::node::NodeCreateError>, failures: &mut Vec<String>) {
-    match node {
-        Ok(node) if listing_of(&node) != expected_listing(case) => {
-            failures.push(format!("listing {:?} != {:?}", listing_of(&node), expected_listing(case)));
+/// How the arrays of a case read through a store: the reads that failed with an error, and
+/// those that gave wrong values (or a wrong listing). Kept apart so that a test of faults can
+/// require "an error or the exact values" without telling them apart by their messages.
+#[derive(Debug, Default)]
+pub(crate) struct Reads {
+    pub(crate) errors: Vec<String>,
+    pub(crate) wrong: Vec<String>,
+}
+
+impl Reads {
+    /// Every failure, errors first.
+    pub(crate) fn failures(self) -> Vec<String> {
+        self.errors.into_iter().chain(self.wrong).collect()
+    }
+
+    /// The hierarchy zarrs opened must list exactly what the case expects.
+    fn listing(&mut self, case: &Case, node: Result<Node, zarrs::node::NodeCreateError>) {
+        match node {
+            Ok(node) if listing_of(&node) != expected_listing(case) => {
+                self.wrong.push(format!("listing {:?} != {:?}", listing_of(&node), expected_listing(case)));
+            }
+            Ok(_) => {}
+            Err(e) => self.errors.push(format!("hierarchy: {e}")),
         }
-        Ok(_) => {}
-        Err(e) => failures.push(format!("hierarchy: {e}")),
+    }
+
+    /// One array's read, compared with what the case expects. The corpus lets a reader refuse
+    /// its `optional` arrays (bool, complex, fixed bytes, variable-length strings) with a clear
+    /// error, but zarrs decodes all four kinds, so here a refusal is a failure like any other:
+    /// accepting "some error" let a decode of the wrong length pass.
+    fn array(&mut self, case: &Case, entry: &Value, path: &str, read: Result<ArrayBytes<'_>, String>) {
+        match read.map(|bytes| compare(case, entry, bytes)) {
+            Ok(Ok(())) => {}
+            Ok(Err(wrong)) => self.wrong.push(format!("{path}: {wrong}")),
+            Err(error) => self.errors.push(format!("{path}: {error}")),
+        }
     }
 }
 
 /// Read every array of a case through a sync store; return the failures.
 pub(crate) fn check_sync(case: &Case, store: &Arc<ReferenceStore>) -> Vec<String> {
-    let mut failures = Vec::new();
-    check_listing(case, Node::open(store, "/"), &mut failures);
+    read_sync(case, store).failures()
+}
+
+/// Read every array of a case through a sync store: the errors and the wrong values apart.
+pub(crate) fn read_sync(case: &Case, store: &Arc<ReferenceStore>) -> Reads {
+    let mut reads = Reads::default();
+    reads.listing(case, Node::open(store, "/"));
     for entry in case.arrays() {
         let path = format!("/{}", entry["path"].as_str().unwrap());
-        let result = Array::open(store.clone(), &path)
+        let read = Array::open(store.clone(), &path)
             .map_err(|e| e.to_string())
-            .and_then(|a| a.retrieve_array_subset::<ArrayBytes>(&a.subset_all()).map_err(|e| e.to_string()))
-            .and_then(|bytes| compare(case, entry, bytes));
-        record(&path, result, &mut failures);
+            .and_then(|a| a.retrieve_array_subset::<ArrayBytes>(&a.subset_all()).map_err(|e| e.to_string()));
+        reads.array(case, entry, &path, read);
     }
     eprintln!("{}: checked {} arrays (sync)", case.name, case.arrays().len());
-    failures
+    reads
 }
 
 /// Read every array of a case through an async store; return the failures.
 pub(crate) async fn check_async(case: &Case, store: Arc<AsyncReferenceStore>) -> Vec<String> {
-    let mut failures = Vec::new();
-    check_listing(case, Node::async_open(store.clone(), "/").await, &mut failures);
-    for entry in case.arrays() {
-        let path = format!("/{}", entry["path"].as_str().unwrap());
-        let result = match Array::async_open(store.clone(), &path).await {
-            Ok(a) => a.async_retrieve_array_subset::<ArrayBytes>(&a.subset_all()).await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        }
-        .and_then(|bytes| compare(case, entry, bytes));
-        record(&path, result, &mut failures);
-    }
-    failures
+    read_async(case, store).await.failures()
 }
 
-/// Every array must read exactly. The corpus lets a reader refuse its `optional` arrays (bool,
-/// complex, fixed bytes, variable-length strings) with a clear error, but zarrs decodes all four
-/// kinds, so here a refusal is a failure like any other: accepting "some error" let a decode of
-/// the wrong length pass.
-fn record(path: &str, result: Result<(), String>, failures: &mut Vec<String>) {
-    if let Err(e) = result {
-        failures.push(format!("{path}: {e}"));
+/// Read every array of a case through an async store: the errors and the wrong values apart.
+pub(crate) async fn read_async(case: &Case, store: Arc<AsyncReferenceStore>) -> Reads {
+    let mut reads = Reads::default();
+    reads.listing(case, Node::async_open(store.clone(), "/").await);
+    for entry in case.arrays() {
+        let path = format!("/{}", entry["path"].as_str().unwrap());
+        let read = match Array::async_open(store.clone(), &path).await {
+            Ok(a) => a.async_retrieve_array_subset::<ArrayBytes>(&a.subset_all()).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        reads.array(case, entry, &path, read);
     }
+    reads
 }
