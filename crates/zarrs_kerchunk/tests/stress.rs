@@ -56,8 +56,11 @@ fn faulty(i: usize, inner: Arc<dyn ObjectStore>) -> (Arc<dyn ObjectStore>, Optio
     }
 }
 
+/// The store's own read deadline (two minutes) stands: none of these faults stalls, so a read
+/// that hits it hangs. A deadline of the test's own (10 s) counted a read slowed by a busy
+/// machine, 64 threads on two cores, as an error no fault explains.
 fn builder(store: Arc<dyn ObjectStore>) -> ReferenceStoreBuilder {
-    ReferenceStoreBuilder::new().with_store("s3://stress/", store).with_read_deadline(Duration::from_secs(10))
+    ReferenceStoreBuilder::new().with_store("s3://stress/", store)
 }
 
 fn json_cases() -> Vec<(Case, String)> {
