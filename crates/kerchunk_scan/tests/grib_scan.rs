@@ -347,6 +347,18 @@ fn a_forecast_runs_files_make_the_tree_of_one_file() {
     let inputs = [("run_f00.grib2".to_owned(), f00), ("run_f01.grib2".to_owned(), relabelled.build())];
     let mixed = kerchunk_scan::combine_grib(&inputs).unwrap();
     assert!(mixed.skipped.is_empty(), "{:?}", mixed.skipped);
+    // One group, as the two files make it when both are analyses (that tree checked above against
+    // the one file's): the same keys, every chunk the same message; only the attributes of the
+    // relabelled messages' arrays (their GRIB_dataType) may differ.
+    let plain = kerchunk_scan::combine_grib(&scans[..2]).unwrap().references;
+    let mixed = mixed.references;
+    assert_eq!(keys(&mixed), keys(&plain));
+    let mut chunks = 0;
+    for (key, reference) in plain.iter().filter(|(_, reference)| matches!(reference, Reference::Range { .. })) {
+        assert_eq!(mixed.get(&key), Some(reference), "{key}");
+        chunks += 1;
+    }
+    assert!(chunks > 0);
     // The same file twice: the second copy's messages are left out, named.
     let first = || {
         ("run_f00.grib2".to_owned(), scan_in(&folder(), "run_f00.grib2", &ScanOptions::default()).unwrap().references)
