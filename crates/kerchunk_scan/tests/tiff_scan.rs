@@ -582,8 +582,15 @@ fn cogs_of_one_grid_combine_along_time_from_their_names() {
             assert!(!attrs["_ARRAY_DIMENSIONS"].to_string().contains("time"), "{group}{unchanged}: {attrs}");
         }
     }
+    // The times are the dates the names give, in order: decoded with the units written.
     let time = text(&combined, "time/.zattrs");
-    assert!(time["units"].as_str().unwrap().starts_with("days since 2024-01-01"), "{time}");
+    let units =
+        zarrs_cf::TimeUnits::parse(time["units"].as_str().unwrap(), time["calendar"].as_str()).unwrap().unwrap();
+    assert_eq!(text(&combined, "time/.zarray")["dtype"], "<f8");
+    let Some(Reference::Inline(values)) = combined.get("time/0") else { panic!("no time/0") };
+    let dates: Vec<_> = values.chunks_exact(8).map(|v| units.date(f64::from_le_bytes(v.try_into().unwrap()))).collect();
+    let from_names: Vec<_> = (1..=3).map(|day| Some(zarrs_cf::DateTime::date(2024, 1, day))).collect();
+    assert_eq!(dates, from_names);
 }
 
 /// Single-band files of one scene (`_B1`, `_B2`...) become one array along `band`, the band
