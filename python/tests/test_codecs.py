@@ -78,14 +78,14 @@ def test_real_grib_messages_read_eccodes_values_in_the_engine(case: str) -> None
 
 @pytest.mark.parametrize("name", sorted(REAL_TIFF))
 def test_real_tiffs_read_rasterio_values_in_the_engine(name: str) -> None:
-    """rasterio's sample files (tests/codecs/tiff/real), every level, at every 7th row and column:
+    """rasterio's sample files (tests/codecs/tiff/real), every level, at every row and 7th column:
     exactly, or for JPEG no further from GDAL than kerchunk's own path."""
     for level, entry in enumerate(REAL_TIFF[name]):
         location = TIFF / "real" / f"{name}.kerchunk.json"
         store = ReferenceStore(str(location))
         array = zarr.open_array(store, mode="r", zarr_format=2, path=entry["path"])
         values = band_first(array[...], tuple(a.rstrip("0123456789") for a in entry["axes"]))
-        ours, truth = values[:, ::7, ::7], np.load(TIFF / "real" / f"{name}.{level}.npy")
+        ours, truth = values[:, :, ::7], np.load(TIFF / "real" / f"{name}.{level}.npy")
         if entry["tolerance"]:
             assert np.abs(ours.astype(int) - truth.astype(int)).max() <= entry["tolerance"], (name, level)
         else:

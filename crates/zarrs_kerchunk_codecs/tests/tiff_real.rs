@@ -1,7 +1,8 @@
 //! Real `GeoTIFF` files from rasterio's test suite (`tests/codecs/tiff/real`, made by its `make.py`):
 //! LZW and DEFLATE strips and tiles, Pack-bits, JPEG (RGBA, and YCbCr cloud-optimised files with every overview
-//! level), float NaN and nodata. Each array reads rasterio's values at every 7th row and column
-//! (the truth `make.py` keeps): exactly, or for JPEG no further than kerchunk's own Python path.
+//! level), float NaN and nodata. Each array reads rasterio's values at every row and every 7th
+//! column (the truth `make.py` keeps: every strip, one-row strips included): exactly, or for JPEG
+//! no further than kerchunk's own Python path.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::sync::Arc;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs_kerchunk::ReferenceStoreBuilder;
 
+/// Every 7th column of every row.
 const STRIDE: usize = 7;
 
 fn folder() -> PathBuf {
@@ -32,7 +34,7 @@ fn sample(bytes: &[u8], axes: &[String], [bands, height, width]: [usize; 3], ite
     let interleaved = axes.last().is_some_and(|a| a.starts_with('S'));
     let mut out = Vec::new();
     for b in 0..bands {
-        for y in (0..height).step_by(STRIDE) {
+        for y in 0..height {
             for x in (0..width).step_by(STRIDE) {
                 let at = if interleaved { (y * width + x) * bands + b } else { (b * height + y) * width + x };
                 out.extend_from_slice(&bytes[at * item..(at + 1) * item]);

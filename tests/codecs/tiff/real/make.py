@@ -9,9 +9,9 @@ imagecodecs added:
 
 For each NAME.tif: NAME.kerchunk.json (kerchunk.tiff.tiff_to_zarr, inline_threshold=0, the path
 replaced by the file's name), and for each array of it (the root, or one group per overview
-level of a COG) NAME.LEVEL.npy: rasterio's values of that level, band first, every 7th row and
-column (the files are up to 2880 x 1200 pixels: the sample crosses every tile and strip and keeps
-the truth small). cases.json says, per file, each array's path, its axes and how far a reader may
+level of a COG) NAME.LEVEL.npy: rasterio's values of that level, band first, at every row and
+every 7th column (the files are up to 2880 x 1200 pixels: every row, so that every strip is
+checked, one-row strips included, and a seventh of the columns, which keeps the truth small). cases.json says, per file, each array's path, its axes and how far a reader may
 be from rasterio: 0, or for JPEG as far as kerchunk's own Python path (fsspec, zarr, imagecodecs)
 is, and at least 4. The script checks that path reads rasterio's values exactly where lossless.
 """
@@ -73,7 +73,7 @@ def main():
             # is up to 11 from GDAL on these YCbCr COGs. A reader may be as far as it, and at least 4.
             assert same_nan and (lossy or far == 0), (name, array, far)
             tolerance = max(TOLERANCE, int(far)) if lossy else 0
-            np.save(HERE / f"{name}.{level}.npy", np.ascontiguousarray(truth[:, ::STRIDE, ::STRIDE]))
+            np.save(HERE / f"{name}.{level}.npy", np.ascontiguousarray(truth[:, :, ::STRIDE]))
             entries.append({"path": array, "axes": axes, "tolerance": tolerance, "shape": list(truth.shape)})
         cases[name] = entries
     (HERE / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
