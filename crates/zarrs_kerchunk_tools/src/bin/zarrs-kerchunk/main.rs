@@ -18,6 +18,7 @@ mod pin;
 mod plot;
 mod scan;
 mod stats;
+mod ticks;
 
 use std::process::ExitCode;
 

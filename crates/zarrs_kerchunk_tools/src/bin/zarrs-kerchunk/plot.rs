@@ -9,6 +9,8 @@
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::KeyPointHint;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 use serde_json::Value;
@@ -18,6 +20,7 @@ use zarrs_kerchunk::ReferenceStore;
 use crate::array::{Element, NamedArray, value_of};
 use crate::cf::{self, Picking};
 use crate::outcome::{Outcome, Result};
+use crate::ticks;
 
 const SIZE: (u32, u32) = (900, 600);
 
@@ -26,11 +29,13 @@ type PixelBox = ((i32, i32), (i32, i32));
 const FONT: &str = "sans-serif";
 
 /// One plotted dimension: its label, and per index its coordinate value (to
-/// orient the axis) and tick text, when there is a coordinate variable.
+/// orient the axis and place round ticks) and its text (for dates, which are
+/// ticked on cells), when there is a coordinate variable.
 struct Axis {
     label: String,
     values: Option<Vec<f64>>,
     ticks: Option<Vec<String>>,
+    dates: bool,
 }
 
 impl Axis {
@@ -45,17 +50,51 @@ impl Axis {
         self.ticks.iter_mut().for_each(|t| t.reverse());
     }
 
-    /// The label of the cell centred on `position`; none between cells.
-    fn tick(&self, position: f64) -> String {
-        if (position - position.round()).abs() > 1e-6 || position < -0.5 {
-            return String::new();
-        }
-        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a cell index on screen")]
-        let index = position.round().max(0.0) as usize;
-        match &self.ticks {
-            Some(ticks) => ticks.get(index).cloned().unwrap_or_default(),
-            None => index.to_string(),
-        }
+    /// At most `most` ticks between cell positions `from` and `to`: round
+    /// values of the coordinate where they fall, else whole cells on a round
+    /// step labelled with their dates, values or indices.
+    fn marks(&self, from: f64, to: f64, most: usize) -> Vec<ticks::Mark> {
+        let round = self.values.as_deref().filter(|_| !self.dates).and_then(|v| ticks::along(v, from, to, most));
+        let in_view = |(at, _): &ticks::Mark| (from..=to).contains(at);
+        round.map_or_else(
+            || {
+                ticks::cells(from, to, most, |i| match &self.ticks {
+                    Some(ticks) => ticks.get(i).cloned().unwrap_or_default(),
+                    None => i.to_string(),
+                })
+            },
+            |marks| marks.into_iter().filter(in_view).collect(),
+        )
+    }
+}
+
+/// A linear axis ticked where the marks are (plotters' own `WithKeyPoints`
+/// leaves its axes without a formatter).
+struct Ticked {
+    linear: RangedCoordf64,
+    positions: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(range: std::ops::Range<f64>, marks: &[ticks::Mark]) -> Self {
+        Self { linear: range.into(), positions: ticks::positions(marks) }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.linear.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _: Hint) -> Vec<f64> {
+        self.positions.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.linear.range()
     }
 }
 
@@ -123,7 +162,7 @@ pub(crate) fn run(store: &ReferenceStore, path: &str, slice: Option<&str>, picki
     let title = title(&name, &attributes, variable.as_ref(), &ranges, &plotted);
     let axis = |d: usize| match &variable {
         Some(variable) => axis(variable, d, &ranges[d]),
-        None => Ok(Axis { label: "index".into(), values: None, ticks: None }),
+        None => Ok(Axis { label: "index".into(), values: None, ticks: None, dates: false }),
     };
     let columns = &ranges[plotted[plotted.len() - 1]];
     let width = usize::try_from(columns.end - columns.start)?;
@@ -200,7 +239,7 @@ fn title(
 fn axis(variable: &Variable<ReferenceStore>, dim: usize, range: &std::ops::Range<u64>) -> Result<Axis> {
     let name = variable.dims()[dim].clone();
     let Some(coordinate) = variable.coordinate(dim) else {
-        return Ok(Axis { label: format!("{name} (index)"), values: None, ticks: None });
+        return Ok(Axis { label: format!("{name} (index)"), values: None, ticks: None, dates: false });
     };
     let values: Vec<f64> = coordinate.read(std::slice::from_ref(range))?.into_iter().collect();
     let ticks = cf::texts(&coordinate, values.iter().copied());
@@ -217,7 +256,8 @@ fn axis(variable: &Variable<ReferenceStore>, dim: usize, range: &std::ops::Range
     };
     let units = coordinate.units().filter(|_| coordinate.time_units().is_none());
     let label = units.map_or_else(|| name.clone(), |units| format!("{name} ({units})"));
-    Ok(Axis { label, values: Some(values), ticks: Some(ticks) })
+    let dates = coordinate.time_units().is_some();
+    Ok(Axis { label, values: Some(values), ticks: Some(ticks), dates })
 }
 
 /// Register the embedded font; the range of the values, widened when they are all equal.
@@ -234,13 +274,6 @@ fn prepare(grid: &Grid) -> Result<(f64, f64)> {
     } else {
         (low, high)
     })
-}
-
-/// A value on a scale spanning `span`, with as many decimals as the span needs (whole, never cut).
-fn scale_tick(value: f64, span: f64) -> String {
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped to 0..=6")]
-    let decimals = (1.0 - span.abs().max(f64::MIN_POSITIVE).log10().floor()).clamp(0.0, 6.0) as usize;
-    format!("{value:.decimals$}")
 }
 
 fn save(buffer: &[u8], transparent: &[PixelBox], output: &Path) -> Result<()> {
@@ -271,13 +304,14 @@ fn draw_map(grid: &Grid, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<
         let (main, bar) = root.split_horizontally(SIZE.0 - 150);
         #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
         let (w, h) = (width as f64, height as f64);
+        let (x_marks, y_marks) = (x_axis.marks(-0.5, w - 0.5, 8), y_axis.marks(-0.5, h - 0.5, 8));
         let mut chart = ChartBuilder::on(&main)
             .caption(&grid.title, (FONT, 20))
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(80)
             // Cells are centred on whole numbers, where their labels go.
-            .build_cartesian_2d(-0.5f64..w - 0.5, -0.5f64..h - 0.5)?;
+            .build_cartesian_2d(Ticked::new(-0.5..w - 0.5, &x_marks), Ticked::new(-0.5..h - 0.5, &y_marks))?;
         chart
             .configure_mesh()
             .disable_mesh()
@@ -285,8 +319,8 @@ fn draw_map(grid: &Grid, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<
             .y_desc(y_axis.label.as_str())
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
-            .x_label_formatter(&|x| x_axis.tick(*x))
-            .y_label_formatter(&|y| y_axis.tick(*y))
+            .x_label_formatter(&|x| ticks::label_at(&x_marks, *x))
+            .y_label_formatter(&|y| ticks::label_at(&y_marks, *y))
             .draw()?;
         let cells = grid.values.iter().enumerate().filter(|(_, v)| !grid.is_missing(**v)).map(|(i, v)| {
             #[expect(clippy::cast_precision_loss, reason = "grid sizes are far below 2^52")]
@@ -308,21 +342,22 @@ fn draw_map(grid: &Grid, x_axis: &Axis, y_axis: &Axis, output: &Path) -> Result<
     save(&buffer, &transparent, output)
 }
 
-/// The colour bar: the scale of the values, in their units, its ticks whole.
+/// The colour bar: the scale of the values, in their units, ticked on round values.
 fn draw_colour_bar(bar: &DrawingArea<BitMapBackend<'_>, Shift>, units: &str, low: f64, high: f64) -> Result<()> {
+    let marks = ticks::scale(low, high, 10);
     let mut scale = ChartBuilder::on(bar)
         .margin_top(45)
         .margin_bottom(57)
         .margin_right(10)
         .y_label_area_size(95)
         .caption(units, (FONT, 16))
-        .build_cartesian_2d(0f64..1f64, low..high)?;
+        .build_cartesian_2d(0f64..1f64, Ticked::new(low..high, &marks))?;
     scale
         .configure_mesh()
         .disable_mesh()
         .disable_x_axis()
         .label_style((FONT, 14))
-        .y_label_formatter(&|v| scale_tick(*v, high - low))
+        .y_label_formatter(&|v| ticks::label_at(&marks, *v))
         .draw()?;
     let steps = 256;
     scale.draw_series((0..steps).map(|s| {
@@ -346,12 +381,19 @@ fn draw_line(grid: &Grid, x_axis: &Axis, output: &Path) -> Result<()> {
         root.fill(&WHITE)?;
         #[expect(clippy::cast_precision_loss, reason = "lengths are far below 2^52")]
         let n = grid.values.len() as f64;
+        let x_marks = x_axis.marks(0.0, (n - 1.0).max(1.0), 7);
+        let y_marks = ticks::scale(low - margin, high + margin, 10);
         let mut chart = ChartBuilder::on(&root)
             .caption(&grid.title, (FONT, 20))
             .margin(20)
+            // Room for half a date label at the right end.
+            .margin_right(70)
             .x_label_area_size(45)
             .y_label_area_size(95)
-            .build_cartesian_2d(0f64..(n - 1.0).max(1.0), (low - margin)..(high + margin))?;
+            .build_cartesian_2d(
+                Ticked::new(0.0..(n - 1.0).max(1.0), &x_marks),
+                Ticked::new((low - margin)..(high + margin), &y_marks),
+            )?;
         let y_desc = if grid.units.is_empty() { "value".to_owned() } else { grid.units.clone() };
         chart
             .configure_mesh()
@@ -359,9 +401,8 @@ fn draw_line(grid: &Grid, x_axis: &Axis, output: &Path) -> Result<()> {
             .y_desc(y_desc)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
-            .x_labels(6)
-            .x_label_formatter(&|x| x_axis.tick(x.round()))
-            .y_label_formatter(&|v| scale_tick(*v, high - low))
+            .x_label_formatter(&|x| ticks::label_at(&x_marks, *x))
+            .y_label_formatter(&|v| ticks::label_at(&y_marks, *v))
             .draw()?;
         #[expect(clippy::cast_precision_loss, reason = "lengths are far below 2^52")]
         let points: Vec<(f64, f64)> = grid.values.iter().enumerate().map(|(i, &v)| (i as f64, v)).collect();
@@ -376,16 +417,6 @@ fn draw_line(grid: &Grid, x_axis: &Axis, output: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scale_ticks_are_whole_and_short() {
-        assert_eq!(scale_tick(29_000.0, 3_200.0), "29000");
-        assert_eq!(scale_tick(258.2, 130.0), "258");
-        assert_eq!(scale_tick(258.0, 13.0), "258");
-        assert_eq!(scale_tick(258.5, 4.0), "258.5");
-        assert_eq!(scale_tick(0.012_345, 0.01), "0.012");
-        assert_eq!(scale_tick(1.0, 0.0), "1.000000");
-    }
 
     #[test]
     fn grids_flip_rows_and_columns() {
@@ -404,10 +435,13 @@ mod tests {
             label: String::new(),
             values: Some(vec![75.0, f64::NAN, 15.0]),
             ticks: Some(vec!["75".into(), "?".into(), "15".into()]),
+            dates: false,
         };
         assert!(axis.descends());
         axis.reverse();
         assert!(!axis.descends());
-        assert_eq!((axis.tick(0.0), axis.tick(2.0), axis.tick(0.5)), ("15".into(), "75".into(), String::new()));
+        // A coordinate with a missing value is ticked on its cells.
+        let marks = axis.marks(-0.5, 2.5, 8);
+        assert_eq!(marks, [(0.0, "15".into()), (1.0, "?".into()), (2.0, "75".into())]);
     }
 }
