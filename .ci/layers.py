@@ -24,7 +24,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
-    ("kerchunk", "zarrs_zlib_sized", "zarrs_kerchunk_codecs", "zarrs_cf"),
+    ("kerchunk", "zarrs_zlib_sized", "hdf5_plugin_filters", "zarrs_kerchunk_codecs", "zarrs_cf"),
     ("zarrs_kerchunk", "kerchunk_scan", "kerchunk_combine"),
     ("kerchunk_icechunk",),
     ("zarrs_kerchunk_tools", "zarrs_kerchunk_examples"),
@@ -45,10 +45,11 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "zarrs_zlib_sized": [("lib",)],
+    "hdf5_plugin_filters": [("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings", "hdf5_plugins"),
         ("registry",),
         ("lib", "tests"),
     ],

@@ -71,6 +71,23 @@ for file in "$dest"/earliest.h5 "$dest"/latest.h5 "$dest"/netcdf4.nc; do
     "${scan[@]}" "$file" -o "$dest/written_scan_${name}.json" 2>/dev/null
     "${scan[@]}" "$file" -o "$dest/written_scan_${name}.parq" --inline-threshold 0 2>/dev/null
 done
+# HDF5's LZ4 and bitshuffle plugins as `scan` references them (imagecodecs' lz4h5 and bitshuffle
+# ids), read with imagecodecs' own codecs; and chunks stored under other filter masks than their
+# array's, held written again under the array's filters.
+dest="$out/scan_hdf5_plugins"
+mkdir -p "$dest"
+for file in plugin_filters.h5 hdf5_compression_lz4.h5 filter_masks.h5 hdf5_mali_chunk2.h5; do
+    cp "$root/tests/scan/hdf5/$file" "$root/tests/scan/hdf5/$file".*.npy "$dest/"
+done
+# Arrays no codec reads are held decoded when small (LZF, bitshuffle without LZ4 or with elements
+# left over), else left out, which the scan's own tests check: only the referenced ones are read.
+rm -f "$dest"/*.kerchunk.json "$dest"/plugin_filters.h5.lzf_* "$dest"/plugin_filters.h5.bitshuffle_{i4,large_i4,lz4_i2,lz4_f4,lz4_odd_f8}.npy
+chmod -R u+w "$dest"
+for file in "$dest"/*.h5; do
+    name="$(basename "$file")"
+    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.json" 2>/dev/null
+    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.parq" --inline-threshold 0 2>/dev/null
+done
 # kerchunk's references to GRIB2 and TIFF files (tests/codecs), written again by `convert`, read
 # with kerchunk's and imagecodecs' own codecs (eccodes, libtiff's codecs) beside the truth.
 for kind in grib tiff; do

@@ -19,6 +19,7 @@
 //! | `imagecodecs_png` | tifffile | PNG tiles (8 and 16 bits) |
 //! | `imagecodecs_lerc` | tifffile | LERC tiles, plain or in zlib or zstd (GDAL's `LERC`, `LERC_DEFLATE`, `LERC_ZSTD`) |
 //! | `imagecodecs_jpeg2k`, `imagecodecs_jpegxl` | tifffile | JPEG 2000 and JPEG XL tiles (8 and 16 bits) |
+//! | `imagecodecs_lz4h5`, `imagecodecs_bitshuffle` | `kerchunk_scan` (HDF5's LZ4 and bitshuffle plugins, filters 32004 and 32008), imagecodecs | HDF5's LZ4 blocks; bits transposed in blocks (with LZ4: `lz4h5` then `bitshuffle`) |
 //! | `fill_hdf_strings` | kerchunk (HDF5 with `vlen_encode="encode"` or `"null"`) | HDF5 strings by their heap ids, as text |
 //! | `fixedscaleoffset` | numcodecs, kerchunk (FITS) | `stored / scale + offset` in float64, as numcodecs computes |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
@@ -27,7 +28,8 @@
 //! Every codec here only decodes, and stops at the chunk's size: a stream
 //! that would decode to more is an error after at most one chunk's memory.
 //! Decoding is pure Rust (weezl, ruzstd, lzma-rust2, zlib-rs, png, rust-aec,
-//! hayro-jpeg2000, jpeg-decoder, image-webp, lerc-rs, jxl-oxide). JPEG 2000 makes this crate's
+//! hayro-jpeg2000, jpeg-decoder, image-webp, lerc-rs, jxl-oxide, `lz4_flex` through
+//! `hdf5_plugin_filters`). JPEG 2000 makes this crate's
 //! minimum Rust 1.92.
 //!
 //! ```
@@ -55,6 +57,7 @@ mod decode_only;
 mod deflate;
 mod error;
 mod grib;
+mod hdf5_plugins;
 mod hdf_strings;
 mod image;
 mod jpegxl;

@@ -14,6 +14,7 @@ use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
 use crate::grib::Grib;
 use crate::hdf_strings::FillHdfStrings;
+use crate::hdf5_plugins::{Bitshuffle, Lz4h5};
 use crate::image::{Jpeg, Jpeg2k, Png, Webp};
 use crate::jpegxl::JpegXl;
 use crate::lerc::Lerc;
@@ -47,6 +48,8 @@ pub const IDS: &[&str] = &[
     Jpeg2k::ID,
     JpegXl::ID,
     FillHdfStrings::ID,
+    Lz4h5::ID,
+    Bitshuffle::ID,
 ];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
@@ -125,6 +128,8 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(|_: IgnoredAny| Ok(Jpeg2k));
     registration.add(|_: IgnoredAny| Ok(JpegXl));
     registration.add(FillHdfStrings::new);
+    registration.add(|_: IgnoredAny| Ok(Lz4h5));
+    registration.add(Bitshuffle::new);
     registration
 }
 

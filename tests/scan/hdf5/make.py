@@ -10,6 +10,11 @@ needed by the tests themselves):
     python tests/scan/hdf5/make.py references   # only kerchunk's references, of the files as they are
     python tests/scan/hdf5/make.py plugins      # only plugin_filters.h5 (lzf, LZ4, bitshuffle) and its truth
 
+hdf5_compression_lz4.h5, hdf5_compression_bitshuffle.h5 (100 int64 values through HDF5's LZ4
+plugin and the bitshuffle plugin with LZ4) and hdf5_mali_chunk2.h5 (chunks stored under three
+filter masks) are kerchunk's own test files (fsspec/kerchunk at 3cd5ddc, tests/, MIT, made by its
+tests/gen_hdf5.py with hdf5plugin), copied; only their truth is made here (`plugins`).
+
 air_linked.nc is kerchunk's own test file (fsspec/kerchunk, tests/air_linked.nc, MIT): a NetCDF-4
 file whose lat and time have hard links (lat_hard, time_hard) and soft links (lat_soft,
 time_soft) beside them. It is copied, not made.
@@ -143,9 +148,9 @@ def superblock_v1_file(path):
 
 def filter_masks_file(path):
     """Chunks stored with different filters: HDF5 skips a filter on a chunk it
-    did not shrink, and records that in the chunk's filter mask. `small` (held
-    decoded, under the threshold) and `large` (left out) have one chunk with
-    deflate skipped; `all_raw` has it skipped on every chunk (then the array
+    did not shrink, and records that in the chunk's filter mask. `small` and
+    `large` have one chunk with deflate skipped (kerchunk holds it written again
+    in `small`, and fails on `large`); `all_raw` has it skipped on every chunk (then the array
     simply has no filter)."""
     with h5py.File(path, "w", libver="earliest") as f:
         for name, dtype, n in [("small", "i4", 8), ("large", "f8", 100), ("all_raw", "i2", 8)]:
@@ -157,6 +162,17 @@ def filter_masks_file(path):
             else:
                 ds.id.write_direct_chunk((0,), data[:chunk].tobytes(), filter_mask=1)
             ds.id.write_direct_chunk((chunk,), data[chunk:].tobytes(), filter_mask=1)
+
+
+def fletcher_masks_file(path):
+    """`checked`: deflate then fletcher32, its second chunk written with both skipped (mask
+    0x3). Described in one array it needs that chunk checksummed again, which the scanner does
+    not write, so it is left out; kerchunk fails on it too (not in its references)."""
+    with h5py.File(path, "w", libver="earliest") as f:
+        data = np.arange(64, dtype="i4")
+        ds = f.create_dataset("checked", shape=(64,), dtype="i4", chunks=(32,), compression="gzip", fletcher32=True)
+        ds[:32] = data[:32]
+        ds.id.write_direct_chunk((32,), data[32:].tobytes(), filter_mask=3)
 
 
 def netcdf4_file(path):
@@ -211,6 +227,9 @@ def series(folder):
     np.save(folder / "series.temp.npy", np.concatenate(temps))
 
 
+KERCHUNK_FILES = ["hdf5_compression_lz4.h5", "hdf5_compression_bitshuffle.h5", "hdf5_mali_chunk2.h5"]
+
+
 def plugin_filters_file(path):
     """Datasets compressed by filters outside HDF5 (h5py's lzf, hdf5plugin's LZ4 and
     bitshuffle): small ones, which kerchunk holds decoded, and one too large to hold."""
@@ -225,6 +244,18 @@ def plugin_filters_file(path):
         f.create_dataset("bitshuffle_lz4_i2", data=np.arange(45, dtype="i2").reshape(9, 5), chunks=(9, 5), **hdf5plugin.Bitshuffle(cname="lz4"))
         f.create_dataset("bitshuffle_lz4_f4", data=np.linspace(-1, 1, 20, dtype="f4"), chunks=(20,), **hdf5plugin.Bitshuffle(cname="lz4"))
         f.create_dataset("large_lz4", data=np.arange(4000, dtype="f8"), chunks=(1000,), **hdf5plugin.LZ4())
+        # Too large to hold: referenced through imagecodecs' lz4h5 and bitshuffle. Noise, so that
+        # LZ4 blocks of many sizes and blocks it did not shrink (stored as they are) are there;
+        # chunks of several bitshuffle blocks (2048 elements of 4 bytes), an edge chunk.
+        noise = rng.normal(size=(6000,)).astype("f4")
+        f.create_dataset("lz4_noise_f4", data=noise, chunks=(2500,), **hdf5plugin.LZ4(nbytes=4096))
+        f.create_dataset("bitshuffle_large_i4", data=np.cumsum(rng.integers(-9, 10, size=5000)).astype("i4"),
+                         chunks=(2500,), **hdf5plugin.Bitshuffle(cname="none"))
+        f.create_dataset("bitshuffle_lz4_large_f4", data=noise.reshape(60, 100), chunks=(40, 60),
+                         **hdf5plugin.Bitshuffle(cname="lz4"))
+        # Chunks of 1003 elements: the last 3 of each are stored as they are, which no codec reads.
+        f.create_dataset("bitshuffle_lz4_odd_f8", data=rng.normal(size=1003), chunks=(1003,),
+                         **hdf5plugin.Bitshuffle(cname="lz4"))
 
 
 def truth(path):
@@ -306,6 +337,10 @@ def main():
         plugin_filters_file(path)
         truth(path)
         kerchunk_refs(path)
+        for name in KERCHUNK_FILES:
+            truth(HERE / name)
+        fletcher_masks_file(HERE / "fletcher_masks.h5")
+        truth(HERE / "fletcher_masks.h5")
         return
     if sys.argv[1:] == ["references"]:
         # kerchunk's references again, for the files as they are (h5py writes times into a

@@ -132,17 +132,24 @@ pub(crate) fn chunk_entries(
 }
 
 /// HDF5 filter ids.
-const DEFLATE: u16 = 1;
-const SHUFFLE: u16 = 2;
+pub(crate) const DEFLATE: u16 = 1;
+pub(crate) const SHUFFLE: u16 = 2;
 const FLETCHER32: u16 = 3;
 const BLOSC: u16 = 32001;
-const ZSTD: u16 = 32015;
+const LZ4: u16 = 32004;
+const BITSHUFFLE: u16 = 32008;
+pub(crate) const ZSTD: u16 = 32015;
 
 /// The zarr v2 filters of a pipeline, in the order HDF5 applied them when
 /// writing, leaving out those `mask` says were skipped (bit i for the i-th
-/// filter of the pipeline); or the name of the first filter zarr cannot
-/// decode.
-pub(crate) fn zarr_filters(pipeline: &[FilterDescription], mask: u32, itemsize: u64) -> Result<Vec<String>, String> {
+/// filter of the pipeline), for chunks of `elements` elements of `itemsize`
+/// bytes; or the name of the first filter zarr cannot decode.
+pub(crate) fn zarr_filters(
+    pipeline: &[FilterDescription],
+    mask: u32,
+    itemsize: u64,
+    elements: u64,
+) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for (i, filter) in pipeline.iter().enumerate() {
         if i < 32 && mask >> i & 1 == 1 {
@@ -169,21 +176,66 @@ pub(crate) fn zarr_filters(pipeline: &[FilterDescription], mask: u32, itemsize: 
             // HDF5's checksum, after the data: numcodecs' `fletcher32` is the same.
             FLETCHER32 => r#"{"id":"fletcher32"}"#.to_owned(),
             ZSTD => format!(r#"{{"id":"zstd","level":{},"checksum":false}}"#, cd.first().copied().unwrap_or(0)),
+            // HDF5's LZ4 plugin writes what imagecodecs calls lz4h5.
+            LZ4 => r#"{"id":"imagecodecs_lz4h5"}"#.to_owned(),
+            BITSHUFFLE => {
+                out.extend(bitshuffle(cd, itemsize, elements)?);
+                continue;
+            }
             id => return Err(filter_name(id, filter.name.as_deref())),
         });
     }
     Ok(out)
 }
 
+/// The bitshuffle plugin's codecs: its values are its version (two), the
+/// element size, the block size in elements (0: the default) and the
+/// compression (0 none, 2 LZ4). With LZ4, each transposed block is
+/// compressed after a header as HDF5's LZ4 plugin writes one, so
+/// imagecodecs' `lz4h5` then `bitshuffle` read it, but only when no elements
+/// are left over past the last multiple of 8 (the plugin stores those as they
+/// are, outside any block). Uncompressed, no codec zarr-python runs reads it:
+/// imagecodecs' `bitshuffle` takes the element size from the array it is
+/// handed, and zarr-python hands a chunk's bytes as one-byte elements (it
+/// reads right only after a codec that returns bytes, as `lz4h5` does).
+fn bitshuffle(cd: &[u32], itemsize: u64, elements: u64) -> Result<Vec<String>, String> {
+    let (element, block) =
+        (cd.get(2).copied().filter(|&e| e > 0).map_or(itemsize, u64::from), cd.get(3).copied().unwrap_or(0));
+    let shuffle = format!(r#"{{"id":"imagecodecs_bitshuffle","itemsize":{element},"blocksize":{block}}}"#);
+    match cd.get(4).copied().unwrap_or(0) {
+        2 if elements.is_multiple_of(8) => Ok(vec![shuffle, r#"{"id":"imagecodecs_lz4h5"}"#.to_owned()]),
+        2 => Err(format!(
+            "the bitshuffle filter (id 32008) with LZ4 on chunks of {elements} elements, not a multiple of 8: \
+             the plugin stores the last {} as they are, which no zarr codec reads",
+            elements % 8
+        )),
+        0 => Err("the bitshuffle filter (id 32008) without compression, which zarr-python's imagecodecs_bitshuffle \
+                  misreads (as one-byte elements) unless a codec that returns bytes runs before it"
+            .to_owned()),
+        other => Err(format!(
+            "the bitshuffle filter (id 32008) with compression {other} (3 is zstd), which no zarr codec reads"
+        )),
+    }
+}
+
 fn filter_name(id: u16, name: Option<&str>) -> String {
-    let known = match id {
+    format!("the {} filter (id {id}), which zarr v2 has no codec for", known_name(id, name))
+}
+
+/// A filter's name: HDF5's and the registered plugins' own, else the one the file gives.
+pub(crate) fn known_name(id: u16, name: Option<&str>) -> &str {
+    match id {
+        DEFLATE => "deflate",
+        SHUFFLE => "shuffle",
+        FLETCHER32 => "fletcher32",
         4 => "szip",
         5 => "nbit",
         6 => "scaleoffset",
         32000 => "lzf",
-        32004 => "lz4",
-        32008 => "bitshuffle",
+        BLOSC => "blosc",
+        LZ4 => "lz4",
+        BITSHUFFLE => "bitshuffle",
+        ZSTD => "zstd",
         _ => name.unwrap_or("unknown"),
-    };
-    format!("the {known} filter (id {id}), which zarr v2 has no codec for")
+    }
 }

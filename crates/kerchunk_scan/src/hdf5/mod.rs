@@ -8,6 +8,7 @@ mod attrs;
 mod dtype;
 mod layout;
 mod plugins;
+mod reencode;
 pub(crate) mod storage;
 
 use std::collections::{HashMap, HashSet};
@@ -393,14 +394,14 @@ impl Scanner<'_> {
                         itemsize,
                     )
                     .map_err(|e| self.trouble(&e))?;
-                    let mask = entries.first().map_or(0, |e| e.filter_mask);
-                    if let Some(other) = entries.iter().find(|e| e.filter_mask != mask) {
-                        return Err(Trouble::Skip(format!(
-                            "its chunks were stored with different filters (masks {mask:#x} and {:#x}), which one zarr array cannot describe",
-                            other.filter_mask
-                        )));
-                    }
-                    filters = layout::zarr_filters(&storage.filters, mask, element.itemsize).map_err(Trouble::Skip)?;
+                    let masks: Vec<u32> = entries.iter().map(|e| e.filter_mask).collect();
+                    let mask = reencode::array_mask(&masks);
+                    let elements = chunk64.iter().product();
+                    filters = layout::zarr_filters(&storage.filters, mask, element.itemsize, elements)
+                        .map_err(Trouble::Skip)?;
+                    // Chunks under another mask are written again under the array's, and held.
+                    let odd = entries.iter().filter(|e| e.filter_mask != mask).count() as u64;
+                    self.holdable(odd.saturating_mul(unfiltered))?;
                     for entry in entries {
                         // A chunk wholly outside the extent is stale (the
                         // dataset shrank): HDF5 keeps it, readers ignore it.
@@ -419,7 +420,28 @@ impl Scanner<'_> {
                         }
                         let length = if storage.filters.is_empty() { unfiltered } else { entry.size };
                         let offset = within_file(base, entry.address, length, size)?;
-                        out.push((key, Chunk::Range { offset, length }));
+                        if entry.filter_mask == mask {
+                            out.push((key, Chunk::Range { offset, length }));
+                            continue;
+                        }
+                        let stored = self.storage.bytes(offset..offset + length).map_err(Trouble::Stop)?;
+                        let unfiltered = usize::try_from(unfiltered).unwrap_or(usize::MAX);
+                        let encoded = reencode::reencode(
+                            &storage.filters,
+                            &stored,
+                            entry.filter_mask,
+                            mask,
+                            itemsize,
+                            unfiltered,
+                        )
+                        .map_err(|reason| {
+                            Trouble::Skip(format!(
+                                "its chunks were stored with different filters (masks {mask:#x} and {:#x}), \
+                                         and {reason}",
+                                entry.filter_mask
+                            ))
+                        })?;
+                        out.push((key, Chunk::Inline(encoded)));
                     }
                 }
                 Ok((chunk64, filters, out))
