@@ -49,28 +49,30 @@ for case in "$root"/tests/data/*/; do
         "${convert[@]}" "$input" "$dest/written_${kind}_dict.parq" --paths dictionary 2>/dev/null
     done
 done
-# What `scan` makes from the NetCDF-3 test files, as JSON and as parquet, beside their ground truth.
-scan=("$binary" scan)
+# What `scan` makes of each FILE in DEST, as JSON and as parquet (nothing inline), named
+# `written_scan_<name>` after the file's name without SUFFIX.
+scan_each() {
+    local dest="$1" suffix="$2" file name
+    shift 2
+    for file in "$@"; do
+        name="$(basename "$file" "$suffix")"
+        "$binary" scan "$file" -o "$dest/written_scan_${name}.json" 2>/dev/null
+        "$binary" scan "$file" -o "$dest/written_scan_${name}.parq" --inline-threshold 0 2>/dev/null
+    done
+}
+# What `scan` makes from the NetCDF-3 test files, beside their ground truth.
 dest="$out/scan_netcdf3"
 mkdir -p "$dest"
 cp "$root"/tests/scan/netcdf3/*.nc "$root"/tests/scan/netcdf3/*.npy "$dest/"
 chmod -R u+w "$dest"
-for file in "$dest"/*.nc; do
-    stem="$(basename "$file" .nc)"
-    "${scan[@]}" "$file" -o "$dest/written_scan_${stem}.json" 2>/dev/null
-    "${scan[@]}" "$file" -o "$dest/written_scan_${stem}.parq" --inline-threshold 0 2>/dev/null
-done
+scan_each "$dest" .nc "$dest"/*.nc
 # What `scan` makes from the HDF5 and NetCDF-4 test files, the same way.
 dest="$out/scan_hdf5"
 mkdir -p "$dest"
 cp "$root"/tests/scan/hdf5/earliest.h5* "$root"/tests/scan/hdf5/latest.h5* "$root"/tests/scan/hdf5/netcdf4.nc* "$dest/"
 rm -f "$dest"/*.kerchunk.json
 chmod -R u+w "$dest"
-for file in "$dest"/earliest.h5 "$dest"/latest.h5 "$dest"/netcdf4.nc; do
-    name="$(basename "$file")"
-    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.json" 2>/dev/null
-    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.parq" --inline-threshold 0 2>/dev/null
-done
+scan_each "$dest" "" "$dest"/earliest.h5 "$dest"/latest.h5 "$dest"/netcdf4.nc
 # HDF5's LZ4 and bitshuffle plugins as `scan` references them (imagecodecs' lz4h5 and bitshuffle
 # ids), read with imagecodecs' own codecs; and chunks stored under other filter masks than their
 # array's, held written again under the array's filters.
@@ -83,11 +85,7 @@ done
 # left over), else left out, which the scan's own tests check: only the referenced ones are read.
 rm -f "$dest"/*.kerchunk.json "$dest"/plugin_filters.h5.lzf_* "$dest"/plugin_filters.h5.bitshuffle_{i4,large_i4,lz4_i2,lz4_f4,lz4_odd_f8}.npy
 chmod -R u+w "$dest"
-for file in "$dest"/*.h5; do
-    name="$(basename "$file")"
-    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.json" 2>/dev/null
-    "${scan[@]}" "$file" -o "$dest/written_scan_${name}.parq" --inline-threshold 0 2>/dev/null
-done
+scan_each "$dest" "" "$dest"/*.h5
 # kerchunk's references to GRIB2 and TIFF files (tests/codecs), written again by `convert`, read
 # with kerchunk's and imagecodecs' own codecs (eccodes, libtiff's codecs) beside the truth.
 for kind in grib tiff; do
