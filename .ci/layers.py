@@ -24,7 +24,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
-    ("kerchunk", "zarrs_zlib_sized", "hdf5_plugin_filters", "zarrs_kerchunk_codecs", "zarrs_cf"),
+    ("kerchunk", "zarrs_zlib_sized", "hdf5_plugin_filters", "grib_grids", "zarrs_kerchunk_codecs", "zarrs_cf"),
     ("zarrs_kerchunk", "kerchunk_scan", "kerchunk_combine"),
     ("kerchunk_icechunk",),
     ("zarrs_kerchunk_tools", "zarrs_kerchunk_examples"),
@@ -46,6 +46,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "hdf5_plugin_filters": [("lib",)],
+    "grib_grids": [("error",), ("section",), ("conformal", "equal_area", "rotated"), ("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),

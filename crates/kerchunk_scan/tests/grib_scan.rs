@@ -467,6 +467,90 @@ fn grib1_messages_have_kerchunks_attributes_and_eccodes_values() {
     }
 }
 
+/// Every projected grid of `tests/codecs/grib` (from eccodes' sample) has kerchunk's attributes.
+/// Grids whose rows keep one latitude and columns one longitude though they are projected
+/// (Mercator, `mercator_*.grib2`) have 1-D `latitude` and `longitude` as kerchunk holds them (its first column and row of eccodes' iterator), within
+/// 1e-9 degrees of them and of eccodes' every point; kerchunk's attributes; eccodes' values.
+#[test]
+fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let codecs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib");
+    let cases: serde_json::Map<String, Value> = json(&codecs.join("cases.json")).as_object().unwrap().clone();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut read, mut attributes) = (0, 0);
+    for (case, keys) in cases.iter().filter(|(_, keys)| keys.get("gridType").is_some()) {
+        let name = format!("{case}.grib2");
+        let scanned = scan_in(&codecs, &name, &ScanOptions::default()).unwrap();
+        assert!(scanned.skipped.is_empty(), "{name}: {:?}", scanned.skipped);
+        let theirs = json(&codecs.join(format!("{case}.kerchunk.json")));
+        let group = "t/instant/surface";
+        let mut expected: Value = serde_json::from_str(theirs["refs"]["t/.zattrs"].as_str().unwrap()).unwrap();
+        let mut got = text(&scanned.references, &format!("{group}/t/.zattrs"));
+        // kerchunk's one message is (latitude, longitude) or (y, x); the tree's adds time and step.
+        let dimensions = got.as_object_mut().unwrap().remove("_ARRAY_DIMENSIONS").unwrap();
+        let mut theirs_dimensions = vec![serde_json::json!("time"), serde_json::json!("step")];
+        theirs_dimensions.extend(expected["_ARRAY_DIMENSIONS"].as_array().unwrap().iter().cloned());
+        assert_eq!(dimensions, Value::Array(theirs_dimensions), "{name}");
+        expected.as_object_mut().unwrap().remove("_ARRAY_DIMENSIONS");
+        assert_eq!(got, expected, "{name}");
+        attributes += 1;
+        if keys["gridType"] != "mercator" {
+            continue;
+        }
+        let side = |key: &str| usize::try_from(keys[key].as_u64().unwrap()).unwrap();
+        let (ny, nx) = (side("Ny"), side("Nx"));
+        let every = |coordinate: &str| {
+            let npy = std::fs::read(codecs.join(format!("{case}.{coordinate}.npy"))).unwrap();
+            f64s(&npy[usize::from(u16::from_le_bytes([npy[8], npy[9]])) + 10..])
+        };
+        let (all_latitudes, all_longitudes) = (every("latitude"), every("longitude"));
+        for (coordinate, eccodes) in [
+            ("latitude", (0..ny).map(|j| all_latitudes[j * nx]).collect::<Vec<_>>()),
+            ("longitude", all_longitudes[..nx].to_vec()),
+        ] {
+            let ours = f64s(&inline(&scanned.references, &format!("{group}/{coordinate}/0")));
+            let kerchunks = theirs["refs"][format!("{coordinate}/0")].as_str().unwrap();
+            let kerchunks = f64s(
+                &base64::Engine::decode(
+                    &base64::engine::general_purpose::STANDARD,
+                    kerchunks.strip_prefix("base64:").unwrap(),
+                )
+                .unwrap(),
+            );
+            assert_eq!((ours.len(), kerchunks.len()), (eccodes.len(), eccodes.len()), "{name} {coordinate}");
+            for ((a, b), c) in ours.iter().zip(&kerchunks).zip(&eccodes) {
+                assert!(
+                    (a - b).abs() < 1e-9 && (a - c).abs() < 1e-9,
+                    "{name} {coordinate}: {a} against kerchunk's {b}, eccodes' {c}"
+                );
+            }
+            let attributes = text(&scanned.references, &format!("{group}/{coordinate}/.zattrs"));
+            assert_eq!(attributes["_ARRAY_DIMENSIONS"], serde_json::json!([coordinate]), "{name}");
+        }
+        // Every point's coordinates are the rows' and columns': a Mercator grid is rectilinear.
+        for j in 0..ny {
+            for i in 0..nx {
+                assert!((all_latitudes[j * nx + i] - all_latitudes[j * nx]).abs() < 1e-9, "{name}");
+                assert!((all_longitudes[j * nx + i] - all_longitudes[i]).abs() < 1e-9, "{name}");
+            }
+        }
+        let path = dir.path().join(format!("{case}.json"));
+        scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
+        std::fs::copy(codecs.join(&name), dir.path().join(&name)).unwrap();
+        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+        let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+        let array = Array::open(store, &format!("/{group}/t")).unwrap();
+        let values: Vec<f64> = array.retrieve_array_subset(&array.subset_all()).unwrap();
+        let npy = std::fs::read(codecs.join(format!("{case}.npy"))).unwrap();
+        let truth = f64s(&npy[usize::from(u16::from_le_bytes([npy[8], npy[9]])) + 10..]);
+        assert_eq!(values.len(), truth.len(), "{name}");
+        assert!(values.iter().zip(&truth).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: values differ");
+        read += 1;
+    }
+    assert_eq!(read, 2, "mercator_sphere and mercator_wgs84");
+    assert_eq!(attributes, cases.values().filter(|keys| keys.get("gridType").is_some()).count());
+}
+
 /// Over HTTP (nginx from `.ci/servers.sh`): a file with NOAA's `.idx` beside it, one with ECMWF's
 /// `.index`, and one with neither (404s for both) give the references they give locally.
 #[test]

@@ -23,7 +23,7 @@
 //! | `fill_hdf_strings` | kerchunk (HDF5 with `vlen_encode="encode"` or `"null"`) | HDF5 strings by their heap ids, as text |
 //! | `fixedscaleoffset` | numcodecs, kerchunk (FITS) | `stored / scale + offset` in float64, as numcodecs computes |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
-//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a projected grid's coordinates (Lambert, polar stereographic, equal area, rotated) |
+//! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a projected grid's coordinates (Lambert, Mercator, polar stereographic, equal area, rotated, by `grib_grids`) |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
 //! that would decode to more is an error after at most one chunk's memory.

@@ -6,7 +6,8 @@ Run from the repository root in python/tests/run.sh's virtualenv with eccodes,
 cfgrib and kerchunk's GRIB dependencies added (versions in README.md beside
 this file; not needed by the tests themselves):
 
-    python tests/codecs/grib/make.py
+    python tests/codecs/grib/make.py                # every case made again
+    python tests/codecs/grib/make.py CASE [CASE...]  # only these projected cases (cases.json updated for them)
 
 For each CASE it writes CASE.grib2 (one message, from eccodes' samples), and:
 - CASE.kerchunk.json: kerchunk.grib2.scan_grib(CASE.grib2)[0] (the message's
@@ -19,6 +20,7 @@ For each CASE it writes CASE.grib2 (one message, from eccodes' samples), and:
 """
 import json
 import pathlib
+import sys
 
 import eccodes
 import numpy as np
@@ -301,8 +303,42 @@ PROJECTED = {
     },
 }
 
+# Mercator (template 3.10), as NOAA's air-quality model (AQM) writes its Hawaii grid: a sphere of
+# radius 6371229 m, true at 20N, 2.5 km cells; and on WGS84, north first, true at 0 (the equator).
+PROJECTED["mercator_sphere"] = {
+    "gridDefinitionTemplateNumber": 10,
+    "shapeOfTheEarth": 6,
+    "Ni": 40,
+    "Nj": 30,
+    "latitudeOfFirstGridPointInDegrees": 15.0,
+    "longitudeOfFirstGridPointInDegrees": 195.0,
+    "LaDInDegrees": 20.0,
+    "latitudeOfLastGridPointInDegrees": 15.68,
+    "longitudeOfLastGridPointInDegrees": 195.95,
+    "orientationOfTheGridInDegrees": 0.0,
+    "DiInMetres": 2500.0,
+    "DjInMetres": 2500.0,
+    "jScansPositively": 1,
+}
+PROJECTED["mercator_wgs84"] = {
+    "gridDefinitionTemplateNumber": 10,
+    "shapeOfTheEarth": 5,
+    "Ni": 30,
+    "Nj": 25,
+    "latitudeOfFirstGridPointInDegrees": -10.0,
+    "longitudeOfFirstGridPointInDegrees": 350.0,
+    "LaDInDegrees": 0.0,
+    "latitudeOfLastGridPointInDegrees": 30.0,
+    "longitudeOfLastGridPointInDegrees": 30.0,
+    "orientationOfTheGridInDegrees": 0.0,
+    "DiInMetres": 150000.0,
+    "DjInMetres": 150000.0,
+    "jScansPositively": 1,
+}
+
 # The gridType eccodes reports for each grid template.
-GRID_TYPES = {1: "rotated_ll", 20: "polar_stereographic", 30: "lambert", 140: "lambert_azimuthal_equal_area"}
+GRID_TYPES = {1: "rotated_ll", 10: "mercator", 20: "polar_stereographic", 30: "lambert",
+              140: "lambert_azimuthal_equal_area"}
 
 READ_BACK = [
     "packingType",
@@ -420,9 +456,29 @@ def truth(path):
     return values.reshape(shape)
 
 
+def projected_only(names):
+    """Only the projected cases `names` made again, their keys in cases.json replaced."""
+    from kerchunk.grib2 import scan_grib
+
+    summary = json.loads((HERE / "cases.json").read_text())
+    for seed, (name, keys) in enumerate(PROJECTED.items(), start=100):
+        if name not in names:
+            continue
+        path, read_back = make_projected(name, keys, seed)
+        summary[name] = read_back
+        np.save(HERE / f"{name}.npy", truth(path))
+        refs = scan_grib(str(path), inline_threshold=0)
+        text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    (HERE / "cases.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+
+
 def main():
     from kerchunk.grib2 import scan_grib
 
+    if sys.argv[1:]:
+        projected_only(sys.argv[1:])
+        return
     summary = {}
     for seed, (name, (sample, keys, scale, offset, bitmap)) in enumerate(CASES.items()):
         path, read_back = make(name, sample, keys, scale, offset, bitmap, seed)

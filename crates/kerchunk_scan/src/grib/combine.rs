@@ -150,6 +150,7 @@ fn messages_of(name: &str, refs: &ReferenceSet) -> Result<Vec<Scanned>, String> 
         let grid_type: &'static str = match grid_type {
             "regular_ll" => "regular_ll",
             "rotated_ll" => "rotated_ll",
+            "mercator" => "mercator",
             "lambert" => "lambert",
             "polar_stereographic" => "polar_stereographic",
             "lambert_azimuthal_equal_area" => "lambert_azimuthal_equal_area",

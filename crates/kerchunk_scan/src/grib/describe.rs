@@ -192,6 +192,7 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
     Ok(match template {
         0 => "regular_ll",
         1 => "rotated_ll",
+        10 => "mercator",
         20 => "polar_stereographic",
         30 => "lambert",
         140 => "lambert_azimuthal_equal_area",

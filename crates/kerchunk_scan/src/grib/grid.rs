@@ -74,7 +74,9 @@ pub(crate) fn attributes(
             put("longitudeOfFirstGridPointInDegrees", json!(degrees(raw(43, 46)?)));
             put("longitudeOfSouthernPoleInDegrees", json!(degrees(raw(78, 81)?)));
         }
-        // cfgrib has no grid keys for these.
+        // cfgrib has no grid keys for these; uvRelativeToGrid is a data attribute, where eccodes
+        // has the key: Mercator's (octet 47), not polar stereographic's or 3.140's.
+        "mercator" => put("uvRelativeToGrid", json!((raw(47, 47)? >> 3) & 1)),
         _ => {}
     }
     Ok((u64::try_from(ny).unwrap_or(0), u64::try_from(nx).unwrap_or(0)))

@@ -243,14 +243,39 @@ fn describe_message(
         Ok(description) => description,
         Err(reason) => return Ok(Err(reason)),
     };
-    let axes = if description.grid_type == "regular_ll" {
-        let axes = grids.axes(&keys.grid, || grid::regular_axes(&keys.grid, keys.get("numberOfDataPoints")));
-        let Some(axes) = axes else {
-            return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, no rows, or not its number of points)".into()));
-        };
-        Some(axes)
-    } else {
-        None
+    let axes = match description.grid_type {
+        "regular_ll" => {
+            let axes = grids.axes(&keys.grid, || grid::regular_axes(&keys.grid, keys.get("numberOfDataPoints")));
+            let Some(axes) = axes else {
+                return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, no rows, or not its number of points)".into()));
+            };
+            Some(axes)
+        }
+        // A Mercator grid's rows keep one latitude and its columns one longitude: 1-D, as kerchunk has them.
+        "mercator" => {
+            let points = usize::try_from(keys.get("numberOfDataPoints").unwrap_or(0)).unwrap_or(0);
+            let mut trouble = None;
+            let axes = grids.axes(&keys.grid, || {
+                grib_grids::axes(&keys.grid, points)
+                    .and_then(|(latitudes, longitudes)| {
+                        if latitudes.len() * longitudes.len() == points {
+                            Ok((latitudes, longitudes))
+                        } else {
+                            Err(grib_grids::GridError::Layout(format!(
+                                "a grid whose rows and columns are not its {points} points"
+                            )))
+                        }
+                    })
+                    .map_err(|error| trouble = Some(error))
+                    .ok()
+            });
+            let Some(axes) = axes else {
+                let reason = trouble.map_or_else(String::new, |error| error.to_string());
+                return Ok(Err(format!("a Mercator grid whose coordinates are not computed: {reason}")));
+            };
+            Some(axes)
+        }
+        _ => None,
     };
     Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes }))
 }

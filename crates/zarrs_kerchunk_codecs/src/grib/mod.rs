@@ -27,12 +27,13 @@
 
 mod bits;
 mod edition1;
-mod grid;
 mod message;
 mod unpack;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use grib_grids::Coordinate;
 
 use crate::decode_only::Decode;
 use crate::error::DecodeError;
@@ -133,12 +134,8 @@ impl Decode for Grib {
                 DecodeError::TooLong { .. } => DecodeError::TooLong { size },
                 other => other,
             })?,
-            ("latitude", Some(field)) => {
-                emit_all(grid::coordinates(&field, grid::Coordinate::Latitude, points)?, &mut emit)
-            }
-            ("longitude", Some(field)) => {
-                emit_all(grid::coordinates(&field, grid::Coordinate::Longitude, points)?, &mut emit)
-            }
+            ("latitude", Some(field)) => emit_all(coordinates(&field, Coordinate::Latitude, points)?, &mut emit),
+            ("longitude", Some(field)) => emit_all(coordinates(&field, Coordinate::Longitude, points)?, &mut emit),
             (_, Some(field)) => values(&field, points, &mut emit)?,
         };
         let points = if edition1 { count } else { points };
@@ -187,4 +184,12 @@ fn expand(packed: &[f64], bitmap: &[u8], points: usize, emit: &mut impl FnMut(f6
         emit(if present(i) { values.next().copied().unwrap_or(f64::NAN) } else { f64::NAN });
     }
     Ok(())
+}
+
+/// The `coordinate` of every point of the field's grid, by `grib_grids`.
+fn coordinates(field: &message::Field<'_>, coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, DecodeError> {
+    grib_grids::coordinates(field.grid, coordinate, limit).map_err(|error| match error {
+        grib_grids::GridError::TooLarge { limit } => DecodeError::TooLong { size: limit },
+        other => DecodeError::Layout(other.to_string()),
+    })
 }

@@ -1,12 +1,15 @@
-//! Conformal projections: Lambert conformal conic (template 3.30) on a
-//! sphere or an ellipsoid, and polar stereographic (3.20) on a sphere.
-//! Snyder, §14-15 (the ellipsoid's latitude by his iteration 7-9).
+//! Conformal projections: Lambert conformal conic (template 3.30) and
+//! Mercator (3.10) on a sphere or an ellipsoid, and polar stereographic
+//! (3.20) on a sphere. Snyder, §7 and §14-15 (the ellipsoid's latitude by
+//! his iteration 7-9).
 
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI, TAU};
 
-use super::{Coordinate, Earth, each_point, layout, longitude, metres, points, radians, refuse_scanning};
-use crate::error::DecodeError;
-use crate::grib::message::{signed, unsigned};
+use crate::error::GridError;
+use crate::section::{
+    Coordinate, Earth, each_point, layout, longitude, metres, points, radians, refuse_scanning, within_360,
+};
+use crate::section::{signed, unsigned};
 
 /// A longitude difference brought within ±π.
 fn within_pi(mut angle: f64) -> f64 {
@@ -20,7 +23,7 @@ fn within_pi(mut angle: f64) -> f64 {
 }
 
 /// Template 3.30: Lambert conformal conic, one or two standard parallels.
-pub(super) fn lambert(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, DecodeError> {
+pub(super) fn lambert(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
     let size = points(unsigned(grid, 31, 34)?, unsigned(grid, 35, 38)?, limit)?;
     let first = (radians(signed(grid, 39, 42)?), radians(longitude(grid, 43, 46)?));
     let (lad, lov) = (radians(signed(grid, 48, 51)?), radians(longitude(grid, 52, 55)?));
@@ -56,7 +59,7 @@ struct Cone {
 }
 
 impl Cone {
-    fn checked(self) -> Result<Self, DecodeError> {
+    fn checked(self) -> Result<Self, GridError> {
         if self.n.is_finite() && self.n != 0.0 && self.scale.is_finite() && self.rho0.is_finite() {
             Ok(self)
         } else {
@@ -65,7 +68,7 @@ impl Cone {
     }
 
     /// Snyder 15-1 to 15-3 with eccodes' `n` for a single parallel.
-    fn sphere(radius: f64, (latin1, latin2): (f64, f64), lad: f64) -> Result<Self, DecodeError> {
+    fn sphere(radius: f64, (latin1, latin2): (f64, f64), lad: f64) -> Result<Self, GridError> {
         let n = if (latin1 - latin2).abs() < 1e-9 {
             latin1.sin()
         } else {
@@ -78,7 +81,7 @@ impl Cone {
     }
 
     /// Snyder 15-8 to 15-10 and 14-15 (`m`) and 15-9 (`t`).
-    fn ellipsoid(major: f64, e: f64, (latin1, latin2): (f64, f64), lad: f64) -> Result<Self, DecodeError> {
+    fn ellipsoid(major: f64, e: f64, (latin1, latin2): (f64, f64), lad: f64) -> Result<Self, GridError> {
         let m = |phi: f64| phi.cos() / (1.0 - (e * phi.sin()).powi(2)).sqrt();
         let (m1, m2) = (m(latin1), m(latin2));
         let (t1, t2) = (small_t(e, latin1), small_t(e, latin2));
@@ -105,7 +108,7 @@ impl Cone {
 
     /// The latitude (radians) and longitude (degrees, in [0, 360)) of a
     /// projected point, `lov` the central meridian.
-    fn inverse(&self, x: f64, y: f64, lov: f64) -> Result<(f64, f64), DecodeError> {
+    fn inverse(&self, x: f64, y: f64, lov: f64) -> Result<(f64, f64), GridError> {
         let (x, tmp) = if self.n < 0.0 { (-x, y - self.rho0) } else { (x, self.rho0 - y) };
         let mut rho = x.hypot(tmp);
         if self.n < 0.0 {
@@ -129,6 +132,73 @@ impl Cone {
     }
 }
 
+/// Template 3.10: Mercator, true at latitude `LaD`, as eccodes' iterator
+/// computes it: `x` and `y` from the first point, `Di` and `Dj` a step,
+/// north and east whatever the j scanning bit says (as for Lambert), the
+/// grid's orientation taken as its central meridian, longitudes wrapped
+/// into [0, 360]. A row keeps one latitude and a column one longitude.
+struct Mercator {
+    /// The semi-major axis times the scale along `LaD` (Snyder 7-8's m1).
+    scale: f64,
+    e: f64,
+    orientation: f64,
+    /// The first point's `x` and `y`, and the steps.
+    origin: (f64, f64),
+    steps: (f64, f64),
+}
+
+impl Mercator {
+    /// The projection, and the grid's columns and rows (at most `limit` points).
+    fn read(grid: &[u8], limit: usize) -> Result<(Self, (usize, usize)), GridError> {
+        let size = points(unsigned(grid, 31, 34)?, unsigned(grid, 35, 38)?, limit)?;
+        let first = (radians(signed(grid, 39, 42)?), radians(signed(grid, 43, 46)?));
+        let lad = radians(signed(grid, 48, 51)?);
+        refuse_scanning(unsigned(grid, 60, 60)?)?;
+        let orientation = radians(longitude(grid, 61, 64)?);
+        let steps = (metres(grid, 65, 68)?, metres(grid, 69, 72)?);
+        let (major, e) = match Earth::read(grid)? {
+            Earth::Sphere { radius } => (radius, 0.0),
+            Earth::Ellipsoid { major, minor } => (major, Earth::eccentricity(major, minor)?),
+        };
+        if (first.0.abs() - FRAC_PI_2).abs() <= 1e-10 {
+            return Err(layout("a Mercator grid whose first point is at a pole"));
+        }
+        let scale = major * lad.cos() / (1.0 - e * e * lad.sin() * lad.sin()).sqrt();
+        if !scale.is_normal() {
+            return Err(layout(format!("a Mercator grid true at latitude {}", lad.to_degrees())));
+        }
+        let origin = (scale * within_pi(first.1 - orientation), -scale * small_t(e, first.0).ln());
+        Ok((Self { scale, e, orientation, origin, steps }, size))
+    }
+
+    /// The latitude of row `j`, in degrees.
+    fn latitude(&self, j: usize) -> Result<f64, GridError> {
+        #[expect(clippy::cast_precision_loss, reason = "point indices are far below 2^53")]
+        let y = self.origin.1 + j as f64 * self.steps.1;
+        Ok(latitude_of_t(self.e, (-y / self.scale).exp())?.to_degrees())
+    }
+
+    /// The longitude of column `i`, in degrees.
+    fn longitude(&self, i: usize) -> f64 {
+        #[expect(clippy::cast_precision_loss, reason = "point indices are far below 2^53")]
+        let x = self.origin.0 + i as f64 * self.steps.0;
+        within_360(within_pi(self.orientation + x / self.scale).to_degrees())
+    }
+}
+
+/// Template 3.10's points ([`Mercator`]).
+pub(super) fn mercator(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
+    let (projection, size) = Mercator::read(grid, limit)?;
+    each_point(size, coordinate, |i, j| Ok((projection.latitude(j)?, projection.longitude(i))))
+}
+
+/// Template 3.10's rows' latitudes and columns' longitudes ([`Mercator`]).
+pub(super) fn mercator_axes(grid: &[u8], limit: usize) -> Result<(Vec<f64>, Vec<f64>), GridError> {
+    let (projection, (columns, rows)) = Mercator::read(grid, limit)?;
+    let latitudes = (0..rows).map(|j| projection.latitude(j)).collect::<Result<_, _>>()?;
+    Ok((latitudes, (0..columns).map(|i| projection.longitude(i)).collect()))
+}
+
 /// Snyder's `t` (15-9): `tan(π/4 − φ/2) / ((1 − e sin φ)/(1 + e sin φ))^(e/2)`.
 fn small_t(e: f64, phi: f64) -> f64 {
     let con = e * phi.sin();
@@ -136,7 +206,7 @@ fn small_t(e: f64, phi: f64) -> f64 {
 }
 
 /// The latitude whose `t` is `t`, by Snyder's iteration (7-9).
-fn latitude_of_t(e: f64, t: f64) -> Result<f64, DecodeError> {
+fn latitude_of_t(e: f64, t: f64) -> Result<f64, GridError> {
     let mut phi = FRAC_PI_2 - 2.0 * t.atan();
     for _ in 0..=15 {
         let con = e * phi.sin();
@@ -152,7 +222,7 @@ fn latitude_of_t(e: f64, t: f64) -> Result<f64, DecodeError> {
 
 /// Template 3.20: polar stereographic, true at latitude `LaD`, on a sphere
 /// (eccodes computes no ellipsoid). The pole is the one `LaD`'s sign names.
-pub(super) fn polar_stereographic(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, DecodeError> {
+pub(super) fn polar_stereographic(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
     let size = points(unsigned(grid, 31, 34)?, unsigned(grid, 35, 38)?, limit)?;
     let (first_latitude, first_longitude) = (radians(signed(grid, 39, 42)?), radians(longitude(grid, 43, 46)?));
     let (lad, lov) = (radians(signed(grid, 48, 51)?), radians(longitude(grid, 52, 55)?));
@@ -176,14 +246,6 @@ pub(super) fn polar_stereographic(grid: &[u8], coordinate: Coordinate, limit: us
         let rho = x.hypot(y);
         let latitude = sign * (FRAC_PI_2 - 2.0 * (rho / k).atan());
         let longitude = if rho == 0.0 { sign * lov } else { sign * x.atan2(-y) + lov };
-        let mut longitude = longitude.to_degrees();
-        // eccodes' wrapping: into [0, 360], 360 kept.
-        while longitude < 0.0 {
-            longitude += 360.0;
-        }
-        while longitude > 360.0 {
-            longitude -= 360.0;
-        }
-        Ok((latitude.to_degrees(), longitude))
+        Ok((latitude.to_degrees(), within_360(longitude.to_degrees())))
     })
 }

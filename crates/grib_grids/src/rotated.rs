@@ -5,11 +5,11 @@
 //! pole is at the coded point, to the geographic one, and rounded as
 //! eccodes rounds it ([`to_micro_degrees`]).
 
-use super::{Coordinate, degrees, each_point, layout, longitude, points, refuse_scanning};
-use crate::error::DecodeError;
-use crate::grib::message::{signed, unsigned};
+use crate::error::GridError;
+use crate::section::{Coordinate, degrees, each_point, layout, longitude, points, refuse_scanning};
+use crate::section::{signed, unsigned};
 
-pub(super) fn latitude_longitude(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, DecodeError> {
+pub(super) fn latitude_longitude(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
     let (ni, nj) = points(unsigned(grid, 31, 34)?, unsigned(grid, 35, 38)?, limit)?;
     let (basic, subdivisions) = (unsigned(grid, 39, 42)?, unsigned(grid, 43, 46)?);
     if !matches!(basic, 0 | 0xFFFF_FFFF) || !matches!(subdivisions, 0 | 0xFFFF_FFFF) {

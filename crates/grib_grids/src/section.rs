@@ -1,75 +1,96 @@
-//! The latitudes and longitudes of a projected grid's points (section 3),
-//! which kerchunk references through the codec (`var: latitude` and
-//! `longitude`) for the grids cfgrib gives 2-D coordinates, as eccodes'
-//! geo-iterator gives them:
-//!
-//! | template | projection | earth | module |
-//! |---|---|---|---|
-//! | 3.30 | Lambert conformal (HRRR, NAM) | sphere or ellipsoid | [`conformal`] |
-//! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | [`conformal`] |
-//! | 3.140 | Lambert azimuthal equal area (EFAS) | sphere or ellipsoid | [`equal_area`] |
-//! | 3.1 | rotated latitude/longitude (COSMO, ICON-D2) | any | [`rotated`] |
-//!
-//! The formulas are Snyder's (USGS Professional Paper 1395) and PROJ's
-//! authalic latitude series, with eccodes' conventions: where the grid
-//! starts, which way it steps, how longitudes are wrapped, and how a rotated
-//! grid's are rounded. Agreement is within 1e-13 degrees on the test grids
-//! (`tests/codecs/grib`), not bit for bit: two libms' transcendental
-//! functions differ in their last bits. Albers, rotated Gaussian and the
-//! others are an error naming the template.
+//! Reading a grid definition section (3): octets, angles, lengths, the figure
+//! of the earth, the points and their order.
 
-mod conformal;
-mod equal_area;
-mod rotated;
-
-use crate::error::DecodeError;
-use crate::grib::message::{Field, unsigned};
+use crate::error::GridError;
 
 /// Which of a point's coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Coordinate {
+pub enum Coordinate {
+    /// Degrees north.
     Latitude,
+    /// Degrees east.
     Longitude,
 }
 
-fn layout(reason: impl Into<String>) -> DecodeError {
-    DecodeError::Layout(reason.into())
+pub(crate) fn layout(reason: impl Into<String>) -> GridError {
+    GridError::Layout(reason.into())
+}
+
+/// The octets `from..=to` of the section (numbered from 1, as WMO's tables number them).
+pub(crate) fn octets(section: &[u8], from: usize, to: usize) -> Result<&[u8], GridError> {
+    section
+        .get(from.saturating_sub(1)..to)
+        .ok_or_else(|| layout(format!("the grid section is {} octets, short of octet {to}", section.len())))
+}
+
+/// A GRIB2 unsigned integer of octets `from..=to`.
+pub(crate) fn unsigned(section: &[u8], from: usize, to: usize) -> Result<u64, GridError> {
+    Ok(octets(section, from, to)?.iter().fold(0u64, |n, &b| (n << 8) | u64::from(b)))
+}
+
+/// A GRIB2 signed integer of octets `from..=to`: sign and magnitude, the sign the first bit.
+pub(crate) fn signed(section: &[u8], from: usize, to: usize) -> Result<i64, GridError> {
+    let bits = u32::try_from(8 * (to + 1 - from)).unwrap_or(64);
+    let raw = unsigned(section, from, to)?;
+    let sign = 1u64 << (bits - 1);
+    let magnitude = i64::try_from(raw & (sign - 1)).unwrap_or(i64::MAX);
+    Ok(if raw & sign == 0 { magnitude } else { -magnitude })
 }
 
 /// Micro-degrees (GRIB2's unit for angles when the basic angle is 0) in degrees.
-fn degrees(micro_degrees: i64) -> f64 {
+pub(crate) fn degrees(micro_degrees: i64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "angles are below 2^32 micro-degrees")]
     let value = micro_degrees as f64;
     value / 1e6
 }
 
 /// Micro-degrees in radians.
-fn radians(micro_degrees: i64) -> f64 {
+pub(crate) fn radians(micro_degrees: i64) -> f64 {
     degrees(micro_degrees).to_radians()
 }
 
 /// An unsigned angle in micro-degrees (a longitude) at `from..=to`.
-fn longitude(grid: &[u8], from: usize, to: usize) -> Result<i64, DecodeError> {
+pub(crate) fn longitude(grid: &[u8], from: usize, to: usize) -> Result<i64, GridError> {
     Ok(i64::try_from(unsigned(grid, from, to)?).unwrap_or(0))
 }
 
 /// A length in millimetres (the unit of grid lengths) at `from..=to`, in metres.
-fn metres(grid: &[u8], from: usize, to: usize) -> Result<f64, DecodeError> {
+pub(crate) fn metres(grid: &[u8], from: usize, to: usize) -> Result<f64, GridError> {
     #[expect(clippy::cast_precision_loss, reason = "millimetres, below 2^32")]
     let value = unsigned(grid, from, to)? as f64;
     Ok(value / 1000.0)
 }
 
+/// A longitude in degrees wrapped as eccodes wraps its iterators'
+/// (`normalise_longitude_in_degrees`): into [0, 360], 360 kept. One turn at a
+/// time, as eccodes, for any longitude a sane grid gives; a damaged grid's
+/// far longitudes are brought near first, so that no loop runs for long.
+pub(crate) fn within_360(mut longitude: f64) -> f64 {
+    if !longitude.is_finite() {
+        return f64::NAN;
+    }
+    if longitude.abs() > 3600.0 {
+        longitude = longitude.rem_euclid(360.0);
+    }
+    while longitude < 0.0 {
+        longitude += 360.0;
+    }
+    while longitude > 360.0 {
+        longitude -= 360.0;
+    }
+    longitude
+}
+
 /// The figure of the earth (code table 3.2, octets 15-30).
 #[derive(Clone, Copy, Debug)]
-enum Earth {
+pub(crate) enum Earth {
     Sphere { radius: f64 },
     Ellipsoid { major: f64, minor: f64 },
 }
 
 impl Earth {
-    fn read(grid: &[u8]) -> Result<Self, DecodeError> {
-        let scaled = |scale: usize, value: usize| -> Result<f64, DecodeError> {
+    pub(crate) fn read(grid: &[u8]) -> Result<Self, GridError> {
+        let scaled = |scale: usize, value: usize| -> Result<f64, GridError> {
             let factor = i32::try_from(unsigned(grid, scale, scale)?).unwrap_or(0);
             #[expect(clippy::cast_precision_loss, reason = "a length far below 2^53")]
             let value = unsigned(grid, value, value + 3)? as f64;
@@ -91,7 +112,7 @@ impl Earth {
     }
 
     /// The eccentricity of an ellipsoid, and its semi-major axis.
-    fn eccentricity(major: f64, minor: f64) -> Result<f64, DecodeError> {
+    pub(crate) fn eccentricity(major: f64, minor: f64) -> Result<f64, GridError> {
         let ratio = minor / major;
         let e = (1.0 - ratio * ratio).sqrt();
         if major.is_normal() && e.is_finite() && (0.0..1.0).contains(&e) {
@@ -105,16 +126,16 @@ impl Earth {
 /// A grid of `nx` by `ny` points, refused past `limit` points, and past
 /// `limit` along either side: a grid of no rows would otherwise let its
 /// columns (a rotated grid's longitudes) be laid out by the billion.
-fn points(nx: u64, ny: u64, limit: usize) -> Result<(usize, usize), DecodeError> {
+pub(crate) fn points(nx: u64, ny: u64, limit: usize) -> Result<(usize, usize), GridError> {
     let (nx, ny) = (usize::try_from(nx).unwrap_or(usize::MAX), usize::try_from(ny).unwrap_or(usize::MAX));
     if nx > limit || ny > limit || nx.checked_mul(ny).is_none_or(|points| points > limit) {
-        return Err(DecodeError::TooLong { size: limit });
+        return Err(GridError::TooLarge { limit });
     }
     Ok((nx, ny))
 }
 
 /// The scanning modes whose points these iterators do not order as eccodes does.
-fn refuse_scanning(scanning: u64) -> Result<(), DecodeError> {
+pub(crate) fn refuse_scanning(scanning: u64) -> Result<(), GridError> {
     if scanning & 0x80 != 0 || scanning & 0x20 != 0 || scanning & 0x10 != 0 {
         return Err(layout(format!(
             "scanning mode {scanning:#04x} (i negative, j consecutive or rows alternating) is not decoded"
@@ -124,11 +145,11 @@ fn refuse_scanning(scanning: u64) -> Result<(), DecodeError> {
 }
 
 /// `point(i, j)` for every point, `i` fastest: the `coordinate` of each.
-fn each_point(
+pub(crate) fn each_point(
     (nx, ny): (usize, usize),
     coordinate: Coordinate,
-    mut point: impl FnMut(usize, usize) -> Result<(f64, f64), DecodeError>,
-) -> Result<Vec<f64>, DecodeError> {
+    mut point: impl FnMut(usize, usize) -> Result<(f64, f64), GridError>,
+) -> Result<Vec<f64>, GridError> {
     let mut values = Vec::with_capacity(nx * ny);
     for j in 0..ny {
         for i in 0..nx {
@@ -139,18 +160,6 @@ fn each_point(
     Ok(values)
 }
 
-/// The `coordinate` of every point of the field's grid, in storage order.
-pub(crate) fn coordinates(field: &Field<'_>, coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, DecodeError> {
-    let grid = field.grid;
-    match unsigned(grid, 13, 14)? {
-        1 => rotated::latitude_longitude(grid, coordinate, limit),
-        20 => conformal::polar_stereographic(grid, coordinate, limit),
-        30 => conformal::lambert(grid, coordinate, limit),
-        140 => equal_area::lambert_azimuthal(grid, coordinate, limit),
-        template => Err(layout(format!("the coordinates of grid template 3.{template} are not decoded yet"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     /// A side longer than the chunk is refused even where the other side is 0 (no points).
@@ -159,5 +168,16 @@ mod tests {
         assert!(super::points(u64::from(u32::MAX), 0, 100).is_err());
         assert!(super::points(0, u64::from(u32::MAX), 100).is_err());
         assert_eq!(super::points(10, 10, 100).unwrap(), (10, 10));
+    }
+
+    /// Longitudes into [0, 360] one turn at a time, 360 kept; far ones without a long loop.
+    #[test]
+    #[expect(clippy::float_cmp, reason = "whole turns added to whole degrees are exact")]
+    fn longitudes_wrap_as_eccodes_wraps_them() {
+        assert_eq!(super::within_360(-90.0), 270.0);
+        assert_eq!(super::within_360(360.0), 360.0);
+        assert_eq!(super::within_360(725.0), 5.0);
+        assert_eq!(super::within_360(1e300), 1e300_f64.rem_euclid(360.0));
+        assert!(super::within_360(f64::INFINITY).is_nan());
     }
 }

@@ -3,11 +3,11 @@
 //! authalic latitude). Unlike the conformal grids, it steps south from the
 //! first point where the j scanning bit says so, as eccodes does.
 
-use super::{Coordinate, Earth, each_point, layout, longitude, metres, points, radians, refuse_scanning};
-use crate::error::DecodeError;
-use crate::grib::message::{signed, unsigned};
+use crate::error::GridError;
+use crate::section::{Coordinate, Earth, each_point, layout, longitude, metres, points, radians, refuse_scanning};
+use crate::section::{signed, unsigned};
 
-pub(super) fn lambert_azimuthal(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, DecodeError> {
+pub(super) fn lambert_azimuthal(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
     let size = points(unsigned(grid, 31, 34)?, unsigned(grid, 35, 38)?, limit)?;
     let (first_latitude, first_longitude) = (radians(signed(grid, 39, 42)?), radians(longitude(grid, 43, 46)?));
     let (phi1, lambda0) = (radians(signed(grid, 47, 50)?), radians(longitude(grid, 51, 54)?));

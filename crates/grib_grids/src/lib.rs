@@ -1,0 +1,76 @@
+//! The latitudes and longitudes of a GRIB2 grid's points, from its grid
+//! definition section (section 3), as eccodes' geo-iterator gives them. The
+//! codecs (`zarrs_kerchunk_codecs`) decode the 2-D coordinates kerchunk
+//! references through the `grib` codec (`var: latitude`, `longitude`) for
+//! the grids cfgrib gives 2-D coordinates ([`coordinates`]); the scanner
+//! (`kerchunk_scan`) writes the 1-D coordinates of grids whose rows share a
+//! latitude and columns a longitude ([`axes`]).
+//!
+//! | template | projection | earth | module |
+//! |---|---|---|---|
+//! | 3.1 | rotated latitude/longitude (COSMO, ICON-D2) | any | `rotated` |
+//! | 3.10 | Mercator (NOAA's AQM, Hawaii and Puerto Rico products) | sphere or ellipsoid | `conformal` |
+//! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | `conformal` |
+//! | 3.30 | Lambert conformal (HRRR, NAM) | sphere or ellipsoid | `conformal` |
+//! | 3.140 | Lambert azimuthal equal area (EFAS) | sphere or ellipsoid | `equal_area` |
+//!
+//! The formulas are Snyder's (USGS Professional Paper 1395) and PROJ's
+//! authalic latitude series, with eccodes' conventions: where the grid
+//! starts, which way it steps, how longitudes are wrapped, and how a rotated
+//! grid's are rounded. Agreement is within 1e-13 degrees on the test grids
+//! (`tests/codecs/grib`), not bit for bit: two libms' transcendental
+//! functions differ in their last bits. Other templates are an error naming
+//! the template.
+//!
+//! ```
+//! // A section 3 cut short is an error, never a panic.
+//! let error = grib_grids::coordinates(&[0; 20], grib_grids::Coordinate::Latitude, 1 << 20).unwrap_err();
+//! assert!(matches!(error, grib_grids::GridError::Layout(_)));
+//! ```
+
+mod conformal;
+mod equal_area;
+mod error;
+mod rotated;
+mod section;
+
+pub use error::GridError;
+pub use section::Coordinate;
+use section::{layout, unsigned};
+
+/// The `coordinate` of every point of the grid section 3 `grid` defines,
+/// in storage order (rows of columns), for at most `limit` points.
+///
+/// # Errors
+///
+/// [`GridError::TooLarge`] past `limit` points; [`GridError::Layout`] for a
+/// section cut short, or a template, an earth or a scanning mode these
+/// iterators do not compute (named).
+pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
+    match unsigned(grid, 13, 14)? {
+        1 => rotated::latitude_longitude(grid, coordinate, limit),
+        10 => conformal::mercator(grid, coordinate, limit),
+        20 => conformal::polar_stereographic(grid, coordinate, limit),
+        30 => conformal::lambert(grid, coordinate, limit),
+        140 => equal_area::lambert_azimuthal(grid, coordinate, limit),
+        template => Err(layout(format!("the coordinates of grid template 3.{template} are not decoded yet"))),
+    }
+}
+
+/// The latitudes of the rows and the longitudes of the columns of a grid
+/// whose rows each keep one latitude and columns one longitude (Mercator,
+/// 3.10), as eccodes' iterator gives them (kerchunk's 1-D coordinates are
+/// its first column and first row), for at most `limit` points.
+///
+/// # Errors
+///
+/// As [`coordinates`], and [`GridError::Layout`] for a template whose rows
+/// and columns are not one coordinate each.
+pub fn axes(grid: &[u8], limit: usize) -> Result<(Vec<f64>, Vec<f64>), GridError> {
+    match unsigned(grid, 13, 14)? {
+        10 => conformal::mercator_axes(grid, limit),
+        template => {
+            Err(layout(format!("grid template 3.{template} has no rows of one latitude and columns of one longitude")))
+        }
+    }
+}
