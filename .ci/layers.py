@@ -46,7 +46,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "hdf5_plugin_filters": [("lib",)],
-    "grib_grids": [("error",), ("section",), ("conformal", "equal_area", "rotated"), ("lib",)],
+    "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "conformal", "equal_area", "rotated"), ("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only",),

@@ -8,6 +8,7 @@
 //!
 //! | template | projection | earth | module |
 //! |---|---|---|---|
+//! | 3.0, 3.40 | regular latitude/longitude and Gaussian (GRIB1's types 0 and 4 too) | any | `regular`, `gaussian` |
 //! | 3.1 | rotated latitude/longitude (COSMO, ICON-D2) | any | `rotated` |
 //! | 3.10 | Mercator (NOAA's AQM, Hawaii and Puerto Rico products) | sphere or ellipsoid | `conformal` |
 //! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | `conformal` |
@@ -31,10 +32,14 @@
 mod conformal;
 mod equal_area;
 mod error;
+mod gaussian;
+mod regular;
 mod rotated;
 mod section;
 
 pub use error::GridError;
+pub use gaussian::{gaussian_latitudes, gaussian_rows};
+pub use regular::{Regular, Rows};
 pub use section::Coordinate;
 use section::{layout, unsigned};
 
@@ -48,6 +53,12 @@ use section::{layout, unsigned};
 /// iterators do not compute (named).
 pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
     match unsigned(grid, 13, 14)? {
+        template @ (0 | 40) => {
+            let regular = Regular::read(grid, template)?;
+            let size = section::points(regular.columns as u64, regular.rows as u64, limit)?;
+            let (latitudes, longitudes) = regular.axes()?;
+            section::each_point(size, coordinate, |i, j| Ok((latitudes[j], longitudes[i])))
+        }
         1 => rotated::latitude_longitude(grid, coordinate, limit),
         10 => conformal::mercator(grid, coordinate, limit),
         20 => conformal::polar_stereographic(grid, coordinate, limit),
@@ -58,19 +69,39 @@ pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<
 }
 
 /// The latitudes of the rows and the longitudes of the columns of a grid
-/// whose rows each keep one latitude and columns one longitude (Mercator,
-/// 3.10), as eccodes' iterator gives them (kerchunk's 1-D coordinates are
-/// its first column and first row), for at most `limit` points.
+/// whose rows each keep one latitude and columns one longitude: regular
+/// latitude/longitude (3.0), regular Gaussian (3.40) and Mercator (3.10), as
+/// eccodes' iterator gives them (kerchunk's 1-D coordinates are its first
+/// column and first row), where its rows times columns are `points` (the
+/// message's number of points; eccodes' iterator refuses another grid too).
 ///
 /// # Errors
 ///
-/// As [`coordinates`], and [`GridError::Layout`] for a template whose rows
-/// and columns are not one coordinate each.
-pub fn axes(grid: &[u8], limit: usize) -> Result<(Vec<f64>, Vec<f64>), GridError> {
-    match unsigned(grid, 13, 14)? {
-        10 => conformal::mercator_axes(grid, limit),
-        template => {
-            Err(layout(format!("grid template 3.{template} has no rows of one latitude and columns of one longitude")))
+/// [`GridError::Layout`] for a section cut short, a template whose rows and
+/// columns are not one coordinate each (named), rows and columns that are
+/// not `points`, or what [`Regular::axes`] refuses; [`GridError::TooLarge`]
+/// past `points`.
+pub fn axes(grid: &[u8], points: usize) -> Result<(Vec<f64>, Vec<f64>), GridError> {
+    let (latitudes, longitudes) = match unsigned(grid, 13, 14)? {
+        template @ (0 | 40) => {
+            let regular = Regular::read(grid, template)?;
+            if regular.columns.checked_mul(regular.rows) != Some(points) {
+                return Err(layout(format!(
+                    "{} by {} points, not the message's {points}",
+                    regular.columns, regular.rows
+                )));
+            }
+            regular.axes()?
         }
+        10 => conformal::mercator_axes(grid, points)?,
+        template => {
+            return Err(layout(format!(
+                "grid template 3.{template} has no rows of one latitude and columns of one longitude"
+            )));
+        }
+    };
+    if latitudes.len() * longitudes.len() != points {
+        return Err(layout(format!("{} by {} points, not the message's {points}", longitudes.len(), latitudes.len())));
     }
+    Ok((latitudes, longitudes))
 }

@@ -370,7 +370,7 @@ fn a_forecast_runs_files_make_the_tree_of_one_file() {
     assert!(error.to_string().contains("other.json"), "{error}");
 }
 
-/// cfgrib's real GRIB2 files (`tests/codecs/grib/real`): every attribute of each data variable
+/// cfgrib's real GRIB files (`tests/codecs/grib/real`, GRIB2 and a GRIB1 Gaussian grid): every attribute of each data variable
 /// is kerchunk's `scan_grib`'s for that message, but for the dimensions (ours have time and step).
 #[test]
 fn real_files_have_kerchunks_attributes() {
@@ -381,6 +381,7 @@ fn real_files_have_kerchunks_attributes() {
         ("step_60m.grib", 73),
         ("t_on_different_level_types.grib", 2),
         ("fields_with_missing_values.grib", 2),
+        ("regular_gg_sfc.grib", 1),
     ];
     for (file, messages) in files {
         let ours = scan_in(&real, file, &ScanOptions::default()).unwrap().references;
@@ -408,12 +409,12 @@ fn real_files_have_kerchunks_attributes() {
             }
         }
     }
-    assert_eq!(compared, 78);
+    assert_eq!(compared, 79);
 }
 
 /// GRIB1 messages (`tests/codecs/grib/grib1_*.grib1`, from eccodes' GRIB1 sample): every
 /// attribute kerchunk's, and eccodes' values read through the store. What is not scanned yet
-/// (ECMWF's monthly means, a Gaussian grid) is left out, named.
+/// (ECMWF's monthly means) is left out, named.
 #[test]
 fn grib1_messages_have_kerchunks_attributes_and_eccodes_values() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
@@ -459,17 +460,14 @@ fn grib1_messages_have_kerchunks_attributes_and_eccodes_values() {
     }
     assert_eq!(read, 6);
     let cfgrib = codecs.join("real");
-    for (file, reason) in
-        [("cams-egg4-monthly.grib", "time range indicator 113"), ("regular_gg_sfc.grib", "grid type 4")]
-    {
-        let error = scan_in(&cfgrib, file, &ScanOptions::default()).unwrap_err().to_string();
-        assert!(error.contains(reason), "{file}: {error}");
-    }
+    let error = scan_in(&cfgrib, "cams-egg4-monthly.grib", &ScanOptions::default()).unwrap_err().to_string();
+    assert!(error.contains("time range indicator 113"), "{error}");
 }
 
 /// Every projected grid of `tests/codecs/grib` (from eccodes' sample) has kerchunk's attributes.
-/// Grids whose rows keep one latitude and columns one longitude though they are projected
-/// (Mercator, `mercator_*.grib2`) have 1-D `latitude` and `longitude` as kerchunk holds them (its first column and row of eccodes' iterator), within
+/// Grids whose rows keep one latitude and columns one longitude (Mercator, `mercator_*.grib2`;
+/// Gaussian, `gaussian_*.grib2`: N48 global, N640 and N1280 areas, one scanned northwards) have
+/// 1-D `latitude` and `longitude` as kerchunk holds them (its first column and row of eccodes' iterator), within
 /// 1e-9 degrees of them and of eccodes' every point; kerchunk's attributes; eccodes' values.
 #[test]
 fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
@@ -494,7 +492,7 @@ fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
         expected.as_object_mut().unwrap().remove("_ARRAY_DIMENSIONS");
         assert_eq!(got, expected, "{name}");
         attributes += 1;
-        if keys["gridType"] != "mercator" {
+        if !matches!(keys["gridType"].as_str(), Some("mercator" | "regular_gg")) {
             continue;
         }
         let side = |key: &str| usize::try_from(keys[key].as_u64().unwrap()).unwrap();
@@ -527,7 +525,7 @@ fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
             let attributes = text(&scanned.references, &format!("{group}/{coordinate}/.zattrs"));
             assert_eq!(attributes["_ARRAY_DIMENSIONS"], serde_json::json!([coordinate]), "{name}");
         }
-        // Every point's coordinates are the rows' and columns': a Mercator grid is rectilinear.
+        // Every point's coordinates are the rows' and columns': these grids are rectilinear.
         for j in 0..ny {
             for i in 0..nx {
                 assert!((all_latitudes[j * nx + i] - all_latitudes[j * nx]).abs() < 1e-9, "{name}");
@@ -547,7 +545,24 @@ fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
         assert!(values.iter().zip(&truth).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: values differ");
         read += 1;
     }
-    assert_eq!(read, 2, "mercator_sphere and mercator_wgs84");
+    assert_eq!(read, 5, "two Mercator grids and three Gaussian");
+    // cfgrib's GRIB1 Gaussian file (N48): kerchunk's rows and columns.
+    let cfgrib = codecs.join("real");
+    let scanned = scan_in(&cfgrib, "regular_gg_sfc.grib", &ScanOptions::default()).unwrap();
+    let theirs = json(&cfgrib.join("regular_gg_sfc.0.kerchunk.json"));
+    for coordinate in ["latitude", "longitude"] {
+        let ours = f64s(&inline(&scanned.references, &format!("u10/instant/surface/{coordinate}/0")));
+        let kerchunks = theirs["refs"][format!("{coordinate}/0")].as_str().unwrap();
+        let kerchunks = f64s(
+            &base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                kerchunks.strip_prefix("base64:").unwrap(),
+            )
+            .unwrap(),
+        );
+        assert_eq!(ours.len(), kerchunks.len(), "{coordinate}");
+        assert!(ours.iter().zip(&kerchunks).all(|(a, b)| (a - b).abs() < 1e-9), "{coordinate}: {ours:?} {kerchunks:?}");
+    }
     assert_eq!(attributes, cases.values().filter(|keys| keys.get("gridType").is_some()).count());
 }
 

@@ -138,8 +138,8 @@ fn damaged_messages_are_errors_not_panics() {
 }
 
 /// A case's references, its coordinates read through the codec: kerchunk
-/// references a projected grid's there already, and holds a Mercator grid's
-/// as 1-D rows and columns, which are referenced here as the 2-D arrays the
+/// references a projected grid's there already, and holds a Mercator or
+/// Gaussian grid's as 1-D rows and columns, which are referenced here as the 2-D arrays the
 /// codec decodes from the message (`t`'s chunk), to compare with eccodes'.
 fn through_the_codec(name: &str) -> kerchunk::ReferenceSet {
     let text = std::fs::read(folder().join(format!("{name}.kerchunk.json"))).unwrap();
@@ -165,7 +165,7 @@ fn through_the_codec(name: &str) -> kerchunk::ReferenceSet {
 /// the message through the codec, read as eccodes' geo-iterator gives them:
 /// within 1e-9 degrees (the transcendental functions of two libms), for
 /// every projection of cfgrib's 2-D coordinates that eccodes computes, and
-/// Mercator's (which kerchunk holds as rows and columns).
+/// Mercator's and Gaussian grids' (which kerchunk holds as rows and columns).
 #[test]
 fn projected_coordinates_read_what_eccodes_gives() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
@@ -199,7 +199,8 @@ fn projected_coordinates_read_what_eccodes_gives() {
             checked += 1;
         }
     }
-    let every = ["lambert", "lambert_azimuthal_equal_area", "mercator", "polar_stereographic", "rotated_ll"];
+    let every =
+        ["lambert", "lambert_azimuthal_equal_area", "mercator", "polar_stereographic", "regular_gg", "rotated_ll"];
     assert_eq!(types.iter().map(String::as_str).collect::<Vec<_>>(), every);
     assert_eq!(checked, 2 * grids);
 }

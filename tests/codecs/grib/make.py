@@ -336,9 +336,35 @@ PROJECTED["mercator_wgs84"] = {
     "jScansPositively": 1,
 }
 
+# Regular Gaussian grids (template 3.40), whose 1-D latitude and longitude kerchunk holds inline:
+# global N48 north first; a sub-area of N640 (eccodes' precomputed latitudes); a sub-area of N1280
+# (its other table) scanned northwards from the southern hemisphere.
+def gaussian(n, first_row, rows, columns, j_positive, first_longitude):
+    latitudes = eccodes.codes_get_gaussian_latitudes(n)
+    last_row = first_row - (rows - 1) if j_positive else first_row + rows - 1
+    step = 90.0 / n
+    return {
+        "gridDefinitionTemplateNumber": 40,
+        "shapeOfTheEarth": 6,
+        "N": n,
+        "Ni": columns,
+        "Nj": rows,
+        "latitudeOfFirstGridPointInDegrees": round(float(latitudes[first_row]), 6),
+        "latitudeOfLastGridPointInDegrees": round(float(latitudes[last_row]), 6),
+        "longitudeOfFirstGridPointInDegrees": first_longitude,
+        "longitudeOfLastGridPointInDegrees": round(first_longitude + (columns - 1) * step, 6) % 360,
+        "iDirectionIncrementInDegrees": step,
+        "jScansPositively": int(j_positive),
+    }
+
+
+PROJECTED["gaussian_n48"] = gaussian(48, 0, 96, 192, False, 0.0)
+PROJECTED["gaussian_n640_area"] = gaussian(640, 300, 10, 24, False, 10.0)
+PROJECTED["gaussian_n1280_northwards"] = gaussian(1280, 2000, 8, 16, True, 350.0)
+
 # The gridType eccodes reports for each grid template.
 GRID_TYPES = {1: "rotated_ll", 10: "mercator", 20: "polar_stereographic", 30: "lambert",
-              140: "lambert_azimuthal_equal_area"}
+              40: "regular_gg", 140: "lambert_azimuthal_equal_area"}
 
 READ_BACK = [
     "packingType",
@@ -391,7 +417,7 @@ def make_projected(name, keys, seed):
     read_back = {key: eccodes.codes_get(h, key) for key in ["packingType", "bitsPerValue", "decimalScaleFactor",
                  "binaryScaleFactor", "bitmapPresent", "dataRepresentationTemplateNumber", "gridType",
                  "shapeOfTheEarth"]}
-    read_back["Nx"], read_back["Ny"] = shape[1], shape[0]
+    read_back["Nx"], read_back["Ny"] = int(shape[1]), int(shape[0])
     eccodes.codes_release(h)
     # From the message as written: a handle that was edited keeps a spherical earth for its iterator.
     with open(path, "rb") as f:

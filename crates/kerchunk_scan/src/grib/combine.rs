@@ -151,6 +151,7 @@ fn messages_of(name: &str, refs: &ReferenceSet) -> Result<Vec<Scanned>, String> 
             "regular_ll" => "regular_ll",
             "rotated_ll" => "rotated_ll",
             "mercator" => "mercator",
+            "regular_gg" => "regular_gg",
             "lambert" => "lambert",
             "polar_stereographic" => "polar_stereographic",
             "lambert_azimuthal_equal_area" => "lambert_azimuthal_equal_area",

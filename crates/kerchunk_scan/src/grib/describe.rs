@@ -193,6 +193,7 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
         0 => "regular_ll",
         1 => "rotated_ll",
         10 => "mercator",
+        40 => "regular_gg",
         20 => "polar_stereographic",
         30 => "lambert",
         140 => "lambert_azimuthal_equal_area",
@@ -305,6 +306,12 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
     let Names { param_id, short_name, name, units, cf_name, cf_var_name, type_of_level, variable } =
         cache.names(keys, centre, 2);
     let grid_type = grid_type(keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING))?;
+    // A Gaussian grid of a varying number of points per row (Ni missing) is reduced.
+    if grid_type == "regular_gg" && keys.grid.get(30..34) == Some(&[0xFF; 4][..]) {
+        return Err(
+            "a reduced Gaussian grid (grid definition template 3.40 with points per row) is not scanned yet".into()
+        );
+    }
     let data_type = match keys.get("marsType") {
         Some(mars_type) => code("mars/type.table", mars_type).map(|(abbreviation, _)| abbreviation),
         None => code(

@@ -13,16 +13,16 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::grib::describe::{Description, NameCache, code, epoch_seconds, title};
-use crate::grib::grid::LatLonGrid;
 use crate::grib::keys::Unread;
 use crate::grib::tables::{self, Keys, MISSING};
+use grib_grids::{Regular, Rows};
 
 /// A GRIB1 message's keys, as eccodes names them.
 #[derive(Debug, Default)]
 pub(crate) struct Keys1 {
     longs: HashMap<&'static str, i64>,
     step_type: String,
-    grid: Option<LatLonGrid>,
+    grid: Option<Regular>,
     grid_type: i64,
     grid_section: Vec<u8>,
 }
@@ -152,7 +152,8 @@ impl Keys1 {
         self.longs.insert("NV", unsigned(grid, 4, 4)?);
         self.grid_type = unsigned(grid, 6, 6)?;
         self.grid_section = grid.to_vec();
-        if self.grid_type != 0 {
+        // Regular latitude/longitude (0) and Gaussian (4) grids; the others are left out, named.
+        if self.grid_type != 0 && self.grid_type != 4 {
             return Ok(());
         }
         // Millidegrees; an increment of all ones is missing.
@@ -160,14 +161,19 @@ impl Keys1 {
         let degrees = |v: i64| v as f64 / 1000.0;
         let column_step = unsigned(grid, 24, 25)?;
         let row_step = unsigned(grid, 26, 27)?;
-        self.grid = Some(LatLonGrid {
+        self.grid = Some(Regular {
             columns: usize::try_from(unsigned(grid, 7, 8)?).unwrap_or(0),
             rows: usize::try_from(unsigned(grid, 9, 10)?).unwrap_or(0),
             first: (degrees(signed(grid, 11, 13)?), degrees(signed(grid, 14, 16)?)),
             last: (degrees(signed(grid, 18, 20)?), degrees(signed(grid, 21, 23)?)),
             column_step: if column_step == 0xFFFF { 0.0 } else { degrees(column_step) },
-            row_step: (row_step != 0xFFFF).then(|| degrees(row_step)),
-            scanning: unsigned(grid, 28, 28)?,
+            // A Gaussian grid codes N, the rows between a pole and the equator, where the row step goes.
+            row_spacing: if self.grid_type == 4 {
+                Rows::Gaussian(usize::try_from(row_step).unwrap_or(0))
+            } else {
+                Rows::Step((row_step != 0xFFFF).then(|| degrees(row_step)))
+            },
+            scanning: u8::try_from(unsigned(grid, 28, 28)?).unwrap_or(0),
         });
         self.longs.insert("resolutionAndComponentFlags", unsigned(grid, 17, 17)?);
         Ok(())
@@ -210,7 +216,7 @@ fn end_step(keys: &Keys1) -> Result<i64, String> {
 /// # Errors
 /// A grid, a time range or a time unit not scanned yet, or a reference
 /// date that is no date.
-pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Description, LatLonGrid), String> {
+pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Description, Regular), String> {
     let centre_code = keys.get("centre");
     let (centre, centre_description) = code("common/c-11.table", centre_code).unwrap_or(("unknown", "unknown"));
     let step_type = tables::evaluate(
@@ -220,8 +226,9 @@ pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Descri
     .map_or_else(|| keys.get("timeRangeIndicator").to_string(), str::to_owned);
     keys.step_type = step_type;
     let grid = keys.grid.take().ok_or_else(|| {
-        format!("GRIB1 grid type {} (only regular latitude/longitude) is not scanned yet", keys.grid_type)
+        format!("GRIB1 grid type {} (only regular latitude/longitude and Gaussian) is not scanned yet", keys.grid_type)
     })?;
+    let grid_type = if keys.grid_type == 4 { "regular_gg" } else { "regular_ll" };
     let names = cache.names(&keys, centre, 1);
     let unit = unit_seconds(keys.get("unitOfTimeRange")).ok_or_else(|| {
         format!("a GRIB1 time unit {} (months, years...) is not scanned", keys.get("unitOfTimeRange"))
@@ -241,7 +248,7 @@ pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Descri
     put("typeOfLevel", json!(names.type_of_level));
     put("stepUnits", json!(1));
     put("stepType", json!(keys.step_type));
-    put("gridType", json!("regular_ll"));
+    put("gridType", json!(grid_type));
     put("uvRelativeToGrid", json!((keys.get("resolutionAndComponentFlags") >> 3) & 1));
     put("shortName", json!(names.short_name));
     put("units", json!(names.units));
@@ -257,13 +264,23 @@ pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Descri
         put("gridDefinitionDescription", json!(title(description)));
     }
     let mode = grid.scanning;
-    put("Nx", json!(grid.columns));
+    // cfgrib's grid keys: a Gaussian grid's N, Ni and Nj where a regular one has Nx, Ny and its row step.
+    match grid.row_spacing {
+        Rows::Gaussian(n) => {
+            put("N", json!(n));
+            put("Ni", json!(grid.columns));
+            put("Nj", json!(grid.rows));
+        }
+        Rows::Step(step) => {
+            put("Nx", json!(grid.columns));
+            put("Ny", json!(grid.rows));
+            put("jDirectionIncrementInDegrees", json!(step.unwrap_or(0.0)));
+        }
+    }
     put("iDirectionIncrementInDegrees", json!(grid.column_step));
     put("iScansNegatively", json!((mode >> 7) & 1));
     put("longitudeOfFirstGridPointInDegrees", json!(grid.first.1));
     put("longitudeOfLastGridPointInDegrees", json!(grid.last.1));
-    put("Ny", json!(grid.rows));
-    put("jDirectionIncrementInDegrees", json!(grid.row_step.unwrap_or(0.0)));
     put("jPointsAreConsecutive", json!((mode >> 5) & 1));
     put("jScansPositively", json!((mode >> 6) & 1));
     put("latitudeOfFirstGridPointInDegrees", json!(grid.first.0));
@@ -290,7 +307,7 @@ pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Descri
         step_seconds: end_step(&keys)?.saturating_mul(unit),
         step_unit_seconds: unit,
         number: keys.long("perturbationNumber"),
-        grid_type: "regular_ll",
+        grid_type,
         shape: (grid.rows as u64, grid.columns as u64),
         grid: keys.grid_section.clone(),
         attributes,

@@ -220,8 +220,10 @@ fn describe_edition1(
         Ok(described) => described,
         Err(reason) => return Ok(Err(reason)),
     };
-    let Some(axes) = grids.axes(&description.grid, || grid.axes()) else {
-        return Ok(Err("a regular grid whose rows and columns are not one axis each".into()));
+    let mut trouble = None;
+    let Some(axes) = grids.axes(&description.grid, || grid.axes().map_err(|e| trouble = Some(e)).ok()) else {
+        let reason = trouble.map_or_else(String::new, |error| error.to_string());
+        return Ok(Err(format!("a {} grid whose coordinates are not computed: {reason}", description.grid_type)));
     };
     Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes: Some(axes) }))
 }
@@ -243,39 +245,18 @@ fn describe_message(
         Ok(description) => description,
         Err(reason) => return Ok(Err(reason)),
     };
-    let axes = match description.grid_type {
-        "regular_ll" => {
-            let axes = grids.axes(&keys.grid, || grid::regular_axes(&keys.grid, keys.get("numberOfDataPoints")));
-            let Some(axes) = axes else {
-                return Ok(Err("a regular grid whose rows and columns are not one axis each (columns first, alternating rows, no rows, or not its number of points)".into()));
-            };
-            Some(axes)
-        }
-        // A Mercator grid's rows keep one latitude and its columns one longitude: 1-D, as kerchunk has them.
-        "mercator" => {
-            let points = usize::try_from(keys.get("numberOfDataPoints").unwrap_or(0)).unwrap_or(0);
-            let mut trouble = None;
-            let axes = grids.axes(&keys.grid, || {
-                grib_grids::axes(&keys.grid, points)
-                    .and_then(|(latitudes, longitudes)| {
-                        if latitudes.len() * longitudes.len() == points {
-                            Ok((latitudes, longitudes))
-                        } else {
-                            Err(grib_grids::GridError::Layout(format!(
-                                "a grid whose rows and columns are not its {points} points"
-                            )))
-                        }
-                    })
-                    .map_err(|error| trouble = Some(error))
-                    .ok()
-            });
-            let Some(axes) = axes else {
-                let reason = trouble.map_or_else(String::new, |error| error.to_string());
-                return Ok(Err(format!("a Mercator grid whose coordinates are not computed: {reason}")));
-            };
-            Some(axes)
-        }
-        _ => None,
+    // Grids whose rows keep one latitude and columns one longitude have 1-D coordinates, as kerchunk's.
+    let axes = if matches!(description.grid_type, "regular_ll" | "regular_gg" | "mercator") {
+        let points = usize::try_from(keys.get("numberOfDataPoints").unwrap_or(0)).unwrap_or(0);
+        let mut trouble = None;
+        let axes = grids.axes(&keys.grid, || grib_grids::axes(&keys.grid, points).map_err(|e| trouble = Some(e)).ok());
+        let Some(axes) = axes else {
+            let reason = trouble.map_or_else(String::new, |error| error.to_string());
+            return Ok(Err(format!("a {} grid whose coordinates are not computed: {reason}", description.grid_type)));
+        };
+        Some(axes)
+    } else {
+        None
     };
     Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes }))
 }
