@@ -44,7 +44,12 @@ def band_first(values: np.ndarray, dims: tuple[str, ...]) -> np.ndarray:
 
 
 # Lossy codecs, and how far two decoders of them may be apart (tests/codecs/tiff/README.md).
-LOSSY, TOLERANCE = ("jpeg_gray", "jpeg_rgb", "jpeg_ycbcr", "webp_lossy"), 4
+TOLERANCE = 4
+
+
+def lossy(name: str) -> bool:
+    """JPEG (GDAL's and tifffile's) and lossy WebP: within TOLERANCE of rasterio's values."""
+    return name.startswith("jpeg_") or name == "webp_lossy"
 
 
 @pytest.mark.parametrize("name", TIFF_CASES)
@@ -53,10 +58,13 @@ def test_a_tiff_opens_in_the_engine_as_one_variable(name: str) -> None:
     assert list(ds.data_vars) == [ROOT_ARRAY_NAME]
     data = ds[ROOT_ARRAY_NAME]
     ours, truth = band_first(data.values, data.dims), np.load(TIFF / f"{name}.npy")
-    if name in LOSSY:
+    if lossy(name):
         assert ours.shape == truth.shape and np.abs(ours.astype(int) - truth.astype(int)).max() <= TOLERANCE
     else:
         assert differs(ours, truth) is None
+    if name.startswith("jpeg_"):
+        # The package decodes JPEG with libjpeg-turbo, as imagecodecs does: its values exactly.
+        assert differs(ours, np.load(TIFF / f"{name}.imagecodecs.npy")) is None
 
 
 @pytest.mark.parametrize("name", GRIB_CASES)
@@ -79,7 +87,7 @@ def test_real_grib_messages_read_eccodes_values_in_the_engine(case: str) -> None
 @pytest.mark.parametrize("name", sorted(REAL_TIFF))
 def test_real_tiffs_read_rasterio_values_in_the_engine(name: str) -> None:
     """rasterio's sample files (tests/codecs/tiff/real), every level, at every row and 7th column:
-    exactly, or for JPEG no further from GDAL than kerchunk's own path."""
+    exactly, or for JPEG no further from GDAL than kerchunk's own path and equal to imagecodecs'."""
     for level, entry in enumerate(REAL_TIFF[name]):
         location = TIFF / "real" / f"{name}.kerchunk.json"
         store = ReferenceStore(str(location))
@@ -88,6 +96,8 @@ def test_real_tiffs_read_rasterio_values_in_the_engine(name: str) -> None:
         ours, truth = values[:, :, ::7], np.load(TIFF / "real" / f"{name}.{level}.npy")
         if entry["tolerance"]:
             assert np.abs(ours.astype(int) - truth.astype(int)).max() <= entry["tolerance"], (name, level)
+            # JPEG: libjpeg-turbo in the package, as in imagecodecs: its values exactly.
+            assert differs(ours, np.load(TIFF / "real" / f"{name}.{level}.imagecodecs.npy")) is None, (name, level)
         else:
             assert differs(ours, truth) is None, (name, level)
 

@@ -34,12 +34,35 @@ pub(crate) struct Jpeg {
     written: JpegConfiguration,
     tables: Option<Vec<u8>>,
     header: Option<Vec<u8>>,
-    transform: Option<jpeg_decoder::ColorTransform>,
+    /// The JPEG stream's colour space, where TIFF says it.
+    space: Option<Space>,
+}
+
+/// libjpeg's colour spaces (`J_COLOR_SPACE`) that tifffile names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Space {
+    Grayscale,
+    Rgb,
+    YCbCr,
+    Cmyk,
+    Ycck,
+}
+
+impl Space {
+    fn transform(self) -> jpeg_decoder::ColorTransform {
+        use jpeg_decoder::ColorTransform;
+        match self {
+            Self::Grayscale => ColorTransform::Grayscale,
+            Self::Rgb => ColorTransform::RGB,
+            Self::YCbCr => ColorTransform::YCbCr,
+            Self::Cmyk => ColorTransform::CMYK,
+            Self::Ycck => ColorTransform::YCCK,
+        }
+    }
 }
 
 /// libjpeg's `J_COLOR_SPACE` as imagecodecs writes it: a number or its name.
-fn colour_space(value: Option<&Value>) -> Result<Option<jpeg_decoder::ColorTransform>, String> {
-    use jpeg_decoder::ColorTransform;
+fn colour_space(value: Option<&Value>) -> Result<Option<Space>, String> {
     let name = match value {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => match n.as_u64() {
@@ -55,11 +78,11 @@ fn colour_space(value: Option<&Value>) -> Result<Option<jpeg_decoder::ColorTrans
         Some(other) => return Err(format!("colour space {other}")),
     };
     Ok(Some(match name.to_ascii_uppercase().as_str() {
-        "GRAYSCALE" | "MINISBLACK" => ColorTransform::Grayscale,
-        "RGB" => ColorTransform::RGB,
-        "YCBCR" => ColorTransform::YCbCr,
-        "CMYK" => ColorTransform::CMYK,
-        "YCCK" => ColorTransform::YCCK,
+        "GRAYSCALE" | "MINISBLACK" => Space::Grayscale,
+        "RGB" => Space::Rgb,
+        "YCBCR" => Space::YCbCr,
+        "CMYK" => Space::Cmyk,
+        "YCCK" => Space::Ycck,
         "UNKNOWN" => return Ok(None),
         other => return Err(format!("colour space {other:?}")),
     }))
@@ -77,9 +100,9 @@ impl Jpeg {
         }
         // The colour space of the JPEG stream decides the transform; the
         // data's (RGB, grey) is what comes out either way.
-        let transform = colour_space(written.colorspace_jpeg.as_ref())?;
+        let space = colour_space(written.colorspace_jpeg.as_ref())?;
         colour_space(written.colorspace_data.as_ref())?;
-        Ok(Self { tables: base64(&written.tables)?, header: base64(&written.header)?, transform, written })
+        Ok(Self { tables: base64(&written.tables)?, header: base64(&written.header)?, space, written })
     }
 
     /// The tile as one whole JPEG stream: the tables spliced in before the
@@ -118,11 +141,25 @@ impl Decode for Jpeg {
     }
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
+        #[cfg(feature = "jpeg-c")]
+        return crate::jpeg_c::decode(&self.stream(encoded), self.space, size);
+        #[cfg(not(feature = "jpeg-c"))]
+        self.decode_pure(encoded, size)
+    }
+}
+
+impl Jpeg {
+    /// The tile decoded in pure Rust (jpeg-decoder; zune-jpeg for four
+    /// components): within a few units of libjpeg-turbo (the crate's
+    /// README says how many). The decoder of builds without `jpeg-c`, which
+    /// every build's tests check.
+    #[cfg_attr(feature = "jpeg-c", allow(dead_code, reason = "checked by the tests of every build"))]
+    pub(crate) fn decode_pure(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         let stream = self.stream(encoded);
         let mut decoder = jpeg_decoder::Decoder::new(&stream[..]);
         decoder.set_max_decoding_buffer_size(size);
-        if let Some(transform) = self.transform {
-            decoder.set_color_transform(transform);
+        if let Some(space) = self.space {
+            decoder.set_color_transform(space.transform());
         }
         decoder.read_info().map_err(DecodeError::corrupt)?;
         let info = decoder.info().ok_or_else(|| DecodeError::Layout("a JPEG without a frame header".into()))?;
@@ -134,9 +171,7 @@ impl Decode for Jpeg {
         // Four components (GDAL's RGBA or CMYK tiles): libjpeg, and so imagecodecs, returns them
         // as stored. jpeg-decoder inverts CMYK and, on rasterio's alpha.tif, decodes one tile
         // wrongly from its 88th row (tests/codecs/tiff/real); zune-jpeg gives libjpeg's values.
-        if info.pixel_format == jpeg_decoder::PixelFormat::CMYK32
-            && matches!(self.transform, None | Some(jpeg_decoder::ColorTransform::CMYK))
-        {
+        if info.pixel_format == jpeg_decoder::PixelFormat::CMYK32 && matches!(self.space, None | Some(Space::Cmyk)) {
             let options = zune_core::options::DecoderOptions::default()
                 .jpeg_set_out_colorspace(zune_core::colorspace::ColorSpace::CMYK)
                 .set_max_width(usize::from(info.width))

@@ -15,7 +15,7 @@
 //! | `imagecodecs_delta` | tifffile | TIFF predictor 2 (horizontal differencing), a filter |
 //! | `imagecodecs_floatpred` | tifffile | TIFF predictor 3 (floating point), a filter |
 //! | `deflate` | kerchunk (zip members) | a zip member: its local file header, then raw deflate |
-//! | `imagecodecs_jpeg`, `imagecodecs_webp` | tifffile | JPEG (with the file's tables, RGB or YCbCr) and WebP tiles, lossy |
+//! | `imagecodecs_jpeg`, `imagecodecs_webp` | tifffile | JPEG (with the file's tables, grey, RGB, YCbCr or CMYK; libjpeg-turbo's decoder with the feature `jpeg-c`, else pure Rust within 4 of it) and WebP tiles, lossy |
 //! | `imagecodecs_png` | tifffile | PNG tiles (8 and 16 bits) |
 //! | `imagecodecs_lerc` | tifffile | LERC tiles, plain or in zlib or zstd (GDAL's `LERC`, `LERC_DEFLATE`, `LERC_ZSTD`) |
 //! | `imagecodecs_jpeg2k`, `imagecodecs_jpegxl` | tifffile | JPEG 2000 and JPEG XL tiles (8 and 16 bits) |
@@ -60,6 +60,8 @@ mod grib;
 mod hdf5_plugins;
 mod hdf_strings;
 mod image;
+#[cfg(feature = "jpeg-c")]
+mod jpeg_c;
 mod jpegxl;
 mod layout;
 mod lerc;

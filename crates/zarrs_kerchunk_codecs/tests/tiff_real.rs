@@ -13,6 +13,12 @@ use zarrs_kerchunk::ReferenceStoreBuilder;
 /// Every 7th column of every row.
 const STRIDE: usize = 7;
 
+/// How far a JPEG tile may decode from imagecodecs (libjpeg-turbo) decoding the same bytes: with
+/// `jpeg-c`, the same decoder, not at all; in pure Rust, what jpeg-decoder and zune-jpeg reach on YCbCr.
+fn from_libjpeg() -> u8 {
+    if cfg!(feature = "jpeg-c") { 0 } else { 4 }
+}
+
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/tiff/real")
 }
@@ -86,6 +92,19 @@ fn real_tiffs_read_what_rasterio_reads() {
                         "{name} {path}: {worst} from rasterio (kerchunk's path: {tolerance})"
                     );
                     eprintln!("{name} {path}: at most {worst} from rasterio; kerchunk's Python path {tolerance}");
+                    let (_, _, theirs) = npy(&folder().join(format!("{name}.{level}.imagecodecs.npy")));
+                    assert_eq!(ours.len(), theirs.len(), "{name} {path}");
+                    let far = ours.iter().zip(&theirs).map(|(a, b)| a.abs_diff(*b)).max().unwrap_or(0);
+                    let many = ours.iter().zip(&theirs).filter(|(a, b)| a.abs_diff(**b) > 1).count();
+                    eprintln!(
+                        "{name} {path}: at most {far} from imagecodecs', {many} of {} by more than 1",
+                        ours.len()
+                    );
+                    assert!(
+                        far <= from_libjpeg(),
+                        "{name} {path}: {far} from imagecodecs' values (at most {})",
+                        from_libjpeg()
+                    );
                 }
                 _ => assert!(ours == truth, "{name} {path}: differs from rasterio's values"),
             }

@@ -6,7 +6,9 @@ Run from the repository root in python/tests/run.sh's virtualenv with
 rasterio, tifffile and imagecodecs added (the versions are in README.md
 beside this file; not needed by the tests themselves):
 
-    python tests/codecs/tiff/make.py
+    python tests/codecs/tiff/make.py               # every case made again
+    python tests/codecs/tiff/make.py imagecodecs   # only NAME.imagecodecs.npy of the JPEG cases
+    python tests/codecs/tiff/make.py jpeg          # only the JPEG files tifffile writes, and that
 
 For each NAME.tif it writes NAME.kerchunk.json (kerchunk.tiff.tiff_to_zarr,
 inline_threshold=0, the file's path replaced by its name) and NAME.npy: the
@@ -14,6 +16,8 @@ values rasterio reads, band first, as (bands, height, width) in the file's
 dtype, native byte order.
 """
 import json
+import os
+import sys
 import pathlib
 
 import numpy as np
@@ -156,10 +160,74 @@ def kerchunk_reads(refs):
     return array
 
 
+# JPEG as tifffile writes it (imagecodecs' libjpeg-turbo): the tables in every tile (no JPEGTables
+# tag), YCbCr at each subsampling, RGB without the transform, grey, and CMYK (photometric separated).
+# name -> (bands, photometric, subsampling)
+JPEG_TIFFFILE = {
+    "jpeg_tifffile_ycbcr444": (3, "ycbcr", (1, 1)),
+    "jpeg_tifffile_ycbcr422": (3, "ycbcr", (2, 1)),
+    "jpeg_tifffile_ycbcr420": (3, "ycbcr", (2, 2)),
+    "jpeg_tifffile_rgb": (3, "rgb", None),
+    "jpeg_tifffile_gray": (1, "minisblack", None),
+    "jpeg_tifffile_cmyk": (4, "separated", None),
+}
+
+
+def band_first_tifffile(values):
+    """tifffile's (Y, X) or (Y, X, S) as rasterio's (band, y, x)."""
+    return values[None] if values.ndim == 2 else np.moveaxis(values, -1, 0)
+
+
+def jpeg_with_tifffile():
+    """The JPEG_TIFFFILE cases: NAME.tif, kerchunk's references, and NAME.npy, rasterio's values
+    (GDAL, within TOLERANCE of imagecodecs', checked here; for CMYK, which GDAL reads as RGBA,
+    tifffile's); imagecodecs_truth() then adds imagecodecs' own."""
+    import tifffile
+
+    for seed, (name, (bands, photometric, subsampling)) in enumerate(JPEG_TIFFFILE.items(), start=300):
+        data = values(np.dtype("uint8"), bands, seed)
+        interleaved = data[0] if bands == 1 else np.moveaxis(data, 0, -1)
+        extra = {"subsampling": subsampling} if subsampling else {}
+        path = HERE / f"{name}.tif"
+        tifffile.imwrite(path, interleaved, compression="jpeg", compressionargs={"level": 90}, tile=(32, 32),
+                         metadata=None, photometric=photometric, **extra)
+        refs = tiff_to_zarr(str(path), inline_threshold=0)
+        theirs = kerchunk_reads(refs)
+        if photometric == "separated":
+            # GDAL reads CMYK JPEG as RGBA; tifffile (imagecodecs) returns the CMYK stored, the truth here.
+            truth = band_first_tifffile(tifffile.imread(path))
+        else:
+            with rasterio.open(path) as src:
+                truth = src.read()
+        assert theirs.shape == truth.shape, (name, theirs.shape, truth.shape)
+        assert np.abs(theirs.astype(int) - truth.astype(int)).max() <= TOLERANCE, name
+        np.save(HERE / f"{name}.npy", truth)
+        text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+
+
+def imagecodecs_truth():
+    """For each JPEG case, NAME.imagecodecs.npy: the files as they are, read through kerchunk's
+    references by imagecodecs (libjpeg-turbo), band first: the values a JPEG decoder must give."""
+    for name in sorted(LOSSY) + sorted(JPEG_TIFFFILE):
+        if not name.startswith("jpeg_"):
+            continue
+        refs = json.loads((HERE / f"{name}.kerchunk.json").read_text())
+        os.chdir(HERE)
+        np.save(HERE / f"{name}.imagecodecs.npy", kerchunk_reads(refs))
+
+
 def main():
     import imagecodecs.numcodecs
 
     imagecodecs.numcodecs.register_codecs()
+    if sys.argv[1:] == ["imagecodecs"]:
+        imagecodecs_truth()
+        return
+    if sys.argv[1:] == ["jpeg"]:
+        jpeg_with_tifffile()
+        imagecodecs_truth()
+        return
     lerc = {name: (seed, case) for seed, (name, case) in enumerate(LERC.items(), start=200)}
     numbered = {name: (seed, case) for seed, (name, case) in enumerate({**CASES, **LOSSY}.items())}
     for name, (seed, (dtype, bands, options)) in {**numbered, **lerc}.items():

@@ -14,6 +14,8 @@ every 7th column (the files are up to 2880 x 1200 pixels: every row, so that eve
 checked, one-row strips included, and a seventh of the columns, which keeps the truth small). cases.json says, per file, each array's path, its axes and how far a reader may
 be from rasterio: 0, or for JPEG as far as kerchunk's own Python path (fsspec, zarr, imagecodecs)
 is, and at least 4. The script checks that path reads rasterio's values exactly where lossless.
+For JPEG arrays, NAME.LEVEL.imagecodecs.npy: that path's values (imagecodecs, libjpeg-turbo) on the
+same rows and columns, which a JPEG decoder must give.
 """
 import json
 import os
@@ -74,6 +76,9 @@ def main():
             assert same_nan and (lossy or far == 0), (name, array, far)
             tolerance = max(TOLERANCE, int(far)) if lossy else 0
             np.save(HERE / f"{name}.{level}.npy", np.ascontiguousarray(truth[:, :, ::STRIDE]))
+            if lossy:
+                # What a JPEG decoder must give: imagecodecs' (libjpeg-turbo's) values of the same tiles.
+                np.save(HERE / f"{name}.{level}.imagecodecs.npy", np.ascontiguousarray(theirs[:, :, ::STRIDE]))
             entries.append({"path": array, "axes": axes, "tolerance": tolerance, "shape": list(truth.shape)})
         cases[name] = entries
     (HERE / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
