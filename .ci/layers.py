@@ -46,10 +46,10 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "hdf5_plugin_filters": [("lib",)],
-    "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "conformal", "equal_area", "rotated"), ("lib",)],
+    "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "conformal", "equal_area", "rotated", "space_view"), ("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
-        ("decode_only",),
+        ("decode_only", "jpeg_c"),
         ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings", "hdf5_plugins"),
         ("registry",),
         ("lib", "tests"),

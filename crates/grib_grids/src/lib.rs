@@ -14,6 +14,7 @@
 //! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | `conformal` |
 //! | 3.30 | Lambert conformal (HRRR, NAM) | sphere or ellipsoid | `conformal` |
 //! | 3.140 | Lambert azimuthal equal area (EFAS) | sphere or ellipsoid | `equal_area` |
+//! | 3.90 | space view (Meteosat, GOES, Himawari); NaN past the Earth's disk, where eccodes gives 0 | sphere (eccodes has no ellipsoid) | `space_view` |
 //!
 //! The formulas are Snyder's (USGS Professional Paper 1395) and PROJ's
 //! authalic latitude series, with eccodes' conventions: where the grid
@@ -36,6 +37,7 @@ mod gaussian;
 mod regular;
 mod rotated;
 mod section;
+mod space_view;
 
 pub use error::GridError;
 pub use gaussian::{gaussian_latitudes, gaussian_rows};
@@ -64,6 +66,7 @@ pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<
         20 => conformal::polar_stereographic(grid, coordinate, limit),
         30 => conformal::lambert(grid, coordinate, limit),
         140 => equal_area::lambert_azimuthal(grid, coordinate, limit),
+        90 => space_view::space_view(grid, coordinate, limit),
         template => Err(layout(format!("the coordinates of grid template 3.{template} are not decoded yet"))),
     }
 }

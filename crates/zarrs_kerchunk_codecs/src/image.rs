@@ -49,6 +49,18 @@ pub(crate) enum Space {
 }
 
 impl Space {
+    /// The Adobe marker's transform that says this colour space to libjpeg
+    /// (none for grey, which it knows from the one component).
+    #[cfg(feature = "jpeg-c")]
+    fn adobe_transform(self) -> Option<u8> {
+        match self {
+            Self::Rgb | Self::Cmyk => Some(0),
+            Self::YCbCr => Some(1),
+            Self::Ycck => Some(2),
+            Self::Grayscale => None,
+        }
+    }
+
     fn transform(self) -> jpeg_decoder::ColorTransform {
         use jpeg_decoder::ColorTransform;
         match self {
@@ -142,7 +154,7 @@ impl Decode for Jpeg {
 
     fn decode(&self, encoded: &[u8], size: usize) -> Result<Vec<u8>, DecodeError> {
         #[cfg(feature = "jpeg-c")]
-        return crate::jpeg_c::decode(&self.stream(encoded), self.space, size);
+        return crate::jpeg_c::decode(&self.stream(encoded), self.space.and_then(Space::adobe_transform), size);
         #[cfg(not(feature = "jpeg-c"))]
         self.decode_pure(encoded, size)
     }

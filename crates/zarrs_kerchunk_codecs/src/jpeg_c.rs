@@ -14,13 +14,13 @@
 use mozjpeg::ColorSpace;
 
 use crate::error::DecodeError;
-use crate::image::Space;
 
-/// Decode the whole JPEG `stream`, whose colour space is `stream_space`
-/// where TIFF says it, into at most `size` bytes of samples interleaved by
-/// pixel: grey, RGB, or four components as stored (CMYK).
-pub(crate) fn decode(stream: &[u8], stream_space: Option<Space>, size: usize) -> Result<Vec<u8>, DecodeError> {
-    let stream = with_colour_space(stream, stream_space);
+/// Decode the whole JPEG `stream` into at most `size` bytes of samples
+/// interleaved by pixel: grey, RGB, or four components as stored (CMYK).
+/// `adobe_transform`, where TIFF says the stream's colour space, is the
+/// Adobe marker's way of saying it: 0 RGB or CMYK as stored, 1 YCbCr, 2 YCCK.
+pub(crate) fn decode(stream: &[u8], adobe_transform: Option<u8>, size: usize) -> Result<Vec<u8>, DecodeError> {
+    let stream = with_colour_space(stream, adobe_transform);
     let decoded = std::panic::catch_unwind(|| -> std::io::Result<Vec<u8>> {
         let decompress = mozjpeg::Decompress::with_markers(&[]).from_mem(&stream)?;
         let components = decompress.components().len();
@@ -54,17 +54,11 @@ pub(crate) fn decode(stream: &[u8], stream_space: Option<Space>, size: usize) ->
     }
 }
 
-/// `stream` with an Adobe marker (APP14) before its frame header saying
-/// `space` (transform 0: RGB or CMYK as stored; 1: YCbCr; 2: YCCK), for
-/// libjpeg to take as the stream's colour space; as it is without one, or
-/// without a frame header to put it before.
-fn with_colour_space(stream: &[u8], space: Option<Space>) -> Vec<u8> {
-    let transform = match space {
-        Some(Space::Rgb | Space::Cmyk) => 0,
-        Some(Space::YCbCr) => 1,
-        Some(Space::Ycck) => 2,
-        Some(Space::Grayscale) | None => return stream.to_vec(),
-    };
+/// `stream` with an Adobe marker (APP14) before its frame header whose
+/// `transform` says the colour space, for libjpeg to take as the stream's; as
+/// it is without one, or without a frame header to put it before.
+fn with_colour_space(stream: &[u8], transform: Option<u8>) -> Vec<u8> {
+    let Some(transform) = transform else { return stream.to_vec() };
     let Some(frame) = frame_header(stream) else { return stream.to_vec() };
     let adobe = [0xFF, 0xEE, 0x00, 0x0E, b'A', b'd', b'o', b'b', b'e', 0x00, 0x64, 0x00, 0x00, 0x00, 0x00, transform];
     let mut out = Vec::with_capacity(stream.len() + adobe.len());
@@ -109,7 +103,7 @@ mod tests {
         // SOI, a DQT of 3 bytes, SOF0.
         let stream = [0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0x03, 0x07, 0xFF, 0xC0, 0x00, 0x02];
         assert_eq!(frame_header(&stream), Some(7));
-        let spliced = with_colour_space(&stream, Some(Space::Rgb));
+        let spliced = with_colour_space(&stream, Some(0));
         assert_eq!(&spliced[7..11], &[0xFF, 0xEE, 0x00, 0x0E]);
         assert_eq!(spliced[22], 0, "transform 0: RGB as stored");
         assert_eq!(&spliced[23..], &stream[7..]);

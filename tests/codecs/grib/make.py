@@ -362,9 +362,29 @@ PROJECTED["gaussian_n48"] = gaussian(48, 0, 96, 192, False, 0.0)
 PROJECTED["gaussian_n640_area"] = gaussian(640, 300, 10, 24, False, 10.0)
 PROJECTED["gaussian_n1280_northwards"] = gaussian(1280, 2000, 8, 16, True, 350.0)
 
+# Space view (template 3.90), a full disk as Meteosat's is coded, coarsened to 60 x 60 points:
+# 56 grid lengths across the Earth, the camera 6.6107 Earth radii away, the satellite at 0E;
+# on a sphere (eccodes computes no other), north first. Points past the disk: eccodes gives 0, 0.
+PROJECTED["space_view"] = {
+    "gridDefinitionTemplateNumber": 90,
+    "shapeOfTheEarth": 6,
+    "Nx": 60,
+    "Ny": 60,
+    "latitudeOfSubSatellitePoint": 0,
+    "longitudeOfSubSatellitePoint": 0,
+    "dx": 56,
+    "dy": 56,
+    "Xp": 30000,
+    "Yp": 30000,
+    "Nr": 6610700,
+    "Xo": 0,
+    "Yo": 0,
+    "jScansPositively": 0,
+}
+
 # The gridType eccodes reports for each grid template.
 GRID_TYPES = {1: "rotated_ll", 10: "mercator", 20: "polar_stereographic", 30: "lambert",
-              40: "regular_gg", 140: "lambert_azimuthal_equal_area"}
+              40: "regular_gg", 90: "space_view", 140: "lambert_azimuthal_equal_area"}
 
 READ_BACK = [
     "packingType",

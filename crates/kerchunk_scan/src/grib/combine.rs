@@ -152,6 +152,7 @@ fn messages_of(name: &str, refs: &ReferenceSet) -> Result<Vec<Scanned>, String> 
             "rotated_ll" => "rotated_ll",
             "mercator" => "mercator",
             "regular_gg" => "regular_gg",
+            "space_view" => "space_view",
             "lambert" => "lambert",
             "polar_stereographic" => "polar_stereographic",
             "lambert_azimuthal_equal_area" => "lambert_azimuthal_equal_area",

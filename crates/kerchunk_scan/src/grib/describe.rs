@@ -43,9 +43,14 @@ pub(crate) struct Description {
     pub(crate) global: Map<String, Value>,
 }
 
-/// The grids whose coordinates are 2-D (`y`, `x`), as cfgrib's `GRID_TYPES_2D_NON_DIMENSION_COORDS`.
+/// The grids whose coordinates are 2-D (`y`, `x`), as cfgrib's `GRID_TYPES_2D_NON_DIMENSION_COORDS`,
+/// and space view, whose rows and columns are not one latitude and longitude each (kerchunk
+/// gives it one column's and one row's as if they were).
 pub(crate) fn projected(grid_type: &str) -> bool {
-    matches!(grid_type, "rotated_ll" | "lambert" | "lambert_azimuthal_equal_area" | "polar_stereographic")
+    matches!(
+        grid_type,
+        "rotated_ll" | "lambert" | "lambert_azimuthal_equal_area" | "polar_stereographic" | "space_view"
+    )
 }
 
 /// A concept's files, local first, for the chain eccodes evaluates: the
@@ -193,10 +198,18 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
         0 => "regular_ll",
         1 => "rotated_ll",
         10 => "mercator",
-        40 => "regular_gg",
         20 => "polar_stereographic",
         30 => "lambert",
+        40 => "regular_gg",
+        90 => "space_view",
         140 => "lambert_azimuthal_equal_area",
+        // Nothing to match: eccodes' geo-iterator computes no Albers coordinates, so neither
+        // cfgrib nor kerchunk has them.
+        31 => {
+            return Err("grid definition template 3.31 (Albers equal area) is not scanned: eccodes' \
+                 geo-iterator computes no coordinates for it, so there are none of its to match"
+                .into());
+        }
         other => return Err(format!("grid definition template 3.{other} is not scanned yet")),
     })
 }
@@ -387,6 +400,18 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
 mod tests {
     use super::*;
     use crate::grib::keys::Unread;
+
+    /// The grids not scanned name their template, and why where it is known.
+    #[test]
+    fn grids_not_scanned_are_named() {
+        assert_eq!(grid_type(90), Ok("space_view"));
+        assert!(
+            grid_type(31)
+                .unwrap_err()
+                .starts_with("grid definition template 3.31 (Albers equal area) is not scanned: eccodes'")
+        );
+        assert_eq!(grid_type(50).unwrap_err(), "grid definition template 3.50 is not scanned yet");
+    }
 
     /// Every parameter of NCEP's local table and every 20th of the WMO's and ECMWF's, written
     /// by eccodes from its paramId (`tests/scan/grib/make.py`): the names eccodes reads back.

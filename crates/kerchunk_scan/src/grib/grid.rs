@@ -89,8 +89,8 @@ pub(crate) fn attributes(
             put("longitudeOfSouthernPoleInDegrees", json!(degrees(raw(78, 81)?)));
         }
         // cfgrib has no grid keys for these; uvRelativeToGrid is a data attribute, where eccodes
-        // has the key: Mercator's (octet 47), not polar stereographic's or 3.140's.
-        "mercator" => put("uvRelativeToGrid", json!((raw(47, 47)? >> 3) & 1)),
+        // has the key: Mercator's and space view's (octet 47), not polar stereographic's or 3.140's.
+        "mercator" | "space_view" => put("uvRelativeToGrid", json!((raw(47, 47)? >> 3) & 1)),
         _ => {}
     }
     Ok((u64::try_from(ny).unwrap_or(0), u64::try_from(nx).unwrap_or(0)))
