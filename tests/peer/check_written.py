@@ -161,7 +161,8 @@ def check_codecs(folder):
     """kerchunk's references to GRIB2 (`codecs_grib`) or TIFF (`codecs_tiff`) files as `convert`
     wrote them (`written_<case>.*`), read with kerchunk's `grib` codec (eccodes) and imagecodecs'
     codecs: GRIB's `t` equal to `<case>.npy` (NaN where missing) and a projected grid's latitude
-    and longitude within 1e-9 degrees of eccodes'; a TIFF's root array, band first, equal to
+    and longitude within 1e-9 degrees of eccodes' (kerchunk's 1-D ones, of its first column and
+    row); a TIFF's root array, band first, equal to
     rasterio's `<case>.npy` (within 4 units for the lossy codecs)."""
     import imagecodecs.numcodecs
     import kerchunk.codecs  # noqa: F401 - registers the grib codec
@@ -200,6 +201,10 @@ def check_codecs(folder):
                         if os.path.exists(f"{case}.{coordinate}.npy"):
                             theirs = np.load(f"{case}.{coordinate}.npy")
                             ours = np.asarray(group[coordinate][...])
+                            if ours.ndim == 1 and theirs.ndim == 2:
+                                # kerchunk's 1-D coordinates (Mercator, Gaussian, space view grids):
+                                # the first column's latitudes and the first row's longitudes.
+                                theirs = theirs[:, 0] if coordinate == "latitude" else theirs[0]
                             far = worst_difference(ours, theirs)
                             if far is None or not far <= 1e-9:
                                 problem = f"{coordinate} differs ({far} apart)"
