@@ -9,6 +9,7 @@
 //! | template | projection | earth | module |
 //! |---|---|---|---|
 //! | 3.0, 3.40 | regular latitude/longitude and Gaussian (GRIB1's types 0 and 4 too) | any | `regular`, `gaussian` |
+//! | 3.40 with points per row | reduced Gaussian, global (ECMWF's N and O grids) | any | `reduced` |
 //! | 3.1 | rotated latitude/longitude (COSMO, ICON-D2) | any | `rotated` |
 //! | 3.10 | Mercator (NOAA's AQM, Hawaii and Puerto Rico products) | sphere or ellipsoid | `conformal` |
 //! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | `conformal` |
@@ -34,6 +35,7 @@ mod conformal;
 mod equal_area;
 mod error;
 mod gaussian;
+mod reduced;
 mod regular;
 mod rotated;
 mod section;
@@ -41,6 +43,7 @@ mod space_view;
 
 pub use error::GridError;
 pub use gaussian::{gaussian_latitudes, gaussian_rows};
+pub use reduced::points_per_row;
 pub use regular::{Regular, Rows};
 pub use section::Coordinate;
 use section::{layout, unsigned};
@@ -55,6 +58,8 @@ use section::{layout, unsigned};
 /// iterators do not compute (named).
 pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<Vec<f64>, GridError> {
     match unsigned(grid, 13, 14)? {
+        // Ni missing: a number of points per row, a reduced grid.
+        40 if unsigned(grid, 31, 34)? == 0xFFFF_FFFF => reduced::reduced_gaussian(grid, coordinate, limit),
         template @ (0 | 40) => {
             let regular = Regular::read(grid, template)?;
             let size = section::points(regular.columns as u64, regular.rows as u64, limit)?;

@@ -687,3 +687,49 @@ fn a_message_without_a_forecast_time_is_left_out_named() {
     assert_eq!(scanned.skipped[0].path, "the message at byte 0");
     assert!(scanned.skipped[0].reason.contains("forecast time is missing"), "{}", scanned.skipped[0].reason);
 }
+
+/// Reduced Gaussian grids (`tests/codecs/grib/reduced_gg_*.grib2`: eccodes' N32 sample and an
+/// octahedral O32, made by its `make.py reduced`): on one dimension, `values`, as cfgrib has them
+/// (kerchunk 0.2.10 fails on them), with cfgrib's attributes; every point's latitude and longitude,
+/// through the codec, within 1e-9 degrees of eccodes' iterator; eccodes' values.
+#[test]
+fn reduced_gaussian_grids_are_cfgribs() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let codecs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib");
+    let dir = tempfile::tempdir().unwrap();
+    let npy = |file: &str| {
+        let bytes = std::fs::read(codecs.join(file)).unwrap();
+        f64s(&bytes[usize::from(u16::from_le_bytes([bytes[8], bytes[9]])) + 10..])
+    };
+    for case in ["reduced_gg_n32", "reduced_gg_o32"] {
+        let name = format!("{case}.grib2");
+        let scanned = scan_in(&codecs, &name, &ScanOptions::default()).unwrap();
+        assert!(scanned.skipped.is_empty(), "{name}: {:?}", scanned.skipped);
+        let truth = json(&codecs.join(format!("{case}.cfgrib.json")));
+        let variable = truth["variable"].as_str().unwrap();
+        let group = format!("{variable}/instant/{}", truth["attrs"]["GRIB_typeOfLevel"].as_str().unwrap());
+        let mut got = text(&scanned.references, &format!("{group}/{variable}/.zattrs"));
+        let dimensions = got.as_object_mut().unwrap().remove("_ARRAY_DIMENSIONS").unwrap();
+        assert_eq!(dimensions.as_array().unwrap().last(), Some(&serde_json::json!("values")), "{name}");
+        assert_eq!(got, truth["attrs"], "{name}: cfgrib's attributes");
+        let path = dir.path().join(format!("{case}.json"));
+        scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
+        std::fs::copy(codecs.join(&name), dir.path().join(&name)).unwrap();
+        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+        let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+        let read = |array: &str| -> Vec<f64> {
+            let array = Array::open(store.clone(), &format!("/{group}/{array}")).unwrap();
+            array.retrieve_array_subset(&array.subset_all()).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        let (values, truth) = (read(variable), npy(&format!("{case}.npy")));
+        assert_eq!(values.len(), truth.len(), "{name}");
+        assert!(values.iter().zip(&truth).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: values differ");
+        for coordinate in ["latitude", "longitude"] {
+            let (ours, eccodes) = (read(coordinate), npy(&format!("{case}.{coordinate}.npy")));
+            assert_eq!(ours.len(), eccodes.len(), "{name} {coordinate}");
+            assert!(ours.iter().zip(&eccodes).all(|(a, b)| (a - b).abs() < 1e-9), "{name} {coordinate}");
+            let attributes = text(&scanned.references, &format!("{group}/{coordinate}/.zattrs"));
+            assert_eq!(attributes["_ARRAY_DIMENSIONS"], serde_json::json!(["values"]), "{name}");
+        }
+    }
+}

@@ -8,6 +8,7 @@ this file; not needed by the tests themselves):
 
     python tests/codecs/grib/make.py                # every case made again
     python tests/codecs/grib/make.py CASE [CASE...]  # only these projected cases (cases.json updated for them)
+    python tests/codecs/grib/make.py reduced         # only the reduced Gaussian grids (REDUCED)
 
 For each CASE it writes CASE.grib2 (one message, from eccodes' samples), and:
 - CASE.kerchunk.json: kerchunk.grib2.scan_grib(CASE.grib2)[0] (the message's
@@ -502,6 +503,43 @@ def truth(path):
     return values.reshape(shape)
 
 
+# Reduced Gaussian grids (template 3.40 with points per row), global: eccodes' sample N32, and an
+# octahedral O32 (20 + 4j points on the j-th row from each pole, as ECMWF's O1280). kerchunk 0.2.10
+# fails on them (it sizes the grid from Ni, missing); cfgrib reads them on one dimension, `values`.
+# Not in cases.json: REDUCED.NAME.{grib2,npy,latitude.npy,longitude.npy,cfgrib.json}.
+REDUCED = {"reduced_gg_n32": None, "reduced_gg_o32": [20 + 4 * j for j in range(32)]}
+
+
+def make_reduced():
+    import xarray as xr
+
+    for seed, (name, half) in enumerate(REDUCED.items(), start=400):
+        h = eccodes.codes_grib_new_from_samples("reduced_gg_pl_32_grib2")
+        if half is not None:
+            eccodes.codes_set_array(h, "pl", half + half[::-1])
+        points = eccodes.codes_get(h, "numberOfDataPoints") if half is None else 2 * sum(half)
+        rng = np.random.default_rng(seed)
+        eccodes.codes_set(h, "bitsPerValue", 16)
+        eccodes.codes_set_values(h, 250 + 30 * rng.random(points))
+        assert eccodes.codes_get(h, "gridType") == "reduced_gg", name
+        path = HERE / f"{name}.grib2"
+        with open(path, "wb") as out:
+            eccodes.codes_write(h, out)
+        eccodes.codes_release(h)
+        with open(path, "rb") as f:
+            h = eccodes.codes_grib_new_from_file(f)
+        np.save(HERE / f"{name}.npy", eccodes.codes_get_values(h).astype("f8"))
+        for var in ("latitudes", "longitudes"):
+            np.save(HERE / f"{name}.{var[:-1]}.npy", eccodes.codes_get_array(h, var))
+        eccodes.codes_release(h)
+        ds = xr.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
+        variable = list(ds.data_vars)[0]
+        attrs = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in ds[variable].attrs.items()}
+        (HERE / f"{name}.cfgrib.json").write_text(json.dumps(
+            {"variable": variable, "dims": list(ds[variable].dims), "attrs": attrs,
+             "latitude_dims": list(ds["latitude"].dims)}, indent=1, sort_keys=True) + "\n")
+
+
 def projected_only(names):
     """Only the projected cases `names` made again, their keys in cases.json replaced."""
     from kerchunk.grib2 import scan_grib
@@ -522,6 +560,9 @@ def projected_only(names):
 def main():
     from kerchunk.grib2 import scan_grib
 
+    if sys.argv[1:] == ["reduced"]:
+        make_reduced()
+        return
     if sys.argv[1:]:
         projected_only(sys.argv[1:])
         return

@@ -43,6 +43,12 @@ pub(crate) struct Description {
     pub(crate) global: Map<String, Value>,
 }
 
+/// The grids whose points are one dimension (`values`), as cfgrib has them: reduced grids, whose
+/// rows differ in length.
+pub(crate) fn unstructured(grid_type: &str) -> bool {
+    grid_type == "reduced_gg"
+}
+
 /// The grids whose coordinates are 2-D (`y`, `x`), as cfgrib's `GRID_TYPES_2D_NON_DIMENSION_COORDS`,
 /// and space view, whose rows and columns are not one latitude and longitude each (kerchunk
 /// gives it one column's and one row's as if they were).
@@ -320,11 +326,11 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
         cache.names(keys, centre, 2);
     let grid_type = grid_type(keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING))?;
     // A Gaussian grid of a varying number of points per row (Ni missing) is reduced.
-    if grid_type == "regular_gg" && keys.grid.get(30..34) == Some(&[0xFF; 4][..]) {
-        return Err(
-            "a reduced Gaussian grid (grid definition template 3.40 with points per row) is not scanned yet".into()
-        );
-    }
+    let grid_type = if grid_type == "regular_gg" && keys.grid.get(30..34) == Some(&[0xFF; 4][..]) {
+        "reduced_gg"
+    } else {
+        grid_type
+    };
     let data_type = match keys.get("marsType") {
         Some(mars_type) => code("mars/type.table", mars_type).map(|(abbreviation, _)| abbreviation),
         None => code(

@@ -69,6 +69,14 @@ pub(crate) fn attributes(
             put("latitudeOfFirstGridPointInDegrees", json!(degrees(signed(47, 50)?)));
             put("latitudeOfLastGridPointInDegrees", json!(degrees(signed(56, 59)?)));
         }
+        "reduced_gg" => {
+            // cfgrib's grid keys: N and the points of each row; the grid is its points, one dimension.
+            put("uvRelativeToGrid", json!((raw(55, 55)? >> 3) & 1));
+            put("N", json!(raw(68, 71)?));
+            let pl = grib_grids::points_per_row(grid).map_err(|e| e.to_string())?;
+            put("pl", json!(pl));
+            return Ok((1, u64::try_from(raw(7, 10)?).unwrap_or(0)));
+        }
         "lambert" => {
             let [i_negative, j_consecutive, j_positive] = scanning(65)?;
             put("uvRelativeToGrid", json!((raw(47, 47)? >> 3) & 1));

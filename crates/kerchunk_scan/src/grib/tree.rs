@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 use serde_json::{Map, Value, json};
 
-use crate::grib::describe::{Description, projected};
+use crate::grib::describe::{Description, projected, unstructured};
 use crate::grib::locate::GribMessage;
 use crate::options::Skipped;
 use crate::zarr::json::{attributes_json, chunk_key, f64_bytes, i64_bytes, inline_array, zarray};
@@ -246,11 +246,17 @@ fn data_array(
     let header = dimensions.header(level_type);
     let (ny, nx) = first.shape;
     let mut names: Vec<&str> = header.iter().map(|(name, _)| *name).collect();
-    names.extend(if projected(first.grid_type) { ["y", "x"] } else { ["latitude", "longitude"] });
     let mut shape: Vec<u64> = header.iter().map(|(_, length)| *length).collect();
-    shape.extend([ny, nx]);
     let mut chunks = vec![1; header.len()];
-    chunks.extend([ny, nx]);
+    // A reduced grid's points are one dimension, as cfgrib has them.
+    let grid: &[u64] = if unstructured(first.grid_type) { &[nx] } else { &[ny, nx] };
+    names.extend(match (unstructured(first.grid_type), projected(first.grid_type)) {
+        (true, _) => &["values"][..],
+        (false, true) => &["y", "x"][..],
+        (false, false) => &["latitude", "longitude"][..],
+    });
+    shape.extend(grid);
+    chunks.extend(grid);
     let data = format!("{path}/{variable}");
     let filters = json!([{"id": "grib", "var": variable, "dtype": "float64"}]);
     builder.insert_inline(
@@ -261,7 +267,7 @@ fn data_array(
     let mut seen = BTreeSet::new();
     for s in messages {
         let mut indices = dimensions.indices(&s.description);
-        indices.extend([0, 0]);
+        indices.extend(if unstructured(first.grid_type) { &[0][..] } else { &[0, 0][..] });
         if !seen.insert(indices.clone()) {
             skipped.push(Skipped {
                 path: data.clone(),
@@ -334,7 +340,7 @@ fn header_coordinates(builder: &mut ReferenceSetBuilder, path: &str, level_type:
 }
 
 /// Latitude and longitude: a regular grid's rows and columns inline, a
-/// projected grid's points referenced through the codec from the first message.
+/// projected or reduced grid's points referenced through the codec from the first message.
 fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scanned) {
     let (ny, nx) = first.description.shape;
     if let Some(axes) = &first.axes {
@@ -357,19 +363,23 @@ fn grid_coordinates(builder: &mut ReferenceSetBuilder, path: &str, first: &Scann
         );
         return;
     }
+    // A reduced grid's points are one dimension (`values`), a projected grid's two.
+    let (shape, dimensions, chunk): (&[u64], &[&str], &str) = if unstructured(first.description.grid_type) {
+        (&[nx], &["values"], "0")
+    } else {
+        (&[ny, nx], &["y", "x"], "0.0")
+    };
     for name in ["latitude", "longitude"] {
         let coordinate = format!("{path}/{name}");
         let filters = json!([{"id": "grib", "var": name, "dtype": "float64"}]);
         builder.insert_inline(
             &format!("{coordinate}/.zarray"),
-            &zarray(&[ny, nx], &[ny, nx], "<f8", &Value::Null, (&Value::Null, &filters)),
+            &zarray(shape, shape, "<f8", &Value::Null, (&Value::Null, &filters)),
         );
-        builder.insert_inline(
-            &format!("{coordinate}/.zattrs"),
-            &attributes_json(coordinate_attributes(name), &["y", "x"]),
-        );
+        builder
+            .insert_inline(&format!("{coordinate}/.zattrs"), &attributes_json(coordinate_attributes(name), dimensions));
         builder.insert_range(
-            &format!("{coordinate}/0.0"),
+            &format!("{coordinate}/{chunk}"),
             Some(&first.url),
             first.message.offset,
             first.message.length,
