@@ -112,7 +112,7 @@ mod tests {
     }
 
     /// Every JPEG tile of the test files (GDAL's grey, RGB and YCbCr; tifffile's YCbCr at each
-    /// subsampling, RGB, grey and CMYK; rasterio's RGBA and YCbCr COGs, every level) through the
+    /// subsampling, RGB, grey and CMYK; Pillow's progressive tiles; rasterio's RGBA and YCbCr COGs, every level) through the
     /// pure-Rust decoder of builds without `jpeg-c`: within 4 of libjpeg-turbo (whose values the
     /// integration tests hold equal to imagecodecs'), and within 1 but for three components
     /// coded as YCbCr, whose chroma jpeg-decoder upsamples and converts otherwise. Builds
@@ -131,6 +131,7 @@ mod tests {
             ("jpeg_tifffile_rgb", root.clone()),
             ("jpeg_tifffile_gray", root.clone()),
             ("jpeg_tifffile_cmyk", root.clone()),
+            ("jpeg_progressive", root.clone()),
             ("alpha", root.join("real")),
             ("cogeo", root.join("real")),
             ("goes", root.join("real")),

@@ -8,7 +8,8 @@ beside this file; not needed by the tests themselves):
 
     python tests/codecs/tiff/make.py               # every case made again
     python tests/codecs/tiff/make.py imagecodecs   # only NAME.imagecodecs.npy of the JPEG cases
-    python tests/codecs/tiff/make.py jpeg          # only the JPEG files tifffile writes, and that
+    python tests/codecs/tiff/make.py jpeg          # only the JPEG files tifffile writes (and a progressive
+                                                   # one, tiles by Pillow), and that
 
 For each NAME.tif it writes NAME.kerchunk.json (kerchunk.tiff.tiff_to_zarr,
 inline_threshold=0, the file's path replaced by its name) and NAME.npy: the
@@ -173,6 +174,35 @@ JPEG_TIFFFILE = {
 }
 
 
+def jpeg_progressive(path, seed):
+    """A progressive JPEG TIFF (`jpeg_progressive`): no TIFF writer makes one, so Pillow encodes each
+    tile progressively (JFIF, YCbCr 4:2:0, quality 90) and tifffile writes the tiles as they are,
+    photometric RGB (libjpeg converts JFIF's YCbCr). Returns rasterio's values, which make.py checks
+    against imagecodecs' before keeping them."""
+    import io
+
+    import tifffile
+    from PIL import Image
+
+    data = values(np.dtype("uint8"), 3, seed)
+    interleaved = np.ascontiguousarray(np.moveaxis(data, 0, -1))
+    tiles = []
+    for y in range(0, HEIGHT, 32):
+        for x in range(0, WIDTH, 32):
+            tile = np.zeros((32, 32, 3), "u1")
+            part = interleaved[y:y + 32, x:x + 32]
+            tile[:part.shape[0], :part.shape[1]] = part
+            out = io.BytesIO()
+            Image.fromarray(tile).save(out, "JPEG", quality=90, progressive=True)
+            assert b"\xff\xc2" in out.getvalue(), "not progressive"
+            tiles.append(out.getvalue())
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(iter(tiles), shape=interleaved.shape, dtype="u1", tile=(32, 32), compression="jpeg",
+                  photometric="rgb", metadata=None)
+    with rasterio.open(path) as src:
+        return src.read()
+
+
 def band_first_tifffile(values):
     """tifffile's (Y, X) or (Y, X, S) as rasterio's (band, y, x)."""
     return values[None] if values.ndim == 2 else np.moveaxis(values, -1, 0)
@@ -204,12 +234,19 @@ def jpeg_with_tifffile():
         np.save(HERE / f"{name}.npy", truth)
         text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
         (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    path = HERE / "jpeg_progressive.tif"
+    truth = jpeg_progressive(path, 320)
+    refs = tiff_to_zarr(str(path), inline_threshold=0)
+    assert np.abs(kerchunk_reads(refs).astype(int) - truth.astype(int)).max() <= TOLERANCE, "jpeg_progressive"
+    np.save(HERE / "jpeg_progressive.npy", truth)
+    text = json.dumps(refs, indent=0, sort_keys=True).replace(str(path), path.name)
+    (HERE / "jpeg_progressive.kerchunk.json").write_text(text + "\n")
 
 
 def imagecodecs_truth():
     """For each JPEG case, NAME.imagecodecs.npy: the files as they are, read through kerchunk's
     references by imagecodecs (libjpeg-turbo), band first: the values a JPEG decoder must give."""
-    for name in sorted(LOSSY) + sorted(JPEG_TIFFFILE):
+    for name in sorted(LOSSY) + sorted(JPEG_TIFFFILE) + ["jpeg_progressive"]:
         if not name.startswith("jpeg_"):
             continue
         refs = json.loads((HERE / f"{name}.kerchunk.json").read_text())
