@@ -211,6 +211,15 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
         140 => "lambert_azimuthal_equal_area",
         // Nothing to match: eccodes' geo-iterator computes no Albers coordinates, so neither
         // cfgrib nor kerchunk has them.
+        // eccodes' iterator gives a rotated Gaussian grid's own, rotated coordinates as its
+        // latitudes and longitudes (it unrotates only rotated latitude/longitude grids): matching
+        // them would write coordinates that are not geographic.
+        41 => {
+            return Err("grid definition template 3.41 (rotated Gaussian) is not scanned: eccodes' \
+                 geo-iterator gives its rotated coordinates as latitudes and longitudes, which are not \
+                 the points' own"
+                .into());
+        }
         31 => {
             return Err("grid definition template 3.31 (Albers equal area) is not scanned: eccodes' \
                  geo-iterator computes no coordinates for it, so there are none of its to match"
@@ -415,6 +424,9 @@ mod tests {
             grid_type(31)
                 .unwrap_err()
                 .starts_with("grid definition template 3.31 (Albers equal area) is not scanned: eccodes'")
+        );
+        assert!(
+            grid_type(41).unwrap_err().starts_with("grid definition template 3.41 (rotated Gaussian) is not scanned")
         );
         assert_eq!(grid_type(50).unwrap_err(), "grid definition template 3.50 is not scanned yet");
     }
