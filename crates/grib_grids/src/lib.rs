@@ -9,7 +9,7 @@
 //! | template | projection | earth | module |
 //! |---|---|---|---|
 //! | 3.0, 3.40 | regular latitude/longitude and Gaussian (GRIB1's types 0 and 4 too) | any | `regular`, `gaussian` |
-//! | 3.40 with points per row | reduced Gaussian, global (ECMWF's N and O grids) | any | `reduced` |
+//! | 3.40, 3.0 with points per row | reduced Gaussian, global (ECMWF's N and O grids), and reduced latitude/longitude | any | `reduced` |
 //! | 3.1 | rotated latitude/longitude (COSMO, ICON-D2) | any | `rotated` |
 //! | 3.10 | Mercator (NOAA's AQM, Hawaii and Puerto Rico products) | sphere or ellipsoid | `conformal` |
 //! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | `conformal` |
@@ -60,6 +60,7 @@ pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<
     match unsigned(grid, 13, 14)? {
         // Ni missing: a number of points per row, a reduced grid.
         40 if unsigned(grid, 31, 34)? == 0xFFFF_FFFF => reduced::reduced_gaussian(grid, coordinate, limit),
+        0 if unsigned(grid, 31, 34)? == 0xFFFF_FFFF => reduced::reduced_latitude_longitude(grid, coordinate, limit),
         template @ (0 | 40) => {
             let regular = Regular::read(grid, template)?;
             let size = section::points(regular.columns as u64, regular.rows as u64, limit)?;

@@ -1,8 +1,9 @@
-//! Reduced Gaussian grids (template 3.40 with a number of points per row,
-//! `pl`: ECMWF's N and octahedral O grids), global ones, as eccodes'
-//! iterator lays them out: row `j` on the `j`-th Gaussian latitude from the
-//! north, its `pl[j]` points at `i · 360 / pl[j]` degrees east. Sub-areas,
-//! which eccodes lays out by two algorithms in turn, are refused, named.
+//! Reduced grids, of a number of points per row (`pl`), as eccodes'
+//! iterators lay them out: Gaussian ones (template 3.40: ECMWF's N and
+//! octahedral O grids), global ones, row `j` on the `j`-th Gaussian latitude
+//! from the north, its `pl[j]` points at `i · 360 / pl[j]` degrees east
+//! (sub-areas, which eccodes lays out by two algorithms in turn, are refused,
+//! named); and latitude/longitude ones (template 3.0).
 
 use crate::error::GridError;
 use crate::gaussian::{MOST_N, gaussian_latitudes};
@@ -83,6 +84,61 @@ pub(crate) fn reduced_gaussian(grid: &[u8], coordinate: Coordinate, limit: usize
                 Coordinate::Longitude => (i as f64 * 360.0) / count as f64,
             });
         }
+    }
+    Ok(values)
+}
+
+/// The `coordinate` of every point of a reduced latitude/longitude grid
+/// (template 3.0 with points per row), in storage order, for at most `limit`
+/// points, as eccodes' iterator lays them out: rows a latitude step apart
+/// from the first, each row's points evenly over the grid's longitudes (all
+/// round the globe when the first and last are within two of the widest
+/// row's steps of it), rows of no points left out.
+pub(crate) fn reduced_latitude_longitude(
+    grid: &[u8],
+    coordinate: Coordinate,
+    limit: usize,
+) -> Result<Vec<f64>, GridError> {
+    let pl = points_per_row(grid)?;
+    let total = pl.iter().try_fold(0usize, |sum, &p| sum.checked_add(p)).unwrap_or(usize::MAX);
+    if total > limit {
+        return Err(GridError::TooLarge { limit });
+    }
+    let widest = pl.iter().copied().max().unwrap_or(0);
+    if widest == 0 {
+        return Err(layout("a reduced grid of no points"));
+    }
+    let step = unsigned(grid, 68, 71)?;
+    if step == 0xFFFF_FFFF {
+        return Err(layout("a reduced latitude/longitude grid without a latitude step"));
+    }
+    #[expect(clippy::cast_precision_loss, reason = "micro-degrees, below 2^32")]
+    let degrees = |v: i64| v as f64 / 1e6;
+    let (mut latitude, first) = (degrees(signed(grid, 47, 50)?), degrees(signed(grid, 51, 54)?));
+    let (last_latitude, last) = (degrees(signed(grid, 56, 59)?), degrees(signed(grid, 60, 63)?));
+    #[expect(clippy::cast_precision_loss, reason = "points per row, far below 2^52")]
+    let narrowest_step = 360.0 / widest as f64;
+    let (span, local) = if 360.0 - (last - first).abs() < 2.0 * narrowest_step {
+        (360.0, 0)
+    } else if last < first {
+        (last + 360.0 - first, 1)
+    } else {
+        (last - first, 1)
+    };
+    let mut step = degrees(i64::try_from(step).unwrap_or(0));
+    if latitude > last_latitude {
+        step = -step;
+    }
+    let mut values = Vec::with_capacity(total);
+    for &count in &pl {
+        #[expect(clippy::cast_precision_loss, reason = "points per row, far below 2^52")]
+        let increment = span / count.saturating_sub(local).max(1) as f64;
+        let mut longitude = first;
+        for _ in 0..count {
+            values.push(if coordinate == Coordinate::Latitude { latitude } else { longitude });
+            longitude += increment;
+        }
+        latitude += step;
     }
     Ok(values)
 }

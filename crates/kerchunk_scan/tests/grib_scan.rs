@@ -688,8 +688,8 @@ fn a_message_without_a_forecast_time_is_left_out_named() {
     assert!(scanned.skipped[0].reason.contains("forecast time is missing"), "{}", scanned.skipped[0].reason);
 }
 
-/// Reduced Gaussian grids (`tests/codecs/grib/reduced_gg_*.grib2`: eccodes' N32 sample and an
-/// octahedral O32, made by its `make.py reduced`): on one dimension, `values`, as cfgrib has them
+/// Reduced grids (`tests/codecs/grib/reduced_*.grib2`: eccodes' N32 sample, an octahedral O32, a
+/// reduced latitude/longitude grid with empty polar rows, made by its `make.py reduced`): on one dimension, `values`, as cfgrib has them
 /// (kerchunk 0.2.10 fails on them), with cfgrib's attributes; every point's latitude and longitude,
 /// through the codec, within 1e-9 degrees of eccodes' iterator; eccodes' values.
 #[test]
@@ -701,7 +701,7 @@ fn reduced_gaussian_grids_are_cfgribs() {
         let bytes = std::fs::read(codecs.join(file)).unwrap();
         f64s(&bytes[usize::from(u16::from_le_bytes([bytes[8], bytes[9]])) + 10..])
     };
-    for case in ["reduced_gg_n32", "reduced_gg_o32"] {
+    for case in ["reduced_gg_n32", "reduced_gg_o32", "reduced_ll"] {
         let name = format!("{case}.grib2");
         let scanned = scan_in(&codecs, &name, &ScanOptions::default()).unwrap();
         assert!(scanned.skipped.is_empty(), "{name}: {:?}", scanned.skipped);

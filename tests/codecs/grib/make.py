@@ -504,24 +504,38 @@ def truth(path):
 
 
 # Reduced Gaussian grids (template 3.40 with points per row), global: eccodes' sample N32, and an
-# octahedral O32 (20 + 4j points on the j-th row from each pole, as ECMWF's O1280). kerchunk 0.2.10
-# fails on them (it sizes the grid from Ni, missing); cfgrib reads them on one dimension, `values`.
+# octahedral O32 (20 + 4j points on the j-th row from each pole, as ECMWF's O1280); and a reduced
+# latitude/longitude grid (3.0 with points per row). kerchunk 0.2.10 fails on them (it sizes the
+# grid from Ni, missing); cfgrib reads them on one dimension, `values`.
 # Not in cases.json: REDUCED.NAME.{grib2,npy,latitude.npy,longitude.npy,cfgrib.json}.
-REDUCED = {"reduced_gg_n32": None, "reduced_gg_o32": [20 + 4 * j for j in range(32)]}
+REDUCED = {"reduced_gg_n32": None, "reduced_gg_o32": [20 + 4 * j for j in range(32)], "reduced_ll": None}
 
 
 def make_reduced():
     import xarray as xr
 
     for seed, (name, half) in enumerate(REDUCED.items(), start=400):
-        h = eccodes.codes_grib_new_from_samples("reduced_gg_pl_32_grib2")
-        if half is not None:
-            eccodes.codes_set_array(h, "pl", half + half[::-1])
-        points = eccodes.codes_get(h, "numberOfDataPoints") if half is None else 2 * sum(half)
+        if name == "reduced_ll":
+            # eccodes' reduced_ll sample (501 rows), made 21 rows 9 degrees apart, the poles' of no point.
+            h = eccodes.codes_grib_new_from_samples("reduced_ll_sfc_grib2")
+            rows = [90 - 9 * j for j in range(21)]
+            pl = [0] + [max(1, round(40 * np.cos(np.radians(lat)))) for lat in rows[1:-1]] + [0]
+            for key, value in [("Nj", 21), ("latitudeOfFirstGridPointInDegrees", 90.0),
+                               ("latitudeOfLastGridPointInDegrees", -90.0), ("jDirectionIncrementInDegrees", 9.0),
+                               ("longitudeOfFirstGridPointInDegrees", 0.0),
+                               ("longitudeOfLastGridPointInDegrees", 351.0)]:
+                eccodes.codes_set(h, key, value)
+            eccodes.codes_set_array(h, "pl", pl)
+            points = sum(pl)
+        else:
+            h = eccodes.codes_grib_new_from_samples("reduced_gg_pl_32_grib2")
+            if half is not None:
+                eccodes.codes_set_array(h, "pl", half + half[::-1])
+            points = eccodes.codes_get(h, "numberOfDataPoints") if half is None else 2 * sum(half)
         rng = np.random.default_rng(seed)
         eccodes.codes_set(h, "bitsPerValue", 16)
         eccodes.codes_set_values(h, 250 + 30 * rng.random(points))
-        assert eccodes.codes_get(h, "gridType") == "reduced_gg", name
+        assert eccodes.codes_get(h, "gridType") in ("reduced_gg", "reduced_ll"), name
         path = HERE / f"{name}.grib2"
         with open(path, "wb") as out:
             eccodes.codes_write(h, out)

@@ -46,7 +46,7 @@ pub(crate) struct Description {
 /// The grids whose points are one dimension (`values`), as cfgrib has them: reduced grids, whose
 /// rows differ in length.
 pub(crate) fn unstructured(grid_type: &str) -> bool {
-    grid_type == "reduced_gg"
+    matches!(grid_type, "reduced_gg" | "reduced_ll")
 }
 
 /// The grids whose coordinates are 2-D (`y`, `x`), as cfgrib's `GRID_TYPES_2D_NON_DIMENSION_COORDS`,
@@ -335,10 +335,11 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
         cache.names(keys, centre, 2);
     let grid_type = grid_type(keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING))?;
     // A Gaussian grid of a varying number of points per row (Ni missing) is reduced.
-    let grid_type = if grid_type == "regular_gg" && keys.grid.get(30..34) == Some(&[0xFF; 4][..]) {
-        "reduced_gg"
-    } else {
-        grid_type
+    let reduced = keys.grid.get(30..34) == Some(&[0xFF; 4][..]);
+    let grid_type = match grid_type {
+        "regular_gg" if reduced => "reduced_gg",
+        "regular_ll" if reduced => "reduced_ll",
+        other => other,
     };
     let data_type = match keys.get("marsType") {
         Some(mars_type) => code("mars/type.table", mars_type).map(|(abbreviation, _)| abbreviation),

@@ -77,6 +77,18 @@ pub(crate) fn attributes(
             put("pl", json!(pl));
             return Ok((1, u64::try_from(raw(7, 10)?).unwrap_or(0)));
         }
+        "reduced_ll" => {
+            // cfgrib's grid keys for it; the grid is its points, one dimension.
+            let [_, j_consecutive, j_positive] = scanning(72)?;
+            put("uvRelativeToGrid", json!((raw(55, 55)? >> 3) & 1));
+            put("Ny", json!(ny));
+            put("jDirectionIncrementInDegrees", json!(degrees(raw(68, 71)?)));
+            put("jPointsAreConsecutive", json!(j_consecutive));
+            put("jScansPositively", json!(j_positive));
+            put("latitudeOfFirstGridPointInDegrees", json!(degrees(signed(47, 50)?)));
+            put("latitudeOfLastGridPointInDegrees", json!(degrees(signed(56, 59)?)));
+            return Ok((1, u64::try_from(raw(7, 10)?).unwrap_or(0)));
+        }
         "lambert" => {
             let [i_negative, j_consecutive, j_positive] = scanning(65)?;
             put("uvRelativeToGrid", json!((raw(47, 47)? >> 3) & 1));
