@@ -69,24 +69,21 @@ pub(crate) fn attributes(
             put("latitudeOfFirstGridPointInDegrees", json!(degrees(signed(47, 50)?)));
             put("latitudeOfLastGridPointInDegrees", json!(degrees(signed(56, 59)?)));
         }
-        "reduced_gg" => {
-            // cfgrib's grid keys: N and the points of each row; the grid is its points, one dimension.
+        // A reduced grid is its points, one dimension; cfgrib's grid keys for each kind.
+        "reduced_gg" | "reduced_ll" => {
             put("uvRelativeToGrid", json!((raw(55, 55)? >> 3) & 1));
-            put("N", json!(raw(68, 71)?));
-            let pl = grib_grids::points_per_row(grid).map_err(|e| e.to_string())?;
-            put("pl", json!(pl));
-            return Ok((1, u64::try_from(raw(7, 10)?).unwrap_or(0)));
-        }
-        "reduced_ll" => {
-            // cfgrib's grid keys for it; the grid is its points, one dimension.
-            let [_, j_consecutive, j_positive] = scanning(72)?;
-            put("uvRelativeToGrid", json!((raw(55, 55)? >> 3) & 1));
-            put("Ny", json!(ny));
-            put("jDirectionIncrementInDegrees", json!(degrees(raw(68, 71)?)));
-            put("jPointsAreConsecutive", json!(j_consecutive));
-            put("jScansPositively", json!(j_positive));
-            put("latitudeOfFirstGridPointInDegrees", json!(degrees(signed(47, 50)?)));
-            put("latitudeOfLastGridPointInDegrees", json!(degrees(signed(56, 59)?)));
+            if grid_type == "reduced_gg" {
+                put("N", json!(raw(68, 71)?));
+                put("pl", json!(grib_grids::points_per_row(grid).map_err(|e| e.to_string())?));
+            } else {
+                let [_, j_consecutive, j_positive] = scanning(72)?;
+                put("Ny", json!(ny));
+                put("jDirectionIncrementInDegrees", json!(degrees(raw(68, 71)?)));
+                put("jPointsAreConsecutive", json!(j_consecutive));
+                put("jScansPositively", json!(j_positive));
+                put("latitudeOfFirstGridPointInDegrees", json!(degrees(signed(47, 50)?)));
+                put("latitudeOfLastGridPointInDegrees", json!(degrees(signed(56, 59)?)));
+            }
             return Ok((1, u64::try_from(raw(7, 10)?).unwrap_or(0)));
         }
         "lambert" => {
