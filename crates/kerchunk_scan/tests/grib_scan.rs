@@ -14,7 +14,7 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
 use serde_json::Value;
 use zarrs::array::Array;
-use zarrs_kerchunk::ReferenceStoreBuilder;
+use zarrs_kerchunk::{ReferenceStore, ReferenceStoreBuilder};
 
 const CASES: [&str; 3] = ["hrrr_like", "gefs_like", "ecmwf_like"];
 
@@ -56,6 +56,31 @@ fn f64s(bytes: &[u8]) -> Vec<f64> {
 }
 
 /// Every data reference of a set: (offset, length) -> key.
+/// The scan's references written to `dir` beside a copy of the scanned `file` of `folder`, opened
+/// as a store that checks every codec has a decoder.
+fn stored(scanned: &kerchunk_scan::Scan, folder: &Path, file: &str, dir: &Path) -> Arc<ReferenceStore> {
+    let path = dir.join(format!("{file}.json"));
+    scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
+    std::fs::copy(folder.join(file), dir.join(file)).unwrap();
+    let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
+    Arc::new(builder.open(path.to_str().unwrap()).unwrap())
+}
+
+/// A `.npy` file of little-endian float64.
+fn npy_f64(path: &Path) -> Vec<f64> {
+    let bytes = std::fs::read(path).unwrap();
+    f64s(&bytes[usize::from(u16::from_le_bytes([bytes[8], bytes[9]])) + 10..])
+}
+
+/// The float64 values kerchunk holds inline (base64) under `key` of its references `theirs`.
+fn inline_floats(theirs: &Value, key: &str) -> Vec<f64> {
+    let text = theirs["refs"][key].as_str().unwrap();
+    f64s(
+        &base64::Engine::decode(&base64::engine::general_purpose::STANDARD, text.strip_prefix("base64:").unwrap())
+            .unwrap(),
+    )
+}
+
 fn data_ranges(refs: &ReferenceSet) -> BTreeMap<(u64, u64), String> {
     let mut ranges = BTreeMap::new();
     for (key, reference) in refs.iter() {
@@ -439,16 +464,10 @@ fn grib1_messages_have_kerchunks_attributes_and_eccodes_values() {
         ours_root.as_object_mut().unwrap().insert("coordinates".into(), root["coordinates"].clone());
         assert_eq!(ours_root, root, "{name}");
 
-        let path = dir.path().join(format!("{case}.json"));
-        scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
-        std::fs::copy(codecs.join(&name), dir.path().join(&name)).unwrap();
-        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
-        let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+        let store = stored(&scanned, &codecs, &name, dir.path());
         let array = Array::open(store, &format!("/{group}/t")).unwrap();
         let values: Vec<f64> = array.retrieve_array_subset(&array.subset_all()).unwrap();
-        let npy = std::fs::read(codecs.join(format!("{case}.npy"))).unwrap();
-        let header = usize::from(u16::from_le_bytes([npy[8], npy[9]])) + 10;
-        let truth = f64s(&npy[header..]);
+        let truth = npy_f64(&codecs.join(format!("{case}.npy")));
         assert_eq!(values.len(), truth.len(), "{name}");
         for (ours, theirs) in values.iter().zip(&truth) {
             assert!(
@@ -503,24 +522,14 @@ fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
         }
         let side = |key: &str| usize::try_from(keys[key].as_u64().unwrap()).unwrap();
         let (ny, nx) = (side("Ny"), side("Nx"));
-        let every = |coordinate: &str| {
-            let npy = std::fs::read(codecs.join(format!("{case}.{coordinate}.npy"))).unwrap();
-            f64s(&npy[usize::from(u16::from_le_bytes([npy[8], npy[9]])) + 10..])
-        };
+        let every = |coordinate: &str| npy_f64(&codecs.join(format!("{case}.{coordinate}.npy")));
         let (all_latitudes, all_longitudes) = (every("latitude"), every("longitude"));
         for (coordinate, eccodes) in [
             ("latitude", (0..ny).map(|j| all_latitudes[j * nx]).collect::<Vec<_>>()),
             ("longitude", all_longitudes[..nx].to_vec()),
         ] {
             let ours = f64s(&inline(&scanned.references, &format!("{group}/{coordinate}/0")));
-            let kerchunks = theirs["refs"][format!("{coordinate}/0")].as_str().unwrap();
-            let kerchunks = f64s(
-                &base64::Engine::decode(
-                    &base64::engine::general_purpose::STANDARD,
-                    kerchunks.strip_prefix("base64:").unwrap(),
-                )
-                .unwrap(),
-            );
+            let kerchunks = inline_floats(&theirs, &format!("{coordinate}/0"));
             assert_eq!((ours.len(), kerchunks.len()), (eccodes.len(), eccodes.len()), "{name} {coordinate}");
             for ((a, b), c) in ours.iter().zip(&kerchunks).zip(&eccodes) {
                 assert!(
@@ -538,15 +547,10 @@ fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
                 assert!((all_longitudes[j * nx + i] - all_longitudes[i]).abs() < 1e-9, "{name}");
             }
         }
-        let path = dir.path().join(format!("{case}.json"));
-        scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
-        std::fs::copy(codecs.join(&name), dir.path().join(&name)).unwrap();
-        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
-        let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+        let store = stored(&scanned, &codecs, &name, dir.path());
         let array = Array::open(store, &format!("/{group}/t")).unwrap();
         let values: Vec<f64> = array.retrieve_array_subset(&array.subset_all()).unwrap();
-        let npy = std::fs::read(codecs.join(format!("{case}.npy"))).unwrap();
-        let truth = f64s(&npy[usize::from(u16::from_le_bytes([npy[8], npy[9]])) + 10..]);
+        let truth = npy_f64(&codecs.join(format!("{case}.npy")));
         assert_eq!(values.len(), truth.len(), "{name}");
         assert!(values.iter().zip(&truth).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: values differ");
         read += 1;
@@ -558,14 +562,7 @@ fn grids_of_rows_and_columns_have_kerchunks_coordinates() {
     let theirs = json(&cfgrib.join("regular_gg_sfc.0.kerchunk.json"));
     for coordinate in ["latitude", "longitude"] {
         let ours = f64s(&inline(&scanned.references, &format!("u10/instant/surface/{coordinate}/0")));
-        let kerchunks = theirs["refs"][format!("{coordinate}/0")].as_str().unwrap();
-        let kerchunks = f64s(
-            &base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                kerchunks.strip_prefix("base64:").unwrap(),
-            )
-            .unwrap(),
-        );
+        let kerchunks = inline_floats(&theirs, &format!("{coordinate}/0"));
         assert_eq!(ours.len(), kerchunks.len(), "{coordinate}");
         assert!(ours.iter().zip(&kerchunks).all(|(a, b)| (a - b).abs() < 1e-9), "{coordinate}: {ours:?} {kerchunks:?}");
     }
@@ -697,10 +694,7 @@ fn reduced_gaussian_grids_are_cfgribs() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
     let codecs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib");
     let dir = tempfile::tempdir().unwrap();
-    let npy = |file: &str| {
-        let bytes = std::fs::read(codecs.join(file)).unwrap();
-        f64s(&bytes[usize::from(u16::from_le_bytes([bytes[8], bytes[9]])) + 10..])
-    };
+    let npy = |file: &str| npy_f64(&codecs.join(file));
     for case in ["reduced_gg_n32", "reduced_gg_o32", "reduced_ll"] {
         let name = format!("{case}.grib2");
         let scanned = scan_in(&codecs, &name, &ScanOptions::default()).unwrap();
@@ -712,11 +706,7 @@ fn reduced_gaussian_grids_are_cfgribs() {
         let dimensions = got.as_object_mut().unwrap().remove("_ARRAY_DIMENSIONS").unwrap();
         assert_eq!(dimensions.as_array().unwrap().last(), Some(&serde_json::json!("values")), "{name}");
         assert_eq!(got, truth["attrs"], "{name}: cfgrib's attributes");
-        let path = dir.path().join(format!("{case}.json"));
-        scanned.references.write_json(std::fs::File::create(&path).unwrap(), &JsonWriteOptions::default()).unwrap();
-        std::fs::copy(codecs.join(&name), dir.path().join(&name)).unwrap();
-        let builder = ReferenceStoreBuilder::new().with_codec_check(zarrs_kerchunk_codecs::is_decodable);
-        let store = Arc::new(builder.open(path.to_str().unwrap()).unwrap());
+        let store = stored(&scanned, &codecs, &name, dir.path());
         let read = |array: &str| -> Vec<f64> {
             let array = Array::open(store.clone(), &format!("/{group}/{array}")).unwrap();
             array.retrieve_array_subset(&array.subset_all()).unwrap_or_else(|e| panic!("{name}: {e}"))

@@ -556,11 +556,19 @@ def make_reduced():
 
 def projected_only(names):
     """Only the projected cases `names` made again, their keys in cases.json replaced."""
-    from kerchunk.grib2 import scan_grib
 
     summary = json.loads((HERE / "cases.json").read_text())
+    projected(summary, names)
+    (HERE / "cases.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+
+
+def projected(summary, names=None):
+    """The projected cases (`names`, or all), each with eccodes' values and kerchunk's references,
+    their keys put in `summary`."""
+    from kerchunk.grib2 import scan_grib
+
     for seed, (name, keys) in enumerate(PROJECTED.items(), start=100):
-        if name not in names:
+        if names is not None and name not in names:
             continue
         path, read_back = make_projected(name, keys, seed)
         summary[name] = read_back
@@ -568,7 +576,6 @@ def projected_only(names):
         refs = scan_grib(str(path), inline_threshold=0)
         text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
         (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
-    (HERE / "cases.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
 
 
 def main():
@@ -589,13 +596,7 @@ def main():
         assert len(refs) == 1, name
         text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
         (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
-    for seed, (name, keys) in enumerate(PROJECTED.items(), start=100):
-        path, read_back = make_projected(name, keys, seed)
-        summary[name] = read_back
-        np.save(HERE / f"{name}.npy", truth(path))
-        refs = scan_grib(str(path), inline_threshold=0)
-        text = json.dumps(refs[0], indent=0, sort_keys=True).replace(str(path), path.name)
-        (HERE / f"{name}.kerchunk.json").write_text(text + "\n")
+    projected(summary)
     for seed, (name, (keys, scale, offset, bitmap)) in enumerate(EDITION1.items(), start=200):
         path, read_back = make_edition1(name, keys, scale, offset, bitmap, seed)
         summary[name] = read_back
