@@ -47,14 +47,22 @@ use listed::Header;
 struct GridCache(Vec<(Vec<u8>, Arc<tree::Axes>)>);
 
 impl GridCache {
-    /// The axes of the grid whose section is `grid`, computed by `compute` the first time.
-    fn axes(&mut self, grid: &[u8], compute: impl FnOnce() -> Option<tree::Axes>) -> Option<Arc<tree::Axes>> {
+    /// The axes of the grid whose section is `grid`, computed by `compute` the first time; or,
+    /// for a message left out, why they are not computed.
+    fn axes(
+        &mut self,
+        grid: &[u8],
+        grid_type: &str,
+        compute: impl FnOnce() -> Result<tree::Axes, grib_grids::GridError>,
+    ) -> Result<Arc<tree::Axes>, String> {
         if let Some((_, axes)) = self.0.iter().find(|(known, _)| known == grid) {
-            return Some(Arc::clone(axes));
+            return Ok(Arc::clone(axes));
         }
-        let axes = Arc::new(compute()?);
+        let axes = Arc::new(
+            compute().map_err(|error| format!("a {grid_type} grid whose coordinates are not computed: {error}"))?,
+        );
         self.0.push((grid.to_vec(), Arc::clone(&axes)));
-        Some(axes)
+        Ok(axes)
     }
 }
 
@@ -220,10 +228,9 @@ fn describe_edition1(
         Ok(described) => described,
         Err(reason) => return Ok(Err(reason)),
     };
-    let mut trouble = None;
-    let Some(axes) = grids.axes(&description.grid, || grid.axes().map_err(|e| trouble = Some(e)).ok()) else {
-        let reason = trouble.map_or_else(String::new, |error| error.to_string());
-        return Ok(Err(format!("a {} grid whose coordinates are not computed: {reason}", description.grid_type)));
+    let axes = match grids.axes(&description.grid, description.grid_type, || grid.axes()) {
+        Ok(axes) => axes,
+        Err(reason) => return Ok(Err(reason)),
     };
     Ok(Ok(tree::Scanned { url: url.into(), message: *message, description, axes: Some(axes) }))
 }
@@ -248,13 +255,10 @@ fn describe_message(
     // Grids whose rows keep one latitude and columns one longitude have 1-D coordinates, as kerchunk's.
     let axes = if matches!(description.grid_type, "regular_ll" | "regular_gg" | "mercator") {
         let points = usize::try_from(keys.get("numberOfDataPoints").unwrap_or(0)).unwrap_or(0);
-        let mut trouble = None;
-        let axes = grids.axes(&keys.grid, || grib_grids::axes(&keys.grid, points).map_err(|e| trouble = Some(e)).ok());
-        let Some(axes) = axes else {
-            let reason = trouble.map_or_else(String::new, |error| error.to_string());
-            return Ok(Err(format!("a {} grid whose coordinates are not computed: {reason}", description.grid_type)));
-        };
-        Some(axes)
+        match grids.axes(&keys.grid, description.grid_type, || grib_grids::axes(&keys.grid, points)) {
+            Ok(axes) => Some(axes),
+            Err(reason) => return Ok(Err(reason)),
+        }
     } else {
         None
     };
