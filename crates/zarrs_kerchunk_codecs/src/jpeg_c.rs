@@ -26,7 +26,8 @@ pub(crate) fn decode(stream: &[u8], adobe_transform: Option<u8>, size: usize) ->
         let components = decompress.components().len();
         let (width, height) = decompress.size();
         if width.saturating_mul(height).saturating_mul(components) > size {
-            return Err(std::io::Error::other(format!("more than the chunk's {size} bytes")));
+            // Told apart from libjpeg's own errors by its kind, which mozjpeg never gives.
+            return Err(std::io::ErrorKind::FileTooLarge.into());
         }
         let out = match components {
             1 => ColorSpace::JCS_GRAYSCALE,
@@ -41,7 +42,7 @@ pub(crate) fn decode(stream: &[u8], adobe_transform: Option<u8>, size: usize) ->
     match decoded {
         Ok(Ok(samples)) if samples.len() <= size => Ok(samples),
         Ok(Ok(_)) => Err(DecodeError::TooLong { size }),
-        Ok(Err(error)) if error.to_string().starts_with("more than the chunk's") => Err(DecodeError::TooLong { size }),
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::FileTooLarge => Err(DecodeError::TooLong { size }),
         Ok(Err(error)) => Err(DecodeError::in_format("JPEG (libjpeg-turbo)", error)),
         Err(panic) => {
             let message = panic
@@ -179,6 +180,23 @@ mod tests {
         }
         // Every tile of every grid, each checked.
         assert_eq!(tiles, grid_tiles);
+    }
+
+    /// A tile that decodes to more than its chunk is refused before it is decoded, as too long.
+    #[test]
+    fn a_tile_larger_than_its_chunk_is_too_long() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/tiff");
+        let file = std::fs::read(folder.join("jpeg_tifffile_gray.tif")).unwrap();
+        let refs: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(folder.join("jpeg_tifffile_gray.kerchunk.json")).unwrap()).unwrap();
+        let range = refs["0.0"].as_array().unwrap();
+        let (offset, length) = (
+            usize::try_from(range[1].as_u64().unwrap()).unwrap(),
+            usize::try_from(range[2].as_u64().unwrap()).unwrap(),
+        );
+        let tile = &file[offset..offset + length];
+        assert_eq!(decode(tile, None, 32 * 32).unwrap().len(), 32 * 32);
+        assert!(matches!(decode(tile, None, 32 * 32 - 1), Err(DecodeError::TooLong { size: 1023 })));
     }
 
     /// A stream libjpeg refuses is an error naming the decoder, not a panic.
