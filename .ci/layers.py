@@ -46,7 +46,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "hdf5_plugin_filters": [("lib",)],
-    "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "reduced", "conformal", "equal_area", "rotated", "space_view"), ("lib",)],
+    "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "reduced", "conformal", "equal_area", "rotated", "space_view", "healpix"), ("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only", "jpeg_c"),

@@ -9,13 +9,14 @@
 //! | template | projection | earth | module |
 //! |---|---|---|---|
 //! | 3.0, 3.40 | regular latitude/longitude and Gaussian (GRIB1's types 0 and 4 too) | any | `regular`, `gaussian` |
-//! | 3.40, 3.0 with points per row | reduced Gaussian, global (ECMWF's N and O grids), and reduced latitude/longitude | any | `reduced` |
+//! | 3.40, 3.0 with points per row | reduced Gaussian, global (ECMWF's N and O grids) and sub-areas (as MIR counts their points), and reduced latitude/longitude | any | `reduced` |
 //! | 3.1 | rotated latitude/longitude (COSMO, ICON-D2) | any | `rotated` |
 //! | 3.10 | Mercator (NOAA's AQM, Hawaii and Puerto Rico products) | sphere or ellipsoid | `conformal` |
 //! | 3.20 | polar stereographic (NCEP's Alaska, NDFD) | sphere (eccodes has no ellipsoid) | `conformal` |
 //! | 3.30 | Lambert conformal (HRRR, NAM) | sphere or ellipsoid | `conformal` |
 //! | 3.140 | Lambert azimuthal equal area (EFAS) | sphere or ellipsoid | `equal_area` |
 //! | 3.90 | space view (Meteosat, GOES, Himawari); NaN past the Earth's disk, where eccodes gives 0 | sphere (eccodes has no ellipsoid) | `space_view` |
+//! | 3.150 | HEALPix, ring and nested order (ECMWF's H grids), the first rhomboid at 45 degrees east | sphere (eccodes has no ellipsoid) | `healpix` |
 //!
 //! The formulas are Snyder's (USGS Professional Paper 1395) and PROJ's
 //! authalic latitude series, with eccodes' conventions: where the grid
@@ -35,6 +36,7 @@ mod conformal;
 mod equal_area;
 mod error;
 mod gaussian;
+mod healpix;
 mod reduced;
 mod regular;
 mod rotated;
@@ -73,6 +75,7 @@ pub fn coordinates(grid: &[u8], coordinate: Coordinate, limit: usize) -> Result<
         30 => conformal::lambert(grid, coordinate, limit),
         140 => equal_area::lambert_azimuthal(grid, coordinate, limit),
         90 => space_view::space_view(grid, coordinate, limit),
+        150 => healpix::healpix(grid, coordinate, limit),
         template => Err(layout(format!("the coordinates of grid template 3.{template} are not decoded yet"))),
     }
 }

@@ -686,16 +686,30 @@ fn a_message_without_a_forecast_time_is_left_out_named() {
 }
 
 /// Reduced grids (`tests/codecs/grib/reduced_*.grib2`: eccodes' N32 sample, an octahedral O32, a
-/// reduced latitude/longitude grid with empty polar rows, made by its `make.py reduced`): on one dimension, `values`, as cfgrib has them
-/// (kerchunk 0.2.10 fails on them), with cfgrib's attributes; every point's latitude and longitude,
-/// through the codec, within 1e-9 degrees of eccodes' iterator; eccodes' values.
+/// reduced latitude/longitude grid with empty polar rows, and three sub-areas of the N32 grid, one
+/// across longitude 0 and one half the globe, made by its `make.py reduced`) and
+/// HEALPix grids (`healpix_*.grib2`, ring order of Nside 8 and 3, nested of 16, made by `make.py
+/// healpix`): on one dimension, `values`, as cfgrib has them (kerchunk 0.2.10 fails on them), with
+/// cfgrib's attributes; every point's latitude and longitude, through the codec, within 1e-9
+/// degrees of eccodes' iterator; eccodes' values.
 #[test]
-fn reduced_gaussian_grids_are_cfgribs() {
+fn reduced_and_healpix_grids_are_cfgribs() {
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
     let codecs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/codecs/grib");
     let dir = tempfile::tempdir().unwrap();
     let npy = |file: &str| npy_f64(&codecs.join(file));
-    for case in ["reduced_gg_n32", "reduced_gg_o32", "reduced_ll"] {
+    let cases = [
+        "reduced_gg_n32",
+        "reduced_gg_o32",
+        "reduced_ll",
+        "reduced_gg_n32_area",
+        "reduced_gg_n32_across",
+        "reduced_gg_n32_half",
+        "healpix_h8_ring",
+        "healpix_h3_ring",
+        "healpix_h16_nested",
+    ];
+    for case in cases {
         let name = format!("{case}.grib2");
         let scanned = scan_in(&codecs, &name, &ScanOptions::default()).unwrap();
         assert!(scanned.skipped.is_empty(), "{name}: {:?}", scanned.skipped);

@@ -9,6 +9,7 @@ this file; not needed by the tests themselves):
     python tests/codecs/grib/make.py                # every case made again
     python tests/codecs/grib/make.py CASE [CASE...]  # only these projected cases (cases.json updated for them)
     python tests/codecs/grib/make.py reduced         # only the reduced Gaussian grids (REDUCED)
+    python tests/codecs/grib/make.py healpix         # only the HEALPix grids (HEALPIX)
 
 For each CASE it writes CASE.grib2 (one message, from eccodes' samples), and:
 - CASE.kerchunk.json: kerchunk.grib2.scan_grib(CASE.grib2)[0] (the message's
@@ -509,11 +510,14 @@ def truth(path):
 # grid from Ni, missing); cfgrib reads them on one dimension, `values`.
 # Not in cases.json: REDUCED.NAME.{grib2,npy,latitude.npy,longitude.npy,cfgrib.json}.
 REDUCED = {"reduced_gg_n32": None, "reduced_gg_o32": [20 + 4 * j for j in range(32)], "reduced_ll": None}
+# Sub-areas of the N32 sample, as MARS cuts them: rows (from, to) of the global grid, from and to
+# longitudes (degrees east): within the globe, across longitude 0, and half the globe round 0 (points
+# on 0 itself, reached as 360).
+SUB_AREAS = {"reduced_gg_n32_area": (4, 20, 10.0, 100.0), "reduced_gg_n32_across": (30, 50, 300.0, 30.5),
+             "reduced_gg_n32_half": (0, 12, 270.0, 90.0)}
 
 
 def make_reduced():
-    import xarray as xr
-
     for seed, (name, half) in enumerate(REDUCED.items(), start=400):
         if name == "reduced_ll":
             # eccodes' reduced_ll sample (501 rows), made 21 rows 9 degrees apart, the poles' of no point.
@@ -532,26 +536,67 @@ def make_reduced():
             if half is not None:
                 eccodes.codes_set_array(h, "pl", half + half[::-1])
             points = eccodes.codes_get(h, "numberOfDataPoints") if half is None else 2 * sum(half)
-        rng = np.random.default_rng(seed)
-        eccodes.codes_set(h, "bitsPerValue", 16)
-        eccodes.codes_set_values(h, 250 + 30 * rng.random(points))
         assert eccodes.codes_get(h, "gridType") in ("reduced_gg", "reduced_ll"), name
-        path = HERE / f"{name}.grib2"
-        with open(path, "wb") as out:
-            eccodes.codes_write(h, out)
-        eccodes.codes_release(h)
-        with open(path, "rb") as f:
-            h = eccodes.codes_grib_new_from_file(f)
-        np.save(HERE / f"{name}.npy", eccodes.codes_get_values(h).astype("f8"))
-        for var in ("latitudes", "longitudes"):
-            np.save(HERE / f"{name}.{var[:-1]}.npy", eccodes.codes_get_array(h, var))
-        eccodes.codes_release(h)
-        ds = xr.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
-        variable = list(ds.data_vars)[0]
-        attrs = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in ds[variable].attrs.items()}
-        (HERE / f"{name}.cfgrib.json").write_text(json.dumps(
-            {"variable": variable, "dims": list(ds[variable].dims), "attrs": attrs,
-             "latitude_dims": list(ds["latitude"].dims)}, indent=1, sort_keys=True) + "\n")
+        unstructured(h, name, seed, points)
+    for seed, (name, (first, last, west, east)) in enumerate(SUB_AREAS.items(), start=420):
+        h = eccodes.codes_grib_new_from_samples("reduced_gg_pl_32_grib2")
+        pl = eccodes.codes_get_long_array(h, "pl")
+        latitudes = np.array(list(eccodes.codes_get_gaussian_latitudes(32)))
+        eccodes.codes_set(h, "Nj", last - first)
+        eccodes.codes_set_array(h, "pl", pl[first:last])
+        for key, value in [("latitudeOfFirstGridPointInDegrees", round(latitudes[first], 6)),
+                           ("latitudeOfLastGridPointInDegrees", round(latitudes[last - 1], 6)),
+                           ("longitudeOfFirstGridPointInDegrees", west), ("longitudeOfLastGridPointInDegrees", east)]:
+            eccodes.codes_set(h, key, value)
+        # eccodes' own count of the area's points (MIR's), not ours.
+        unstructured(h, name, seed, eccodes.codes_get(h, "numberOfDataPointsExpected"))
+
+
+# HEALPix grids (template 3.150), as ECMWF's H grids: ring order (Nside 8, and 3, not a power of 2,
+# with the latest tables, which name the template) and nested order (Nside 16). kerchunk 0.2.10 fails
+# on them (no Ny); cfgrib reads them on one dimension, `values`, with eccodes' iterator's latitudes
+# and longitudes. Not in cases.json: the files as REDUCED's.
+HEALPIX = {"healpix_h8_ring": (8, "ring", False), "healpix_h3_ring": (3, "ring", True),
+           "healpix_h16_nested": (16, "nested", False)}
+
+
+def make_healpix():
+    for seed, (name, (nside, ordering, latest)) in enumerate(HEALPIX.items(), start=450):
+        h = eccodes.codes_grib_new_from_samples("GRIB2")
+        if latest:
+            eccodes.codes_set(h, "tablesVersion", eccodes.codes_get(h, "tablesVersionLatest"))
+        eccodes.codes_set(h, "gridDefinitionTemplateNumber", 150)
+        eccodes.codes_set(h, "Nside", nside)
+        eccodes.codes_set(h, "longitudeOfFirstGridPointInDegrees", 45)
+        eccodes.codes_set(h, "orderingConvention", ordering)
+        assert eccodes.codes_get(h, "gridType") == "healpix", name
+        unstructured(h, name, seed, 12 * nside * nside)
+
+
+def unstructured(h, name, seed, points):
+    """The message `h` given random values at its `points`, written as NAME.grib2 with the values,
+    latitudes and longitudes eccodes gives and cfgrib's reading of it."""
+    import xarray as xr
+
+    rng = np.random.default_rng(seed)
+    eccodes.codes_set(h, "bitsPerValue", 16)
+    eccodes.codes_set_values(h, 250 + 30 * rng.random(points))
+    path = HERE / f"{name}.grib2"
+    with open(path, "wb") as out:
+        eccodes.codes_write(h, out)
+    eccodes.codes_release(h)
+    with open(path, "rb") as f:
+        h = eccodes.codes_grib_new_from_file(f)
+    np.save(HERE / f"{name}.npy", eccodes.codes_get_values(h).astype("f8"))
+    for var in ("latitudes", "longitudes"):
+        np.save(HERE / f"{name}.{var[:-1]}.npy", eccodes.codes_get_array(h, var))
+    eccodes.codes_release(h)
+    ds = xr.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
+    variable = list(ds.data_vars)[0]
+    attrs = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in ds[variable].attrs.items()}
+    (HERE / f"{name}.cfgrib.json").write_text(json.dumps(
+        {"variable": variable, "dims": list(ds[variable].dims), "attrs": attrs,
+         "latitude_dims": list(ds["latitude"].dims)}, indent=1, sort_keys=True) + "\n")
 
 
 def projected_only(names):
@@ -583,6 +628,9 @@ def main():
 
     if sys.argv[1:] == ["reduced"]:
         make_reduced()
+        return
+    if sys.argv[1:] == ["healpix"]:
+        make_healpix()
         return
     if sys.argv[1:]:
         projected_only(sys.argv[1:])

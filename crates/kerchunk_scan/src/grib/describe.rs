@@ -44,9 +44,9 @@ pub(crate) struct Description {
 }
 
 /// The grids whose points are one dimension (`values`), as cfgrib has them: reduced grids, whose
-/// rows differ in length.
+/// rows differ in length, and HEALPix's pixels.
 pub(crate) fn unstructured(grid_type: &str) -> bool {
-    matches!(grid_type, "reduced_gg" | "reduced_ll")
+    matches!(grid_type, "reduced_gg" | "reduced_ll" | "healpix")
 }
 
 /// The grids whose coordinates are 2-D (`y`, `x`), as cfgrib's `GRID_TYPES_2D_NON_DIMENSION_COORDS`,
@@ -209,6 +209,7 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
         40 => "regular_gg",
         90 => "space_view",
         140 => "lambert_azimuthal_equal_area",
+        150 => "healpix",
         // Nothing to match: eccodes' geo-iterator computes no Albers coordinates, so neither
         // cfgrib nor kerchunk has them.
         // eccodes' iterator gives a rotated Gaussian grid's own, rotated coordinates as its
@@ -349,11 +350,10 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
         )
         .map(|(abbreviation, _)| abbreviation),
     };
-    let grid_description = code(
-        &format!("grib2/tables/{tables_version}/3.1.table"),
-        keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING),
-    )
-    .map(|(_, description)| title(description));
+    // A template the message's tables do not list reads as its number, as eccodes' code tables do.
+    let template = keys.get("gridDefinitionTemplateNumber").unwrap_or(MISSING);
+    let grid_description = code(&format!("grib2/tables/{tables_version}/3.1.table"), template)
+        .map_or_else(|| template.to_string(), |(_, description)| title(description).to_owned());
 
     let mut attributes = Map::new();
     let mut put = |key: &str, value: Value| {
@@ -379,9 +379,7 @@ pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Desc
         put("totalNumber", json!(total));
     }
     put("NV", json!(keys.get("NV").unwrap_or(0)));
-    if let Some(description) = grid_description {
-        put("gridDefinitionDescription", json!(description));
-    }
+    put("gridDefinitionDescription", json!(grid_description));
     let shape = grid::attributes(grid_type, &keys.grid, &mut attributes)?;
     attributes.insert("long_name".into(), json!(name));
     attributes.insert("units".into(), json!(units));

@@ -69,13 +69,15 @@ pub(crate) fn attributes(
             put("latitudeOfFirstGridPointInDegrees", json!(degrees(signed(47, 50)?)));
             put("latitudeOfLastGridPointInDegrees", json!(degrees(signed(56, 59)?)));
         }
-        // A reduced grid is its points, one dimension; cfgrib's grid keys for each kind.
-        "reduced_gg" | "reduced_ll" => {
-            put("uvRelativeToGrid", json!((raw(55, 55)? >> 3) & 1));
+        // A reduced grid is its points, one dimension, and so is HEALPix's; cfgrib's grid keys for
+        // each kind (none for HEALPix, whose resolution flags follow the earth's figure).
+        "reduced_gg" | "reduced_ll" | "healpix" => {
+            let flags = if grid_type == "healpix" { raw(31, 31)? } else { raw(55, 55)? };
+            put("uvRelativeToGrid", json!((flags >> 3) & 1));
             if grid_type == "reduced_gg" {
                 put("N", json!(raw(68, 71)?));
                 put("pl", json!(grib_grids::points_per_row(grid).map_err(|e| e.to_string())?));
-            } else {
+            } else if grid_type == "reduced_ll" {
                 let [_, j_consecutive, j_positive] = scanning(72)?;
                 put("Ny", json!(ny));
                 put("jDirectionIncrementInDegrees", json!(degrees(raw(68, 71)?)));
