@@ -226,6 +226,13 @@ fn grid_type(template: i64) -> Result<&'static str, String> {
                  geo-iterator computes no coordinates for it, so there are none of its to match"
                 .into());
         }
+        // eccodes' iterator for an unstructured grid allocates its coordinates and fills none: they
+        // are in the model's grid file, which the message names by its UUID only.
+        101 => {
+            return Err("grid definition template 3.101 (unstructured, ICON's) is not scanned: its \
+                 points' coordinates are in the grid file the message names by UUID, not in the message"
+                .into());
+        }
         other => return Err(format!("grid definition template 3.{other} is not scanned yet")),
     })
 }
@@ -427,6 +434,10 @@ mod tests {
         assert!(
             grid_type(41).unwrap_err().starts_with("grid definition template 3.41 (rotated Gaussian) is not scanned")
         );
+        assert!(
+            grid_type(101).unwrap_err().starts_with("grid definition template 3.101 (unstructured, ICON's) is not")
+        );
+        assert_eq!(grid_type(150), Ok("healpix"));
         assert_eq!(grid_type(50).unwrap_err(), "grid definition template 3.50 is not scanned yet");
     }
 
