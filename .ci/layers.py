@@ -24,7 +24,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
-    ("kerchunk", "zarrs_zlib_sized", "hdf5_plugin_filters", "grib_grids", "zarrs_kerchunk_codecs", "zarrs_cf"),
+    ("kerchunk", "kerchunk_v3", "zarrs_zlib_sized", "hdf5_plugin_filters", "grib_grids", "zarrs_kerchunk_codecs", "zarrs_cf"),
     ("zarrs_kerchunk", "kerchunk_scan", "kerchunk_combine"),
     ("kerchunk_icechunk",),
     ("zarrs_kerchunk_tools", "zarrs_kerchunk_examples"),
@@ -46,6 +46,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "hdf5_plugin_filters": [("lib",)],
+    "kerchunk_v3": [("error",), ("grid", "metadata"), ("lib",)],
     "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "reduced", "conformal", "equal_area", "rotated", "space_view", "healpix"), ("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
@@ -62,7 +63,7 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "kerchunk_icechunk": [
-        ("error", "metadata", "to_v2"),
+        ("error", "to_v2"),
         ("chunks", "containers", "splits", "commits", "s3", "azure"),
         ("nodes",),
         ("location",),

@@ -80,7 +80,7 @@ mod tests {
     use super::*;
 
     fn layout(zarray: &str) -> ChunkLayout {
-        ChunkLayout::of(&crate::metadata::parse_v2(zarray.as_bytes()).unwrap())
+        ChunkLayout::of(&kerchunk_v3::parse_v2(zarray.as_bytes()).unwrap())
     }
 
     #[test]

@@ -2,17 +2,7 @@
 
 use zarrs_kerchunk::ReadError;
 
-/// A node whose metadata cannot be written in the other Zarr version (an
-/// array's v2 metadata as v3 on export, a node's v3 metadata as v2 on import).
-#[derive(Debug, thiserror::Error)]
-#[error("the node {path:?} cannot be converted between Zarr v2 and v3: {reason}")]
-#[non_exhaustive]
-pub struct MetadataError {
-    /// The array's path in the references (`""` for an array at the root).
-    pub path: String,
-    /// Why.
-    pub reason: String,
-}
+pub use kerchunk_v3::MetadataError;
 
 /// A step of a repository's that failed: icechunk's error, where it happened.
 #[derive(Debug, thiserror::Error)]

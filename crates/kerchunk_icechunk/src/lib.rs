@@ -28,7 +28,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! What changes on the way (see [`metadata`] for the metadata):
+//! What changes on the way (see [`kerchunk_v3::array_v3`] for the metadata):
 //!
 //! | kerchunk | icechunk |
 //! |---|---|
@@ -76,7 +76,6 @@ mod error;
 mod export;
 mod import;
 mod location;
-pub mod metadata;
 mod nodes;
 #[cfg(feature = "aws")]
 mod s3;

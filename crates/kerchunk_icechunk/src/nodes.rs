@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 
 use crate::chunks::ChunkLayout;
 use crate::error::{ExportError, MetadataError};
-use crate::metadata;
 
 /// The groups and arrays of the references' metadata, as `zarr.json`.
 pub(crate) struct Nodes {
@@ -47,14 +46,14 @@ impl Nodes {
             if array_paths.contains(&path) {
                 return Err(reference_error(format!("{path}/.zgroup"), "a group and an array at one path"));
             }
-            let document = metadata::group_v3(&attributes(metadata, &path)?);
+            let document = kerchunk_v3::group_v3(&attributes(metadata, &path)?);
             nodes.groups.push((path, document));
         }
         for path in array_paths {
             let zarray_key = if path.is_empty() { ".zarray".to_owned() } else { format!("{path}/.zarray") };
             let zarray = &metadata[&zarray_key];
-            let v3 = metadata::array_v3(&path, zarray, attributes(metadata, &path)?)?;
-            let v2 = metadata::parse_v2(zarray).map_err(|reason| MetadataError { path: path.clone(), reason })?;
+            let v3 = kerchunk_v3::array_v3(&path, zarray, attributes(metadata, &path)?)?;
+            let v2 = kerchunk_v3::parse_v2(zarray).map_err(|reason| MetadataError::new(path.clone(), reason))?;
             nodes.arrays.push((path, v3, ChunkLayout::of(&v2)));
         }
         Ok(nodes)

@@ -24,7 +24,7 @@ pub(crate) struct V2Node {
 /// # Errors
 /// [`MetadataError`] naming `path`: not a v3 node, or an array v2 cannot express.
 pub(crate) fn node_v2(path: &str, zarr_json: &[u8]) -> Result<V2Node, MetadataError> {
-    let fail = |reason: String| MetadataError { path: path.to_owned(), reason };
+    let fail = |reason: String| MetadataError::new(path, reason);
     let v3: Map<String, Value> =
         serde_json::from_slice(zarr_json).map_err(|e| fail(format!("its zarr.json is not a JSON object: {e}")))?;
     let mut attributes = match v3.get("attributes") {
@@ -169,7 +169,7 @@ fn numpy_type(data_type: &Value, big_endian: bool) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metadata::array_v3;
+    use kerchunk_v3::array_v3;
 
     /// What `array_v3` writes comes back as the `.zarray` it came from.
     #[test]

@@ -89,7 +89,7 @@ pub fn array_v3(path: &str, zarray: &[u8], mut attributes: Map<String, Value>) -
 ///
 /// # Errors
 /// Why `zarray` is not Zarr v2 array metadata.
-pub(crate) fn parse_v2(zarray: &[u8]) -> Result<ArrayMetadataV2, String> {
+pub fn parse_v2(zarray: &[u8]) -> Result<ArrayMetadataV2, String> {
     let not_v2 = |e: serde_json::Error| format!("its .zarray is not Zarr v2 array metadata: {e}");
     let mut document: Value = serde_json::from_slice(zarray).map_err(not_v2)?;
     if let (Some(Value::Array(shape)), Some(Value::Array(chunks))) =
