@@ -51,7 +51,7 @@ MODULE_LAYERS = {
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only", "jpeg_c"),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings", "hdf5_plugins"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings", "hdf5_plugins", "crop"),
         ("registry",),
         ("lib", "tests"),
     ],

@@ -66,3 +66,25 @@ fn keys_that_are_no_chunk_are_refused_named() {
     let error = set_v3(&uneven_set(), &uneven).unwrap_err();
     assert_eq!((error.path.as_str(), error.reason.as_str()), ("u", "it has uneven chunks, and no .zarray"));
 }
+
+/// Files of 3 and 2 steps in chunks of 2: the first's last chunk is stored whole (padded, as HDF5
+/// stores it) and cropped by the codec, in the middle of the combined array.
+#[test]
+fn a_padded_chunk_is_cropped_to_its_place() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let mut builder = ReferenceSetBuilder::new();
+    builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+    builder.insert_inline("t/.zarray", zarray(&[5, 2], &[2, 2]).as_bytes());
+    builder.insert_inline("t/0.0", &zlib(&[0, 1, 2, 3]));
+    builder.insert_inline("t/1.0", &zlib(&[4, 5, 99, 99]));
+    builder.insert_inline("t/2.0", &zlib(&[6, 7, 8, 9]));
+    builder.insert_inline("t/3.0", &zlib(&[10, 11, 99, 99]));
+    let uneven = BTreeMap::from([("t".to_owned(), Uneven { axis: 0, edges: vec![2, 1, 2, 2], stored: Some(2) })]);
+    // The last chunk passes the array's end (the edges hold 7 rows of its 5), as a regular grid's may.
+    let set = set_v3(&builder.build(), &uneven).unwrap();
+    let store = Arc::new(ReferenceStoreBuilder::new().build(set, "/tmp/").unwrap());
+    let t = Array::open(store, "/t").unwrap();
+    assert_eq!(t.shape(), [5, 2]);
+    assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&t.subset_all()).unwrap(), (0..10).collect::<Vec<i32>>());
+    assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&[2..4, 0..2]).unwrap(), [4, 5, 6, 7]);
+}

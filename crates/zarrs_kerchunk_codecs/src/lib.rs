@@ -53,6 +53,7 @@
 //! | 0.1 | 0.23 |
 
 mod bounded;
+pub mod crop;
 mod decode_only;
 mod deflate;
 mod error;

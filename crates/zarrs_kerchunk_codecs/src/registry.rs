@@ -10,6 +10,7 @@ use zarrs::array::codec::api::{
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::plugin::PluginCreateError;
 
+use crate::crop::{Crop, CropConfiguration};
 use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
 use crate::grib::Grib;
@@ -130,6 +131,16 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(FillHdfStrings::new);
     registration.add(|_: IgnoredAny| Ok(Lz4h5));
     registration.add(Bitshuffle::new);
+    // Zarr v3 only: v2's grids are regular, and their chunks stored at their place.
+    registration.v3.push(register_codec_v3(CodecRuntimePluginV3::new(
+        |name| name == crate::crop::NAME,
+        |metadata| {
+            let fail = |reason: String| PluginCreateError::Other(format!("{}: {reason}", crate::crop::NAME));
+            let configuration: CropConfiguration =
+                metadata.to_typed_configuration().map_err(|e| fail(e.to_string()))?;
+            Ok(Codec::ArrayToArray(Arc::new(Crop::new(configuration).map_err(fail)?)))
+        },
+    )));
     registration
 }
 
