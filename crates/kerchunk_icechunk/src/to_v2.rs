@@ -39,7 +39,17 @@ pub(crate) fn node_v2(path: &str, zarr_json: &[u8]) -> Result<V2Node, MetadataEr
             {
                 attributes.insert("_ARRAY_DIMENSIONS".into(), Value::Array(names.clone()));
             }
-            Ok(V2Node { document: array_v2(&v3).map_err(fail)?, attributes, is_array: true })
+            let mut document = array_v2(&v3).map_err(fail)?;
+            // xarray's v3 backend masks with the `_FillValue` attribute (in its own encoding),
+            // its v2 backend with `fill_value`: the attribute becomes the v2 fill value.
+            let data_type = v3.get("data_type").cloned().unwrap_or(Value::Null);
+            if let Some(fill) =
+                attributes.get("_FillValue").and_then(|a| kerchunk_v3::fill_value_of_attribute(a, &data_type))
+            {
+                document["fill_value"] = fill;
+                attributes.remove("_FillValue");
+            }
+            Ok(V2Node { document, attributes, is_array: true })
         }
         other => Err(fail(format!("its zarr.json's node_type is {other:?}"))),
     }

@@ -46,7 +46,7 @@ use zarrs::metadata::ChunkKeySeparator;
 
 pub use error::MetadataError;
 pub use grid::{CROP_CODEC, Uneven, chunk_key};
-pub use metadata::{array_v3, group_v3, parse_v2};
+pub use metadata::{array_v3, fill_value_of_attribute, group_v3, parse_v2};
 
 /// `set`, whose metadata is Zarr v2's, as Zarr v3: every group (and every
 /// folder above a node, which v3 makes a group) and every array one

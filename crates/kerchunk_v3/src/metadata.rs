@@ -13,6 +13,7 @@
 //!   names numcodecs' codecs in v3 (`numcodecs.zlib`, `numcodecs.shuffle`);
 //! - `order: "F"` becomes a `transpose` codec.
 
+use base64::Engine as _;
 use serde_json::{Map, Value, json};
 use zarrs::metadata::v2::{ArrayMetadataV2, ArrayMetadataV2Order, MetadataV2, data_type_metadata_v2_to_endianness};
 use zarrs::metadata::{Endianness, FillValueMetadata};
@@ -61,6 +62,11 @@ pub fn array_v3(path: &str, zarray: &[u8], mut attributes: Map<String, Value>) -
     };
     let endianness = data_type_metadata_v2_to_endianness(&v2.dtype).map_err(|e| fail(e.to_string()))?;
     let codecs = codecs(&v2, endianness).map_err(fail)?;
+    if !attributes.contains_key("_FillValue")
+        && let Some(fill) = xarray_fill_value(&v2)
+    {
+        attributes.insert("_FillValue".into(), fill);
+    }
     let dimension_names = match attributes.remove("_ARRAY_DIMENSIONS") {
         Some(Value::Array(names)) if names.len() == v2.shape.len() => Value::Array(names),
         Some(other) => return Err(fail(format!("its _ARRAY_DIMENSIONS {other} do not name its dimensions"))),
@@ -81,6 +87,55 @@ pub fn array_v3(path: &str, zarray: &[u8], mut attributes: Map<String, Value>) -
         metadata["dimension_names"] = dimension_names;
     }
     Ok(metadata)
+}
+
+/// The `_FillValue` attribute xarray's v3 backend masks with, for a v2 array's
+/// `fill_value` (which xarray's v2 backend masks with itself, and its v3 one
+/// does not): an integer as it is, a float as base64 of its little-endian
+/// float64 bytes (xarray's `FillValueCoder`). `None` for no fill value, and
+/// for other types (booleans, text), left as v3's `fill_value` alone.
+fn xarray_fill_value(v2: &ArrayMetadataV2) -> Option<Value> {
+    let zarrs::metadata::v2::DataTypeMetadataV2::Simple(name) = &v2.dtype else { return None };
+    let fill = serde_json::to_value(&v2.fill_value).ok()?;
+    match name.get(1..2)? {
+        "i" | "u" => fill.as_i64().map(Value::from).or_else(|| fill.as_u64().map(Value::from)),
+        "f" => {
+            let value = match &fill {
+                Value::String(text) => match text.as_str() {
+                    "NaN" => f64::NAN,
+                    "Infinity" => f64::INFINITY,
+                    "-Infinity" => f64::NEG_INFINITY,
+                    _ => return None,
+                },
+                other => other.as_f64()?,
+            };
+            Some(Value::from(base64::engine::general_purpose::STANDARD.encode(value.to_le_bytes())))
+        }
+        _ => None,
+    }
+}
+
+/// The value of a `_FillValue` attribute as xarray's v3 backend writes it
+/// (see [`array_v3`]) for an array of the v3 `data_type`, as v2's
+/// `fill_value` writes it: `None` where it is not in that form.
+#[must_use]
+pub fn fill_value_of_attribute(attribute: &Value, data_type: &Value) -> Option<Value> {
+    let name = data_type.as_str()?;
+    if name.starts_with("int") || name.starts_with("uint") {
+        return attribute.is_i64().then(|| attribute.clone()).or_else(|| attribute.is_u64().then(|| attribute.clone()));
+    }
+    if !name.starts_with("float") {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD.decode(attribute.as_str()?).ok()?;
+    let value = f64::from_le_bytes(bytes.try_into().ok()?);
+    Some(if value.is_nan() {
+        Value::from("NaN")
+    } else if value.is_infinite() {
+        Value::from(if value > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Value::from(value)
+    })
 }
 
 /// `zarray` as Zarr v2 array metadata. An empty dimension's chunks of 0
@@ -293,6 +348,8 @@ mod tests {
             "fill_value": -1, "order": "F", "filters": [{"id": "delta", "dtype": ">i2"}]});
         let metadata = v3(&zarray, &json!({}));
         assert_eq!(metadata["fill_value"], -1);
+        // Where xarray's v3 backend masks with it, in its encoding.
+        assert_eq!(metadata["attributes"], json!({"_FillValue": -1}));
         assert!(metadata.get("dimension_names").is_none());
         assert_eq!(
             metadata["codecs"],
@@ -304,6 +361,26 @@ mod tests {
                     "typesize": 2, "blocksize": 0}},
             ])
         );
+    }
+
+    /// A float's fill value as xarray's `FillValueCoder` encodes it (base64 of little-endian f64),
+    /// and back; an attribute of the file's own is kept.
+    #[test]
+    fn fill_values_are_attributes_where_xarray_reads_them() {
+        let zarray = |fill: Value| {
+            json!({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f4", "compressor": null,
+                "fill_value": fill, "order": "C", "filters": null})
+        };
+        // base64.standard_b64encode(struct.pack("<d", -999.0)), and of NaN.
+        for (fill, encoded) in [(json!(-999.0), "AAAAAAA4j8A="), (json!("NaN"), "AAAAAAAA+H8=")] {
+            let metadata = v3(&zarray(fill.clone()), &json!({}));
+            assert_eq!(metadata["attributes"]["_FillValue"], encoded);
+            assert_eq!(fill_value_of_attribute(&json!(encoded), &json!("float32")), Some(fill));
+        }
+        let metadata = v3(&zarray(json!(1.5)), &json!({"_FillValue": "kept"}));
+        assert_eq!(metadata["attributes"]["_FillValue"], "kept");
+        assert_eq!(fill_value_of_attribute(&json!(-7), &json!("int16")), Some(json!(-7)));
+        assert_eq!(fill_value_of_attribute(&json!("text"), &json!("string")), None);
     }
 
     #[test]

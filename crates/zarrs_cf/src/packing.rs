@@ -195,6 +195,20 @@ fn number(value: &Value) -> Option<f64> {
     }
 }
 
+/// A V3 array's `_FillValue` attribute: a number, or a float as xarray's V3 backend writes it
+/// (base64 of its little-endian float64 bytes, xarray's `FillValueCoder`).
+fn fill_attribute(value: &Value) -> Vec<f64> {
+    use base64::Engine as _;
+    let encoded = value
+        .as_str()
+        .and_then(|text| base64::engine::general_purpose::STANDARD.decode(text).ok())
+        .and_then(|bytes| <[u8; 8]>::try_from(bytes).ok());
+    match encoded {
+        Some(bytes) => vec![f64::from_le_bytes(bytes)],
+        None => numbers(value),
+    }
+}
+
 /// Every number of an attribute that may hold one or a list.
 fn numbers(value: &Value) -> Vec<f64> {
     match value {
@@ -216,8 +230,10 @@ impl Packing {
     ) -> Self {
         let unsigned = attributes.get("_Unsigned").and_then(Value::as_str);
         let flip = matches!((stored, unsigned), (Stored::Int(_), Some("true")) | (Stored::Uint(_), Some("false")));
-        let fill = fill_value.filter(|v| !v.is_null()).or_else(|| attributes.get("_FillValue"));
-        let mut missing: Vec<f64> = fill.map(numbers).unwrap_or_default();
+        let mut missing: Vec<f64> = match fill_value.filter(|v| !v.is_null()) {
+            Some(fill) => numbers(fill),
+            None => attributes.get("_FillValue").map(fill_attribute).unwrap_or_default(),
+        };
         missing.extend(attributes.get("missing_value").map(numbers).unwrap_or_default());
         if matches!(stored, Stored::Int(_) | Stored::Uint(_) | Stored::Bool) {
             // xarray drops a NaN fill value of an integer array.
@@ -336,6 +352,9 @@ mod tests {
         assert_eq!(t("<i2", json!({"scale_factor": 0.01, "add_offset": 273.15}), json!(-32767)), Decoded::Float64);
         assert_eq!(t("|u1", json!({"valid_max": 200}), Value::Null), Decoded::Float32);
         assert_eq!(t("int16", json!({"_FillValue": 7}), Value::Null), Decoded::Float32);
+        // A V3 float's `_FillValue` as xarray writes it: base64 of its float64 bytes (-999).
+        assert_eq!(super::fill_attribute(&json!("AAAAAAA4j8A=")), [-999.0]);
+        assert_eq!(super::fill_attribute(&json!("NaN")).len(), 1);
     }
 
     #[test]
