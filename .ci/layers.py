@@ -59,7 +59,7 @@ MODULE_LAYERS = {
     "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "subchunk", "grib", "tiff"), ("lib",)],
     "kerchunk_combine": [
         ("error",),
-        ("options", "source", "held", "placement", "encoding", "coordinate", "times", "merge", "stack", "outer", "streamed"),
+        ("options", "source", "held", "placement", "encoding", "coordinate", "times", "merge", "stack", "outer", "streamed", "uneven"),
         ("lib",),
     ],
     "kerchunk_icechunk": [

@@ -66,6 +66,8 @@
 //! | `var`, callables, `vattr:` | no |
 //!
 
+use std::collections::BTreeMap;
+
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 use serde_json::Value;
 
@@ -81,6 +83,7 @@ mod source;
 mod stack;
 mod streamed;
 mod times;
+mod uneven;
 
 use coordinate::{Combined, from_files, ordered};
 pub use encoding::decoding_attributes;
@@ -95,6 +98,7 @@ pub use source::{CombineOptionError, CoordinateSource};
 use stack::stack;
 pub use streamed::{SetAside, StreamedCombine, combine_streamed, combined_rest, split_combined_chunks};
 use times::{array_times, holds_times};
+use uneven::ChunkRun;
 
 /// One input: the references of one file, and the name errors give it.
 pub(crate) struct Input {
@@ -109,7 +113,20 @@ pub(crate) struct Input {
 /// coordinate gets it as a new first axis. The others, and every group's
 /// metadata, come from the first file.
 pub(crate) fn combine_inputs(inputs: Vec<Input>, options: &CombineOptions) -> Result<ReferenceSet, CombineError> {
-    combine_placing(inputs, options, None)
+    let (set, uneven) = combine_placing(inputs, options, None)?;
+    written_as_v3(set, &uneven)
+}
+
+/// The combined `set` as it is written: as Zarr v2, or, where an array is `uneven`, the whole
+/// set as Zarr v3 with those arrays on rectilinear grids ([`kerchunk_v3::set_v3`]).
+fn written_as_v3(
+    set: ReferenceSet,
+    uneven: &BTreeMap<String, kerchunk_v3::Uneven>,
+) -> Result<ReferenceSet, CombineError> {
+    if uneven.is_empty() {
+        return Ok(set);
+    }
+    kerchunk_v3::set_v3(&set, uneven).map_err(|error| combine_error("the combined set", &error.path, error.reason))
 }
 
 /// Combine the references of many files into one set along `dimension`, as
@@ -234,15 +251,16 @@ fn combine_placing(
     inputs: Vec<Input>,
     options: &CombineOptions,
     mut placements: Option<&mut Vec<Placement>>,
-) -> Result<ReferenceSet, CombineError> {
+) -> Result<(ReferenceSet, BTreeMap<String, kerchunk_v3::Uneven>), CombineError> {
     if let Some(((dimension, source), inner)) = options.outer.split_last() {
         return outer::combine_outer(inputs, options, inner, (dimension, source), placements);
     }
     let dimension = options.dimension.as_str();
     let one_per_file = matches!(options.coordinate, CoordinateSource::Name { .. } | CoordinateSource::Attribute(_));
     let (inputs, combined) = if one_per_file { from_files(inputs, options)? } else { ordered(inputs, options)? };
-    let Some(first) = inputs.first() else { return Ok(ReferenceSetBuilder::new().build()) };
+    let Some(first) = inputs.first() else { return Ok((ReferenceSetBuilder::new().build(), BTreeMap::new())) };
     let mut builder = ReferenceSetBuilder::new();
+    let mut uneven = BTreeMap::new();
     let arrays = array_paths(&first.references);
     let concatenated: Vec<(String, usize)> = arrays
         .iter()
@@ -299,11 +317,13 @@ fn combine_placing(
                 let reader = options.range_reader.as_ref();
                 times::rewrite(&mut builder, &inputs, path, (*axis, dimension), &ours, (&target, text), reader)?;
             } else {
-                concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+                let placement = concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+                uneven.extend(placement.uneven.map(|grid| (path.clone(), grid)));
             }
             continue;
         }
         let placement = concatenate(&mut builder, &inputs, path, *axis, dimension, one_per_file)?;
+        uneven.extend(placement.uneven.clone().map(|grid| (path.clone(), grid)));
         if let Some(placements) = placements.as_deref_mut() {
             placements.push(placement);
         }
@@ -314,7 +334,7 @@ fn combine_placing(
             placements.push(placement);
         }
     }
-    Ok(builder.build())
+    Ok((builder.build(), uneven))
 }
 
 /// The arrays of `set` whose values combining with `options` reads, rather than only
@@ -420,7 +440,6 @@ fn concatenate(
         }
     };
     let mut meta = usable(zarray(&first.references, path), &first.name)?;
-    let chunk = meta["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
     // One chunk along every axis before this one (the others are checked the same in every file).
     let contiguous = (0..axis).all(|a| match (meta["shape"][a].as_u64(), meta["chunks"][a].as_u64()) {
@@ -428,10 +447,15 @@ fn concatenate(
         _ => false,
     });
     let holders = Vec::with_capacity(inputs.len());
-    let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous };
-    let mut offset = 0u64;
-    for (i, input) in inputs.iter().enumerate() {
-        let theirs = usable(zarray(&input.references, path), &input.name)?;
+    let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous, uneven: None };
+    let (mut offset, mut chunks_before) = (0u64, 0u64);
+    let mut runs: Vec<ChunkRun> = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let mut theirs = usable(zarray(&input.references, path), &input.name)?;
+        // Files may be chunked differently along the dimension (one chunk each, say): compared
+        // beside it, each file's own chunk length kept for its run of chunks.
+        let chunk = theirs["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
+        theirs["chunks"][axis] = meta["chunks"][axis].clone();
         // Times are compared as dates by the caller, and may be written in other units.
         let skip: &[&str] = if holds_times(&first.references, path, dimension) { &["units", "calendar"] } else { &[] };
         let (ours_attrs, first_attrs) = (attributes(&input.references, path), attributes(&first.references, path));
@@ -465,14 +489,7 @@ fn concatenate(
                 ),
             ));
         }
-        if i + 1 < inputs.len() && length % chunk != 0 {
-            return Err(error(
-                &input.name,
-                path,
-                format!("its length {length} along {dimension} is not a multiple of the chunk length {chunk}"),
-            ));
-        }
-        let renumber = Renumber::Shift { axis, by: offset / chunk };
+        let renumber = Renumber::Shift { axis, by: chunks_before };
         let prefix = format!("{path}/");
         for (key, reference) in input.references.iter() {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
@@ -483,11 +500,14 @@ fn concatenate(
             builder.insert_reference(&format!("{prefix}{renamed}"), reference);
         }
         placement.holders.push((Holder::File(input.name.clone()), renumber));
+        runs.push(ChunkRun { file: input.name.clone(), length, chunk });
+        chunks_before += length.div_ceil(chunk);
         offset = offset
             .checked_add(length)
             .ok_or_else(|| error(&input.name, path, "the combined length exceeds 2^64".into()))?;
     }
     meta["shape"][axis] = Value::from(offset);
+    placement.uneven = uneven::along(&runs, axis, dimension).map_err(|(file, reason)| error(&file, path, reason))?;
     builder.insert_inline(&format!("{path}/.zarray"), meta.to_string().as_bytes());
     // Its other metadata (`.zattrs`), as the first file has it.
     for (key, reference) in first.references.iter() {

@@ -2,14 +2,15 @@
 //! along the outermost, each group combined along the inner ones, then the
 //! groups along the outermost as files are along one.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use kerchunk::ReferenceSet;
+use kerchunk_v3::Uneven;
 use serde_json::Value;
 
 use super::{
-    CombineOptions, CoordinateSource, Holder, Input, Placement, attributes, combine_error, combine_inputs,
-    combine_placing, coordinate, source,
+    CombineOptions, CoordinateSource, Holder, Input, Placement, attributes, combine_error, combine_placing, coordinate,
+    source,
 };
 use crate::error::CombineError;
 
@@ -28,7 +29,7 @@ pub(super) fn combine_outer(
     inner: &[(String, CoordinateSource)],
     (dimension, source): (&str, &CoordinateSource),
     placements: Option<&mut Vec<Placement>>,
-) -> Result<ReferenceSet, CombineError> {
+) -> Result<(ReferenceSet, BTreeMap<String, Uneven>), CombineError> {
     let mut groups: Vec<(GroupKey, Vec<Input>)> = Vec::new();
     for input in inputs {
         let value = group_key(source, dimension, &input)
@@ -46,7 +47,8 @@ pub(super) fn combine_outer(
     for (_, group) in groups {
         let name = group[0].name.clone();
         let mut placed = Vec::new();
-        let set = combine_placing(group, &inner_options, placing.then_some(&mut placed))?;
+        let (set, uneven) = combine_placing(group, &inner_options, placing.then_some(&mut placed))?;
+        refuse_uneven(&name, &uneven, &inner_options.dimension)?;
         if placing {
             inner_placements.insert(name.clone(), placed);
         }
@@ -59,10 +61,16 @@ pub(super) fn combine_outer(
         outer: Vec::new(),
         ..options.clone()
     };
-    let Some(placements) = placements else { return combine_inputs(combined, &outer) };
+    let first = combined.first().map(|input| input.name.clone()).unwrap_or_default();
+    let Some(placements) = placements else {
+        let (set, uneven) = combine_placing(combined, &outer, None)?;
+        refuse_uneven(&first, &uneven, dimension)?;
+        return Ok((set, uneven));
+    };
     let mut outer_placements = Vec::new();
-    let set = combine_placing(combined, &outer, Some(&mut outer_placements))?;
-    for Placement { path, ndim, holders, contiguous } in outer_placements {
+    let (set, uneven) = combine_placing(combined, &outer, Some(&mut outer_placements))?;
+    refuse_uneven(&first, &uneven, dimension)?;
+    for Placement { path, ndim, holders, contiguous, uneven: _ } in outer_placements {
         let mut grouped = false;
         let holders = holders
             .into_iter()
@@ -81,10 +89,10 @@ pub(super) fn combine_outer(
         // A group without the array's placement kept its chunks, which a check of the
         // result finds; with none, they were all held, and are in `set`.
         if grouped {
-            placements.push(Placement { path, ndim, holders, contiguous });
+            placements.push(Placement { path, ndim, holders, contiguous, uneven: None });
         }
     }
-    Ok(set)
+    Ok((set, uneven))
 }
 
 /// What the files of one group along an outer dimension share.
@@ -119,4 +127,20 @@ fn group_key(source: &CoordinateSource, dimension: &str, input: &Input) -> Resul
     let attrs = attributes(&input.references, dimension);
     let attribute = |name: &str| attrs.as_ref().and_then(|attrs| attrs.get(name)).cloned();
     Ok(GroupKey::Written(meta["dtype"].clone(), bytes, attribute("units"), attribute("calendar")))
+}
+
+/// Combining along several dimensions keeps regular grids: files of uneven length along one of
+/// them (`uneven`, from the files of `group`) are refused, for now, naming the array.
+fn refuse_uneven(group: &str, uneven: &BTreeMap<String, Uneven>, dimension: &str) -> Result<(), CombineError> {
+    match uneven.keys().next() {
+        Some(path) => Err(combine_error(
+            group,
+            path,
+            format!(
+                "its files' lengths along {dimension} make uneven chunks, which are combined along one dimension \
+                 only (not yet along several)"
+            ),
+        )),
+        None => Ok(()),
+    }
 }

@@ -81,6 +81,8 @@ pub(super) struct Placement {
     /// order: stacked on a new first axis, or concatenated along an axis with one chunk along
     /// every axis before it (the first, or `time` in `t(member, time, x)` of one member).
     pub(super) contiguous: bool,
+    /// Its chunks along the dimension, where the files' do not make a regular grid.
+    pub(super) uneven: Option<kerchunk_v3::Uneven>,
 }
 
 impl Placement {

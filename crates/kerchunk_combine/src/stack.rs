@@ -29,7 +29,7 @@ pub(super) fn stack(
     let prefix = format!("{path}/");
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
     let holders = Vec::with_capacity(inputs.len());
-    let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous: true };
+    let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous: true, uneven: None };
     for (position, input) in (0u64..).zip(inputs) {
         let theirs = zarray(&input.references, path)
             .ok_or_else(|| combine_error(&input.name, path, format!("it is missing, where {} has it", first.name)))?;

@@ -26,6 +26,8 @@ use kerchunk::{
     SourceError, Walk,
 };
 
+use kerchunk_v3::Uneven;
+
 use super::placement::{Holder, Placement, Renumber, Unplaced};
 use super::{
     CombineOptions, FileRests, Input, Keyed, array_paths, axis, chunk_indices, combine_error, combine_placing,
@@ -217,7 +219,7 @@ pub fn combine_streamed(
         }
     }
     let mut placements = Vec::new();
-    let base = combine_placing(inputs, options, Some(&mut placements))?;
+    let (base, uneven) = combine_placing(inputs, options, Some(&mut placements))?;
     // A file whose array lacks the dimension kept its chunks, which combining renumbered here.
     for placement in &placements {
         let prefix = format!("{}/", placement.path);
@@ -234,7 +236,9 @@ pub fn combine_streamed(
             return Err(combine_error(&name, &path, reason));
         }
     }
-    Ok(StreamedCombine::new(base, placements, set_aside))
+    let mut combined = StreamedCombine::new(base, placements, set_aside);
+    combined.uneven = uneven;
+    Ok(combined)
 }
 
 /// A combined set whose renumbered chunks are read back from each file's
@@ -262,6 +266,9 @@ pub struct StreamedCombine {
     /// The file read back last, for lookups: a writer looks chunks up in grid order, so
     /// one file's chunks one after another.
     last: std::sync::Mutex<Option<(String, Arc<ReferenceSet>)>>,
+    /// The arrays whose files' chunks make no regular grid along the dimension: the set is
+    /// written as Zarr v3 ([`StreamedCombine::written_as_v3`]).
+    uneven: BTreeMap<String, Uneven>,
 }
 
 impl std::fmt::Debug for StreamedCombine {
@@ -288,7 +295,7 @@ impl StreamedCombine {
                     ndims.get(path).is_some_and(|&ndim| chunk_indices(chunk, ndim).is_some())
                 })
         });
-        Self { base, placements, arrays, dotted, set_aside, last: std::sync::Mutex::default() }
+        Self { base, placements, arrays, dotted, set_aside, last: std::sync::Mutex::default(), uneven: BTreeMap::new() }
     }
 
     /// Everything but the renumbered chunks: the combined metadata and
@@ -303,7 +310,33 @@ impl StreamedCombine {
     #[must_use]
     pub fn with_base(mut self, base: ReferenceSet) -> Self {
         let placements = std::mem::take(&mut self.placements).into_values().collect();
-        Self::new(base, placements, Arc::clone(&self.set_aside))
+        let uneven = std::mem::take(&mut self.uneven);
+        Self { uneven, ..Self::new(base, placements, Arc::clone(&self.set_aside)) }
+    }
+
+    /// Whether some array's files make uneven chunks along the dimension (lengths that are
+    /// not a multiple of the chunk length, or files chunked differently): the set is then
+    /// written as Zarr v3, [`StreamedCombine::written_as_v3`].
+    #[must_use]
+    pub fn is_uneven(&self) -> bool {
+        !self.uneven.is_empty()
+    }
+
+    /// The combined set as Zarr v3, its uneven arrays on rectilinear grids
+    /// ([`kerchunk_v3::set_v3`]): every file's chunks read back and held at once, as combining
+    /// whole sets holds them (writing v3 keys as the walk goes is not done yet).
+    ///
+    /// # Errors
+    /// [`CombineError::Combine`]: a file's chunks cannot be read back, or the set cannot be
+    /// written as Zarr v3 (naming the array).
+    pub fn written_as_v3(&self) -> Result<ReferenceSet, CombineError> {
+        let mut builder = ReferenceSetBuilder::new();
+        for entry in self.entries(Walk::All) {
+            let (key, reference) =
+                entry.map_err(|e| combine_error("the combined set", "", format!("cannot read it back: {e}")))?;
+            builder.insert_reference(&key, reference.as_reference());
+        }
+        super::written_as_v3(builder.build(), &self.uneven)
     }
 
     /// The chunks of `path` (not renumbered), in grid order.

@@ -12,7 +12,7 @@ use icechunk::format::manifest::{Checksum, SecondsSinceEpoch, VirtualChunkLocati
 use icechunk::format::{ChunkIndices, Path};
 use icechunk::storage::ETag;
 use icechunk::{ObjectStoreConfig, Repository, RepositoryConfig};
-use kerchunk::{OwnedReference, Walk};
+use kerchunk::{Lookup, OwnedReference, Walk};
 use serde_json::Value;
 use zarrs_kerchunk::{AsyncReferenceStore, Pin, Target};
 
@@ -135,6 +135,11 @@ pub async fn export(
     location: &str,
     options: &ExportOptions,
 ) -> Result<Exported, ExportError> {
+    // A Zarr v3 set (files of uneven length combined, on rectilinear grids) is not exported yet.
+    if let Ok(Lookup::Ready(Some(_))) = references.source().lookup("zarr.json") {
+        let reason = "a Zarr v3 set (files of uneven length combined) is not exported to icechunk yet";
+        return Err(reference_error("zarr.json", reason));
+    }
     let mut walk = references.source().walk(Walk::All);
     // The metadata comes first, and the session waits for it: how icechunk
     // splits an array's manifest depends on its shape, and a session keeps

@@ -374,6 +374,16 @@ async fn lookup(
 
 /// The parquet layout of the output: the source's arrays at `record_size` rows per file.
 async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result<ParquetLayout, WriteError> {
+    // fsspec's parquet layout finds each array's grid in its `.zarray`: a Zarr v3 set (files of
+    // uneven length combined, on rectilinear grids) has none.
+    if matches!(source.lookup("zarr.json")?, Lookup::Ready(Some(_))) {
+        return Err(WriteError::Unrepresentable {
+            key: "zarr.json".into(),
+            reason: "a Zarr v3 set (files of uneven length combined) is not written in the parquet layout yet, \
+                     whose readers find each array's chunks from Zarr v2 metadata: write it as JSON"
+                .into(),
+        });
+    }
     let mut objects = serde_json::Map::new();
     let mut metadata = source.walk(Walk::Metadata);
     while let Some(item) = metadata.next().await {
@@ -382,6 +392,7 @@ async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result
             continue;
         }
         let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key.clone(), reason };
+
         let OwnedReference::Inline(text) = reference else {
             return Err(unrepresentable("metadata that is a reference to a file cannot go into .zmetadata".into()));
         };

@@ -42,6 +42,19 @@ pub(super) fn record_of(combining: &Combining, files: &[String]) -> serde_json::
 
 /// `set` with `record` under [`COMBINED_WITH`] in its root attributes.
 pub(super) fn with_record(set: &ReferenceSet, record: &serde_json::Value) -> ReferenceSet {
+    // A Zarr v3 set (files of uneven length) keeps its root's attributes in its `zarr.json`.
+    if let Some(Reference::Inline(text)) = set.get("zarr.json")
+        && let Ok(mut root) = serde_json::from_slice::<serde_json::Value>(text)
+        && root["attributes"].is_object()
+    {
+        root["attributes"][COMBINED_WITH] = record.to_string().into();
+        let mut builder = ReferenceSetBuilder::new();
+        for (key, reference) in set.iter().filter(|(key, _)| key != "zarr.json") {
+            builder.insert_reference(&key, reference);
+        }
+        builder.insert_inline("zarr.json", root.to_string().as_bytes());
+        return builder.build();
+    }
     let mut attributes = match set.get(".zattrs") {
         Some(Reference::Inline(text)) => serde_json::from_slice(text).ok(),
         _ => None,
@@ -61,6 +74,9 @@ pub(super) fn with_record(set: &ReferenceSet, record: &serde_json::Value) -> Ref
 /// again, and the files it records.
 fn recorded_combining(set: &ReferenceSet, location: &str) -> Result<(CombineOptions, Vec<String>), MakeError> {
     let not_combined = || MakeError::NotCombined(location.to_owned());
+    if set.get("zarr.json").is_some() && set.get(".zgroup").is_none() {
+        return Err(MakeError::AppendToV3(location.to_owned()));
+    }
     let Some(Reference::Inline(text)) = set.get(".zattrs") else { return Err(not_combined()) };
     let attributes: serde_json::Value = serde_json::from_slice(text).map_err(|_| not_combined())?;
     let record: serde_json::Value = serde_json::from_str(attributes[COMBINED_WITH].as_str().ok_or_else(not_combined)?)

@@ -92,7 +92,7 @@ pub fn combine_sets(
                 Ok(())
             })?;
             let references = combine_set_aside(rests, concat, set_aside, &names, reader)?;
-            Ok(CombinedSets { sets: names, references: Box::new(references) })
+            Ok(CombinedSets { sets: names, references: super::writable(references)? })
         }
         Combining::Merge => {
             let mut held_sets = Vec::with_capacity(sets.len());

@@ -87,6 +87,19 @@ pub fn combine_set_aside(
     recorded_streamed(rests, &checked, set_aside, &record_of(&Combining::Concat(concat.clone()), files))
 }
 
+/// The combined set as the writers take it: read back a file at a time as it is walked, or,
+/// where some array's files make uneven chunks, read back whole and written as Zarr v3
+/// ([`StreamedCombine::written_as_v3`]).
+///
+/// # Errors
+/// [`MakeError::Combine`] if an uneven set cannot be read back or written as v3.
+pub fn writable(combined: StreamedCombine) -> Result<Box<dyn kerchunk::ReferenceSource>, MakeError> {
+    if combined.is_uneven() {
+        return Ok(Box::new(combined.written_as_v3()?));
+    }
+    Ok(Box::new(combined))
+}
+
 /// `rests` combined along `options`' dimensions, their chunks read back from `set_aside`, with
 /// `record` (how the set was combined) in the result's root attributes.
 pub(super) fn recorded_streamed(

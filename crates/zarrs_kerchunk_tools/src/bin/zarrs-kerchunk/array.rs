@@ -35,10 +35,16 @@ pub(crate) struct NamedArray {
 }
 
 impl NamedArray {
-    /// The array at `path` (with or without a leading `/`).
+    /// The array at `path` (with or without a leading `/`), of Zarr v2 or v3.
     pub(crate) fn open(store: &ReferenceStore, path: &str) -> Result<Self> {
         let name = path.trim_start_matches('/');
-        let zarray = read_json(store, &metadata_key(name, ".zarray"))?.ok_or_else(|| format!("no array at /{name}"))?;
+        let zarray = match read_json(store, &metadata_key(name, ".zarray"))? {
+            Some(zarray) => zarray,
+            None => read_json(store, &metadata_key(name, "zarr.json"))?
+                .filter(|node| node["node_type"] == "array")
+                .map(|node| v2_summary(&node))
+                .ok_or_else(|| format!("no array at /{name}"))?,
+        };
         Self::with_metadata(store, name, zarray)
     }
 
@@ -79,6 +85,51 @@ impl NamedArray {
         }
         Ok(Some(self.array.retrieve_array_subset::<Vec<String>>(&ranges)?))
     }
+}
+
+/// A Zarr v3 array's `zarr.json` summed up as the fields of a `.zarray` the commands read: the
+/// `NumPy` type of its data type (native order, as zarrs decodes), its shape, its chunks (a
+/// rectilinear grid's edges as written), its codecs (as `filters`, in order), and the fill value
+/// xarray masks with (its `_FillValue` attribute, else none).
+pub(crate) fn v2_summary(node: &Value) -> Value {
+    let dtype = match node["data_type"].as_str() {
+        Some("bool") => "|b1",
+        Some("int8") => "|i1",
+        Some("uint8") => "|u1",
+        Some("int16") => "<i2",
+        Some("uint16") => "<u2",
+        Some("int32") => "<i4",
+        Some("uint32") => "<u4",
+        Some("int64") => "<i8",
+        Some("uint64") => "<u8",
+        Some("float16") => "<f2",
+        Some("float32") => "<f4",
+        Some("float64") => "<f8",
+        _ => "?",
+    };
+    let grid = &node["chunk_grid"]["configuration"];
+    let chunks = grid.get("chunk_shape").or_else(|| grid.get("chunk_shapes")).cloned().unwrap_or(Value::Null);
+    let codecs = node["codecs"].as_array().map(|codecs| {
+        let named = codecs.iter().map(|codec| {
+            let mut entry = codec["configuration"].as_object().cloned().unwrap_or_default();
+            entry.insert("id".into(), codec["name"].clone());
+            Value::Object(entry)
+        });
+        Value::Array(named.collect())
+    });
+    let fill = node["attributes"]
+        .get("_FillValue")
+        .and_then(|attribute| kerchunk_v3::fill_value_of_attribute(attribute, &node["data_type"]))
+        .unwrap_or(Value::Null);
+    serde_json::json!({
+        "zarr_format": 3,
+        "shape": node["shape"],
+        "chunks": chunks,
+        "dtype": dtype,
+        "filters": codecs.unwrap_or(Value::Null),
+        "compressor": Value::Null,
+        "fill_value": fill,
+    })
 }
 
 /// How to read one element of the decoded bytes (native byte order, as zarrs decodes them).

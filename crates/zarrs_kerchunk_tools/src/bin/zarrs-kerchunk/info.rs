@@ -93,14 +93,23 @@ fn nodes(store: &ReferenceStore) -> Result<Vec<Node>> {
     for key in store.list()? {
         let key = key.as_str();
         let (folder, kind) = key.rsplit_once('/').unwrap_or(("", key));
-        if kind != ".zarray" && kind != ".zgroup" {
-            continue;
-        }
-        let attributes = match read_json(store, &join(folder, ".zattrs"))? {
+        let (array, attributes) = match kind {
+            ".zarray" | ".zgroup" => {
+                let attributes = read_json(store, &join(folder, ".zattrs"))?;
+                (if kind == ".zarray" { read_json(store, key)? } else { None }, attributes)
+            }
+            // Zarr v3 (files of uneven length combined): one document a node.
+            "zarr.json" => {
+                let Some(node) = read_json(store, key)? else { continue };
+                let array = (node["node_type"] == "array").then(|| crate::array::v2_summary(&node));
+                (array, node.get("attributes").cloned())
+            }
+            _ => continue,
+        };
+        let attributes = match attributes {
             Some(Value::Object(attributes)) => attributes,
             _ => Map::new(),
         };
-        let array = if kind == ".zarray" { read_json(store, key)? } else { None };
         nodes.push(Node { path: format!("/{folder}"), array, attributes });
     }
     nodes.sort_by(|a, b| a.path.cmp(&b.path));

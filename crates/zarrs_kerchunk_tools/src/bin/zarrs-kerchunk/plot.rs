@@ -210,7 +210,12 @@ fn stored_values(array: &NamedArray, ranges: &[std::ops::Range<u64>]) -> Result<
 }
 
 fn read_attributes(store: &ReferenceStore, name: &str) -> Result<Value> {
-    Ok(crate::array::read_json(store, &crate::array::metadata_key(name, ".zattrs"))?.unwrap_or(Value::Null))
+    if let Some(attributes) = crate::array::read_json(store, &crate::array::metadata_key(name, ".zattrs"))? {
+        return Ok(attributes);
+    }
+    // Zarr v3: the attributes are in the node's one document.
+    let node = crate::array::read_json(store, &crate::array::metadata_key(name, "zarr.json"))?;
+    Ok(node.map_or(Value::Null, |node| node["attributes"].clone()))
 }
 
 /// `air at time=2013-01-01T00:00:00`: the name (or long name) and the fixed coordinates.

@@ -10,7 +10,7 @@ use kerchunk_scan::{ScanOptions, UnsupportedArrays};
 use zarrs_kerchunk::ReferenceStoreBuilder;
 use zarrs_kerchunk_tools::make::{
     CONCURRENT_SCANS, Made, append_references, expand, load_references, make_references, make_streamed, streamable,
-    url_in_references,
+    url_in_references, writable,
 };
 
 use crate::combining::CombineArgs;
@@ -121,7 +121,7 @@ impl Scan {
             let memory = self.combining.memory();
             let streamed =
                 make_streamed(&files, concat, &options, self.jobs, &registry, url_of, || bar.inc(1), memory)?;
-            (streamed.made, Box::new(streamed.references))
+            (streamed.made, writable(streamed.references)?)
         } else {
             let mut made =
                 make_references(&files, combining.as_ref(), &options, self.jobs, &registry, url_of, || bar.inc(1))?;

@@ -1,0 +1,99 @@
+//! Files of uneven length along time combined (issue 52; `tests/scan/uneven`, made by its
+//! `make.py`): lengths that are not a multiple of the chunk length (HDF5's padded last chunks, in
+//! the middle of the combined array), one chunk a file, time a later axis, NetCDF-3, and a leap
+//! year. Each set is written as Zarr v3 on a rectilinear chunk grid and reads as xarray reads
+//! the files opened one by one and concatenated.
+#![cfg(feature = "cli")]
+
+mod cli_support;
+#[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
+mod common;
+
+use cli_support::{assert_one_line_error, cat_dates, cat_f32, expected_f32, run, texts};
+use serde_json::{Value, json};
+
+fn file(name: &str) -> String {
+    common::workspace_root().join("tests/scan/uneven").join(name).to_str().unwrap().to_owned()
+}
+
+fn expected(case: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(file(&format!("{case}.expected.json"))).unwrap()).unwrap()
+}
+
+/// The `zarr.json` of `array` in the JSON references at `refs`.
+fn node(refs: &std::path::Path, array: &str) -> Value {
+    let set: Value = serde_json::from_slice(&std::fs::read(refs).unwrap()).unwrap();
+    let text = set["refs"][format!("{array}/zarr.json")].as_str().unwrap_or_else(|| panic!("no {array}/zarr.json"));
+    serde_json::from_str(text).unwrap()
+}
+
+/// Each case scanned and combined, chunks held in memory and set aside, and held as ranges or
+/// inline: t's values equal xarray's exactly, the times its dates; the grid along time is each
+/// file's chunks, and the crop codec is there exactly where a file's last chunk is stored whole
+/// in the middle of the array.
+#[test]
+fn uneven_files_read_as_xarray_concatenates_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // (case, files, t's chunks along time as written, the stored chunk length if cropped)
+    let cases = [
+        ("padded", 3, json!([[10, 3], 1, [10, 2], 8, [10, 4]]), Some(10)),
+        ("whole", 3, json!([31, 28, 31]), None),
+        ("later", 3, json!([[10, 3], 1, [10, 2], 8, [10, 4]]), Some(10)),
+        ("classic", 3, json!([31, 28, 31]), None),
+        ("leap", 2, json!([[100, 3], 65, [100, 4]]), Some(100)),
+    ];
+    for (case, count, edges, stored) in cases {
+        let truth = expected(case);
+        let axis = truth["dims"].as_array().unwrap().iter().position(|d| d == "time").unwrap();
+        let files: Vec<String> = (0..count).map(|n| file(&format!("{case}_{n}.nc"))).collect();
+        for (memory, threshold) in [("64", "500"), ("0", "0")] {
+            let out = dir.path().join(format!("{case}_{memory}.json"));
+            let mut args = vec!["scan"];
+            args.extend(files.iter().map(String::as_str));
+            args.extend(["--concat", "time", "--combine-memory", memory, "--inline-threshold", threshold]);
+            args.extend(["-o", out.to_str().unwrap()]);
+            let (code, _, stderr) = run(&args);
+            assert_eq!(code, 0, "{case}: {stderr}");
+            let t = node(&out, "t");
+            assert_eq!(t["chunk_grid"]["name"], "rectilinear", "{case}");
+            assert_eq!(t["chunk_grid"]["configuration"]["chunk_shapes"][axis], edges, "{case}");
+            let crop = t["codecs"][0]["configuration"]["stored_chunk_shape"][axis].as_u64();
+            assert_eq!(crop, stored, "{case}: the crop codec where a chunk is stored whole");
+            assert_eq!(t["dimension_names"], truth["dims"], "{case}");
+            let refs = out.to_str().unwrap();
+            let npy = dir.path().join("t.npy");
+            assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&truth["t"]), "{case} at {memory} MiB, {threshold}");
+            let dates = cat_dates(refs, "time");
+            assert_eq!(dates, texts(&truth["time"]), "{case}");
+        }
+    }
+}
+
+/// Where the chunks of the files are stored at lengths no one codec can crop, or the set goes
+/// where Zarr v3 is not written yet (parquet, an icechunk repository, an append), the command
+/// says so in one line, naming the file or the set, and writes nothing.
+#[test]
+fn what_is_not_written_yet_is_refused_naming_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.parq");
+    let (a, b, c) = (file("padded_0.nc"), file("padded_1.nc"), file("padded_2.nc"));
+    let (code, _, stderr) = run(&["scan", &a, &b, &c, "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(
+        stderr.contains("a Zarr v3 set (files of uneven length combined) is not written in the parquet layout yet")
+    );
+    assert!(!out.exists());
+    let json = dir.path().join("out.json");
+    let (code, _, stderr) = run(&["scan", &a, &b, "--concat", "time", "-o", json.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["scan", &c, "--append-to", json.to_str().unwrap(), "-o", json.to_str().unwrap()]);
+    assert_one_line_error(code, &stderr);
+    assert!(
+        stderr.contains("is a Zarr v3 set (files of uneven length, on rectilinear chunk grids): appending"),
+        "{stderr}"
+    );
+    let repository = format!("icechunk://{}", dir.path().join("repo").display());
+    let (code, _, stderr) = run(&["convert", json.to_str().unwrap(), &repository]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("a Zarr v3 set (files of uneven length combined) is not exported to icechunk yet"));
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Files of uneven length along time, for combining them on Zarr v3's rectilinear chunk grid
+(issue 52), with what xarray makes of them: each file opened on its own, then concatenated along
+time (xr.concat), the truth the tests hold the combined references to.
+
+Run from the repository root with netCDF4 and xarray installed (not needed by the tests):
+
+    python tests/scan/uneven/make.py
+
+CASE -> files CASE_<n>.nc and CASE.expected.json ({"time": ISO 8601 dates, "t": values,
+"dims": t's dimensions}):
+- padded: NetCDF-4, 31, 28 and 31 days (January to March 2021) of t(time, x) in chunks of 10 days,
+  zlib and shuffle: each file's last chunk is stored whole (HDF5 pads it), in the middle of the
+  combined array;
+- whole: the same days, one chunk a file (chunks of 31, 28 and 31): no chunk padded;
+- later: NetCDF-4, t(level, time, x), time the second axis, chunks of 10 days, zlib;
+- classic: NetCDF-3 (classic), time a fixed dimension, each variable one contiguous block;
+- leap: NetCDF-4, the days of 2023 and of 2024 (a leap year), chunks of 100 days, zlib.
+"""
+import json
+import pathlib
+
+import netCDF4
+import numpy as np
+import xarray as xr
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+# name -> (format, lengths, first day of each file, chunks along time (None: one a file),
+#          shape of t beside time, time's axis, compression)
+CASES = {
+    "padded": ("NETCDF4", [31, 28, 31], ["2021-01-01", "2021-02-01", "2021-03-01"], 10, (4,), 0, True),
+    "whole": ("NETCDF4", [31, 28, 31], ["2021-01-01", "2021-02-01", "2021-03-01"], None, (4,), 0, True),
+    "later": ("NETCDF4", [31, 28, 31], ["2021-01-01", "2021-02-01", "2021-03-01"], 10, (2, 3), 1, False),
+    "classic": ("NETCDF3_CLASSIC", [31, 28, 31], ["2021-01-01", "2021-02-01", "2021-03-01"], None, (4,), 0, False),
+    "leap": ("NETCDF4", [365, 366], ["2023-01-01", "2024-01-01"], 100, (2,), 0, True),
+}
+
+UNITS = "days since 2021-01-01"
+
+
+def write(path, fmt, length, first, chunk, others, axis, compressed, number):
+    start = (np.datetime64(first) - np.datetime64("2021-01-01")).astype(int)
+    with netCDF4.Dataset(path, "w", format=fmt) as ds:
+        ds.createDimension("time", length)
+        names = ["level", "x"] if len(others) == 2 else ["x"]
+        for name, size in zip(names, others, strict=True):
+            ds.createDimension(name, size)
+        time = ds.createVariable("time", "i4", ("time",))
+        time.units = UNITS
+        time.calendar = "standard"
+        time.standard_name = "time"
+        time[:] = np.arange(start, start + length, dtype="i4")
+        dims = list(names)
+        dims.insert(axis, "time")
+        shape = list(others)
+        shape.insert(axis, length)
+        kwargs = {}
+        if fmt == "NETCDF4":
+            chunks = list(others)
+            if len(others) == 2:
+                chunks[0] = 1
+            chunks.insert(axis, length if chunk is None else chunk)
+            kwargs = {"chunksizes": chunks, "zlib": compressed, "shuffle": compressed}
+            if compressed:
+                kwargs["complevel"] = 4
+        t = ds.createVariable("t", "f4", dims, **kwargs)
+        t.units = "K"
+        values = 1000.0 * number + np.arange(np.prod(shape), dtype="f4").reshape(shape) / 10.0
+        t[:] = values.astype("f4")
+
+
+def main():
+    for name, (fmt, lengths, firsts, chunk, others, axis, compressed) in CASES.items():
+        paths = []
+        for number, (length, first) in enumerate(zip(lengths, firsts, strict=True)):
+            path = HERE / f"{name}_{number}.nc"
+            write(path, fmt, length, first, chunk, others, axis, compressed, number)
+            paths.append(path)
+        datasets = [xr.open_dataset(path) for path in paths]
+        combined = xr.concat(datasets, dim="time")
+        expected = {
+            "time": [str(t)[:19] for t in combined.time.values.astype("datetime64[s]")],
+            "t": combined.t.values.astype("f8").tolist(),
+            "dims": list(combined.t.dims),
+        }
+        (HERE / f"{name}.expected.json").write_text(json.dumps(expected) + "\n")
+        for ds in datasets:
+            ds.close()
+
+
+if __name__ == "__main__":
+    main()
