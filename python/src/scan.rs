@@ -14,6 +14,7 @@ use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
     AppendPlan, Appended, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options,
     combine_scans, expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
+    writable,
 };
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
@@ -100,7 +101,8 @@ fn scan(
             )
             .map_err(|e| make_error(&e))?;
             let mut report = report_of(&streamed.made);
-            let written = write_references(&streamed.references, output, &registry, &json, &parquet)
+            let references = writable(streamed.references).map_err(|e| make_error(&e))?;
+            let written = write_references(references.as_ref(), output, &registry, &json, &parquet)
                 .map_err(|e| output_error(&e))?;
             report["references"] = written.into();
             return Ok(report);

@@ -10,7 +10,7 @@ use kerchunk_combine::{CombineOptions, FileRests};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions};
-use zarrs_kerchunk_tools::make::{SetAsideFiles, combine_set_aside, streamable, url_in_references};
+use zarrs_kerchunk_tools::make::{SetAsideFiles, combine_set_aside, streamable, url_in_references, writable};
 use zarrs_kerchunk_tools::output::write_references;
 
 use crate::errors::{Error, Kind};
@@ -113,7 +113,8 @@ impl ShareCombiner {
             let reader = shares_reader(&state.urls, state.files, &registry)?;
             let combined = combine_set_aside(state.rests, &state.concat, state.set_aside, &state.urls, reader)
                 .map_err(|e| make_error(&e))?;
-            let written = write_references(&combined, &state.output, &registry, &state.json, &state.parquet)
+            let combined = writable(combined).map_err(|e| make_error(&e))?;
+            let written = write_references(combined.as_ref(), &state.output, &registry, &state.json, &state.parquet)
                 .map_err(|e| output_error(&e))?;
             Ok(serde_json::json!({"references": written, "files": state.urls}))
         })?;

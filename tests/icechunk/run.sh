@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Write every conformance case into icechunk repositories with the command line, and read each
-# back through icechunk-python and zarr-python against the case's ground truth (check.py).
+# back through icechunk-python and zarr-python against the case's ground truth (check.py); then
+# read the uneven sets of tests/scan/uneven with zarr-python 3.4 and the package (uneven.py).
 # icechunk-python 2.3 needs Python >= 3.12: ZK_PYTHON312 names one, else python3.12 on the
 # PATH or in pyenv's versions. Without one this fails: the check is never skipped.
 #
@@ -27,8 +28,14 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$venv/requi
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
     cp "$here/requirements.txt" "$venv/requirements.txt"
 fi
+# The package, built into this virtualenv too: zarr-python 3.4 reads uneven sets' crop codec
+# through its entry point (uneven.py).
+echo "icechunk: building the package into $venv (maturin develop)" >&2
+VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --manifest-path "$root/python/Cargo.toml"
 # The binary the workspace's test build made (tests/binary.sh).
 binary="$(bash "$root/tests/binary.sh")"
 # icechunk-python logs each local repository's warning that it is not for concurrent commits.
 # xarray warns of every phony dimension name VirtualiZarr's datasets repeat.
 ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" -W ignore "$here/check.py" "$binary"
+# Files of uneven length combined, read by zarr-python 3.4 (rectilinear grids) and the engine.
+RUST_LOG=error "$venv/bin/python" -W ignore "$here/uneven.py" "$binary"

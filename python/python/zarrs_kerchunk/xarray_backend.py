@@ -226,8 +226,9 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
         }
         if group is None and _root_is_an_array(store):
             return _root_array_dataset(store, decoders)
+        zarr_format = _zarr_format(store)
         zarr_store = _RustDecodedStore.open_group(
-            store, group=group, mode="r", consolidated=None, zarr_format=2, use_zarr_fill_value_as_mask=None
+            store, group=group, mode="r", consolidated=None, zarr_format=zarr_format, use_zarr_fill_value_as_mask=None
         )
         return StoreBackendEntrypoint().open_dataset(
             zarr_store,
@@ -272,6 +273,24 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
         from xarray import DataTree
 
         return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+
+
+def _zarr_format(store: ReferenceStore) -> int:
+    """2, or 3 for a Zarr v3 set (files of uneven length combined, on rectilinear chunk grids):
+    zarr-python reads its metadata from 3.4 on, with its ``array.rectilinear_chunks`` option,
+    which this turns on."""
+    if store._handle.get_sync("zarr.json") is None:
+        return 2
+    import zarr
+
+    version = tuple(int(part) for part in zarr.__version__.split(".")[:2] if part.isdigit())
+    if version < (3, 4):
+        raise InvalidReferencesError(
+            f"the references are Zarr v3 on rectilinear chunk grids (files of uneven length combined), which "
+            f"zarr-python reads from 3.4 on; this is zarr {zarr.__version__}"
+        )
+    zarr.config.set({"array.rectilinear_chunks": True})
+    return 3
 
 
 def _root_is_an_array(store: ReferenceStore) -> bool:
