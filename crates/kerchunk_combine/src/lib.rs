@@ -61,6 +61,7 @@
 //! | CF times in units of each file's own (`cf:`) | yes |
 //! | the coordinate from file names (regex, dates) or a global attribute, a new dimension ([`combine_with`]) | yes |
 //! | several dimensions, the outer ones from names, attributes or the data (one value a file) ([`CombineOptions::then_along`]) | yes |
+//! | files of uneven length along the dimension (not a multiple of the chunk length, or chunked differently): the set written as Zarr v3 on rectilinear grids ([`kerchunk_v3`]) | yes, along one dimension |
 //! | files of one variable each, merged ([`merge`]) | yes |
 //! | a file's chunks at a time ([`combine_streamed`]: each file's chunks set aside, the rest held as what differs from the first file's, [`FileRests`]), along one dimension or several | yes |
 //! | `var`, callables, `vattr:` | no |
@@ -164,8 +165,9 @@ fn written_as_v3(
 /// an array whose dtype, chunks, fill value, codecs or shape (beyond the
 /// dimension) differ from the first file's, an array whose attributes that
 /// change what its values decode to ([`decoding_attributes`]) differ from the
-/// first file's (naming the attribute and both values), or a file whose length
-/// along the dimension is not a multiple of the chunk length (but the last).
+/// first file's (naming the attribute and both values), or files of uneven length
+/// whose chunks no one stored length describes. Where the files' chunks along the
+/// dimension make no regular grid, the set is Zarr v3 ([`kerchunk_v3::set_v3`]).
 pub fn combine(inputs: Vec<(String, ReferenceSet)>, dimension: &str) -> Result<ReferenceSet, CombineError> {
     combine_with(inputs, &CombineOptions::new(dimension))
 }

@@ -69,6 +69,25 @@ fn uneven_files_read_as_xarray_concatenates_them() {
     }
 }
 
+/// kerchunk's own per-file references to the padded files (`SingleHdf5ToZarr`, chunks as ranges),
+/// given out of order, combine as the files do: the same grid and crop, xarray's values.
+#[test]
+fn sets_others_made_of_uneven_files_combine_as_the_files_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = expected("padded");
+    let sets: Vec<String> = [2, 0, 1].iter().map(|n| file(&format!("padded_{n}.kerchunk.json"))).collect();
+    let out = dir.path().join("combined.json");
+    let (code, _, stderr) =
+        run(&["combine", &sets[0], &sets[1], &sets[2], "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let t = node(&out, "t");
+    assert_eq!(t["chunk_grid"]["configuration"]["chunk_shapes"][0], json!([[10, 3], 1, [10, 2], 8, [10, 4]]));
+    assert_eq!(t["codecs"][0]["configuration"]["stored_chunk_shape"], json!([10, 4]));
+    let refs = out.to_str().unwrap();
+    assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&truth["t"]));
+    assert_eq!(cat_dates(refs, "time"), texts(&truth["time"]));
+}
+
 /// Where the chunks of the files are stored at lengths no one codec can crop, or the set goes
 /// where Zarr v3 is not written yet (parquet, an icechunk repository, an append), the command
 /// says so in one line, naming the file or the set, and writes nothing.

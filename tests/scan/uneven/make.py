@@ -16,6 +16,9 @@ CASE -> files CASE_<n>.nc and CASE.expected.json ({"time": ISO 8601 dates, "t": 
 - later: NetCDF-4, t(level, time, x), time the second axis, chunks of 10 days, zlib;
 - classic: NetCDF-3 (classic), time a fixed dimension, each variable one contiguous block;
 - leap: NetCDF-4, the days of 2023 and of 2024 (a leap year), chunks of 100 days, zlib.
+
+And padded_<n>.kerchunk.json: kerchunk 0.2.10's SingleHdf5ToZarr(inline_threshold=0) of each padded
+file (the file named by its name alone), sets others made, for `combine`.
 """
 import json
 import pathlib
@@ -87,6 +90,13 @@ def main():
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected) + "\n")
         for ds in datasets:
             ds.close()
+    from kerchunk.hdf import SingleHdf5ToZarr
+
+    for number in range(3):
+        path = HERE / f"padded_{number}.nc"
+        refs = SingleHdf5ToZarr(str(path), inline_threshold=0).translate()
+        text = json.dumps(refs, indent=1, sort_keys=True).replace(str(path), path.name)
+        (HERE / f"padded_{number}.kerchunk.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":
