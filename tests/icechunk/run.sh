@@ -38,4 +38,4 @@ binary="$(bash "$root/tests/binary.sh")"
 # xarray warns of every phony dimension name VirtualiZarr's datasets repeat.
 ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" -W ignore "$here/check.py" "$binary"
 # Files of uneven length combined, read by zarr-python 3.4 (rectilinear grids) and the engine.
-RUST_LOG=error "$venv/bin/python" -W ignore "$here/uneven.py" "$binary"
+ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" -W ignore "$here/uneven.py" "$binary"

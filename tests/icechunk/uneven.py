@@ -3,7 +3,8 @@
 case scanned by `zarrs-kerchunk scan FILES --concat time` (chunks as ranges of the files), then
 read through fsspec's ReferenceFileSystem and zarr-python with `array.rectilinear_chunks` on, and
 through the package's xarray engine, each equal to xarray's own concatenation of the files
-(CASE.expected.json): t's values exactly, the times as dates. The sets without a padded chunk
+(CASE.expected.json): t's values exactly, the times as dates; and each set exported into an
+icechunk repository (`convert SET icechunk://REPO`), read by icechunk-python. The sets without a padded chunk
 (one chunk a file) are read with nothing of the package's imported (each in a process of its
 own, which checks that it never loaded `zarrs_kerchunk`); those with one need its
 `zarrs_kerchunk.crop` codec, which zarr-python finds through the package's entry point.
@@ -24,12 +25,21 @@ CASES = {"whole": (3, False), "classic": (3, False), "padded": (3, True), "later
 
 def read(references, engine):
     """t's values and the times of the set at `references`, read by zarr-python through fsspec
-    (`engine` "fsspec") or by the package's xarray engine ("zarrs_kerchunk")."""
+    (`engine` "fsspec"), by the package's xarray engine ("zarrs_kerchunk"), or by icechunk-python
+    from the repository `references` names ("icechunk", its virtual chunks' folder authorised)."""
     import fsspec
     import xarray as xr
     import zarr
 
-    if engine == "fsspec":
+    if engine == "icechunk":
+        import icechunk
+
+        zarr.config.set({"array.rectilinear_chunks": True})
+        storage = icechunk.local_filesystem_storage(str(references))
+        access = {f"file://{DATA}/": icechunk.credentials.LocalFileSystemAccess}
+        repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=access)
+        ds = xr.open_zarr(repo.readonly_session("main").store, zarr_format=3, consolidated=False)
+    elif engine == "fsspec":
         zarr.config.set({"array.rectilinear_chunks": True})
         store = zarr.storage.FsspecStore(fsspec.filesystem("reference", fo=str(references)), read_only=True, path="")
         ds = xr.open_zarr(store, zarr_format=3, consolidated=False)
@@ -86,7 +96,16 @@ def main():
             fsspec_found = differences(references, case, "fsspec") if padded else alone(references, case)
             failures += [f"{case} (fsspec, zarr-python): {found}" for found in fsspec_found]
             failures += [f"{case} (engine): {found}" for found in differences(references, case, "zarrs_kerchunk")]
-            print(f"uneven: {case}: {'padded' if padded else 'unpadded'}, read by zarr-python and the engine", file=sys.stderr)
+            # Exported into an icechunk repository (`convert`), read by icechunk-python.
+            repository = pathlib.Path(tmp) / f"{case}.icechunk"
+            exported = subprocess.run([binary, "convert", str(references), f"icechunk://{repository}"],
+                                      capture_output=True, text=True)
+            if exported.returncode != 0:
+                failures.append(f"{case}: convert to icechunk: {exported.stderr.strip()}")
+            else:
+                failures += [f"{case} (icechunk): {found}" for found in differences(repository, case, "icechunk")]
+            print(f"uneven: {case}: {'padded' if padded else 'unpadded'}, read by zarr-python, the engine and icechunk",
+                  file=sys.stderr)
     for failure in failures:
         print(f"uneven: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)

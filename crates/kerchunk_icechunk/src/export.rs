@@ -135,10 +135,27 @@ pub async fn export(
     location: &str,
     options: &ExportOptions,
 ) -> Result<Exported, ExportError> {
-    // A Zarr v3 set (files of uneven length combined, on rectilinear grids) is not exported yet.
+    // A Zarr v3 set (files of uneven length combined, on rectilinear grids): its `zarr.json`
+    // documents, wherever the walk gives them, then its chunks.
     if let Ok(Lookup::Ready(Some(_))) = references.source().lookup("zarr.json") {
-        let reason = "a Zarr v3 set (files of uneven length combined) is not exported to icechunk yet";
-        return Err(reference_error("zarr.json", reason));
+        let is_node = |key: &str| key == "zarr.json" || key.ends_with("/zarr.json");
+        let mut documents: BTreeMap<String, Bytes> = BTreeMap::new();
+        let mut walk = references.source().walk(Walk::All);
+        while let Some(item) = walk.next().await {
+            let (key, reference) = item.map_err(ExportError::Source)?;
+            if !is_node(&key) {
+                continue;
+            }
+            let OwnedReference::Inline(bytes) = reference else {
+                return Err(reference_error(&key, "metadata held in a target file is not exported"));
+            };
+            documents.insert(key, bytes);
+        }
+        let nodes = Nodes::of_v3(&documents)?;
+        let chunks = references.source().walk(Walk::All).filter(|item| {
+            std::future::ready(!matches!(item, Ok((key, _)) if key == "zarr.json" || key.ends_with("/zarr.json")))
+        });
+        return write_export(repository, references, location, options, nodes, None, &mut Box::pin(chunks)).await;
     }
     let mut walk = references.source().walk(Walk::All);
     // The metadata comes first, and the session waits for it: how icechunk
@@ -158,12 +175,26 @@ pub async fn export(
         metadata.insert(key, bytes);
     }
     let nodes = Nodes::of(&metadata)?;
+    write_export(repository, references, location, options, nodes, first_chunk, &mut walk).await
+}
+
+/// The export's writes: `nodes`, then `first_chunk` and the chunks `walk` has left, in commits
+/// as `options` say, the containers saved; what it wrote.
+async fn write_export(
+    repository: &Repository,
+    references: &AsyncReferenceStore,
+    location: &str,
+    options: &ExportOptions,
+    nodes: Nodes,
+    first_chunk: Option<(String, OwnedReference)>,
+    walk: &mut (impl futures::Stream<Item = Result<(String, OwnedReference), kerchunk::SourceError>> + Unpin),
+) -> Result<Exported, ExportError> {
     let writing = writing_handle(repository, &nodes, options.manifest_split)
         .await
         .map_err(RepositoryError::at(location, "opening it to write"))?;
     let commits = Commits::start(&writing, location, &options.branch, &options.message, options.commit_every).await?;
     let mut writer = Writer::new(commits, references, location);
-    if let Err(e) = writer.write(nodes, first_chunk, &mut walk).await {
+    if let Err(e) = writer.write(nodes, first_chunk, walk).await {
         writer.commits.abandon().await;
         return Err(e);
     }

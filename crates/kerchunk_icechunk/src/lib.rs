@@ -1,6 +1,8 @@
 //! Kerchunk reference sets written into [icechunk] repositories as virtual
-//! chunks: every Zarr v2 array becomes Zarr v3, every range reference a
-//! virtual chunk reference to the same bytes, in one commit ([`export`]); and
+//! chunks: every Zarr v2 array becomes Zarr v3 (a set that is Zarr v3 already,
+//! files of uneven length combined on rectilinear grids, keeps its metadata),
+//! every range reference a virtual chunk reference to the same bytes, in one
+//! commit ([`export`]); and
 //! a repository's snapshot read back as references ([`import`]): Zarr v3
 //! metadata as v2, virtual chunks as range references, stored chunks as
 //! inline values or ranges of the repository's own `chunks/` files.

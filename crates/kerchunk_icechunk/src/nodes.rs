@@ -60,6 +60,45 @@ impl Nodes {
     }
 }
 
+impl Nodes {
+    /// The nodes of a Zarr v3 set (files of uneven length combined), from its `zarr.json`
+    /// documents by key: each written as it is, with a group for every folder above a node
+    /// that has none.
+    pub(crate) fn of_v3(documents: &BTreeMap<String, Bytes>) -> Result<Self, ExportError> {
+        let mut groups: BTreeMap<(usize, String), Value> = BTreeMap::new();
+        let mut arrays = Vec::new();
+        for (key, bytes) in documents {
+            let path = key.strip_suffix("zarr.json").unwrap_or_default().trim_end_matches('/').to_owned();
+            let node: Value =
+                serde_json::from_slice(bytes).map_err(|e| reference_error(key.clone(), format!("not JSON: {e}")))?;
+            match node["node_type"].as_str() {
+                Some("group") => {
+                    groups.insert((depth(&path), path), node);
+                }
+                Some("array") => {
+                    let layout = ChunkLayout::of_v3(&node).map_err(|reason| reference_error(key.clone(), reason))?;
+                    arrays.push((path, node, layout));
+                }
+                other => return Err(reference_error(key.clone(), format!("its node_type is {other:?}"))),
+            }
+        }
+        let above: Vec<String> =
+            groups.keys().map(|(_, p)| p.clone()).chain(arrays.iter().map(|(p, _, _)| p.clone())).collect();
+        for path in above {
+            let mut folder = path.as_str();
+            while !folder.is_empty() {
+                folder = folder.rsplit_once('/').map_or("", |(parent, _)| parent);
+                groups.entry((depth(folder), folder.to_owned())).or_insert_with(|| kerchunk_v3::group_v3(&Map::new()));
+            }
+        }
+        if let Some((path, _, _)) = arrays.iter().find(|(path, _, _)| groups.contains_key(&(depth(path), path.clone())))
+        {
+            return Err(reference_error(node_key(path), "a group and an array at one path"));
+        }
+        Ok(Self { groups: groups.into_iter().map(|((_, path), node)| (path, node)).collect(), arrays })
+    }
+}
+
 /// How many folders deep `path` is (`""` 0, `a` 1, `a/b` 2).
 fn depth(path: &str) -> usize {
     if path.is_empty() { 0 } else { path.matches('/').count() + 1 }

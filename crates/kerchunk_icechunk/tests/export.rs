@@ -362,3 +362,34 @@ async fn a_pinned_target_that_changes_fails_in_icechunk() {
     assert!(error.to_lowercase().contains("modified") || error.contains("checksum"), "{error}");
     assert_eq!(read(scratch.path().join("plain")).await.unwrap(), [3, 4]);
 }
+
+/// A Zarr v3 set of files of uneven length (`kerchunk_v3::set_v3`: a rectilinear grid along the
+/// first axis, the first file's last chunk stored whole and cropped) is exported as it is, its
+/// chunks virtual, and reads back through `zarrs_icechunk` as the files hold it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uneven_v3_set_is_exported_as_it_is() {
+    let _codecs = zarrs_kerchunk_codecs::register_codecs();
+    let dir = tempfile::tempdir().unwrap();
+    // Three stored chunks of 2 x 2: rows 0-1, row 2 and its padding (99), rows 3-4.
+    let stored: Vec<u16> = vec![0, 1, 2, 3, 4, 5, 99, 99, 6, 7, 8, 9];
+    std::fs::write(dir.path().join("data.bin"), stored.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
+        .unwrap();
+    let mut builder = kerchunk::ReferenceSetBuilder::new();
+    builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+    let zarray = r#"{"shape":[5,2],"chunks":[2,2],"dtype":"<u2","fill_value":0,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+    builder.insert_inline("g/t/.zarray", zarray.as_bytes());
+    builder.insert_inline("g/t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time","x"]}"#);
+    for (chunk, key) in ["g/t/0.0", "g/t/1.0", "g/t/2.0"].iter().enumerate() {
+        builder.insert_range(key, Some("data.bin"), 8 * chunk as u64, 8);
+    }
+    let uneven = kerchunk_v3::Uneven { axis: 0, edges: vec![2, 1, 2], stored: Some(2) };
+    let set =
+        kerchunk_v3::set_v3(&builder.build(), &std::collections::BTreeMap::from([("g/t".to_owned(), uneven)])).unwrap();
+    let file = dir.path().join("uneven.json");
+    set.write_json(std::fs::File::create(&file).unwrap(), &kerchunk::JsonWriteOptions::default()).unwrap();
+    let references = AsyncReferenceStore::open(file.to_str().unwrap()).await.unwrap();
+    let folder = dir.path().join("repo");
+    let exported = export_to(&references, &folder).await;
+    assert_eq!((exported.groups, exported.arrays, exported.virtual_chunks), (2, 1, 3));
+    assert_eq!(read_u16(&folder, "/g/t").await, (0..10).collect::<Vec<u16>>());
+}

@@ -27,13 +27,22 @@ pub struct Uneven {
 }
 
 impl Uneven {
-    /// The rectilinear `chunk_grid` of an array of `chunks` along every axis
-    /// but [`Uneven::axis`], its edges run-length encoded.
-    pub(crate) fn chunk_grid(&self, chunks: &[u64]) -> Value {
+    /// The rectilinear `chunk_grid` of an array of `shape` and of `chunks` along every axis but
+    /// [`Uneven::axis`], its edges run-length encoded. The other axes' chunks are listed too (as
+    /// one run), not given as one number: icechunk 2.3 reads lists only.
+    pub(crate) fn chunk_grid(&self, shape: &[u64], chunks: &[u64]) -> Value {
         let shapes: Vec<Value> = chunks
             .iter()
+            .zip(shape)
             .enumerate()
-            .map(|(axis, &chunk)| if axis == self.axis { run_lengths(&self.edges) } else { json!(chunk) })
+            .map(|(axis, (&chunk, &length))| {
+                if axis == self.axis {
+                    run_lengths(&self.edges)
+                } else {
+                    let count = if chunk == 0 { 0 } else { length.div_ceil(chunk) };
+                    run_lengths(&vec![chunk; usize::try_from(count).unwrap_or(0)])
+                }
+            })
             .collect();
         json!({"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": shapes}})
     }
@@ -84,10 +93,11 @@ mod tests {
     fn edges_are_run_length_encoded() {
         let uneven = Uneven { axis: 0, edges: vec![10, 10, 10, 1, 10, 10, 8, 10], stored: Some(10) };
         assert_eq!(
-            uneven.chunk_grid(&[10, 4]),
+            uneven.chunk_grid(&[80, 9], &[10, 4]),
             json!({"name": "rectilinear", "configuration": {"kind": "inline",
-                "chunk_shapes": [[[10, 3], 1, [10, 2], 8, 10], 4]}})
+                "chunk_shapes": [[[10, 3], 1, [10, 2], 8, 10], [[4, 3]]]}})
         );
+        assert_eq!(uneven.chunk_grid(&[80, 4], &[10, 4])["configuration"]["chunk_shapes"][1], json!([4]));
         assert_eq!(
             uneven.crop_codec(&[10, 4]),
             Some(json!({"name": CROP_CODEC, "configuration": {"stored_chunk_shape": [10, 4]}}))

@@ -88,7 +88,8 @@ pub fn set_v3(set: &ReferenceSet, uneven: &BTreeMap<String, Uneven>) -> Result<R
             let mut document = array_v3(path, zarray, attributes)?;
             let v2 = parse_v2(zarray).map_err(|reason| MetadataError::new(path, reason))?;
             if let Some(uneven) = uneven.get(path) {
-                rectilinear(path, &mut document, uneven, &v2.chunks.iter().map(|c| c.get()).collect::<Vec<_>>())?;
+                let chunks: Vec<u64> = v2.chunks.iter().map(|c| c.get()).collect();
+                rectilinear(path, &mut document, uneven, &v2.shape, &chunks)?;
             }
             arrays.insert(path.clone(), (v2.shape.len(), v2.dimension_separator));
             builder.insert_inline(&node_key(path), document.to_string().as_bytes());
@@ -127,14 +128,20 @@ pub fn set_v3(set: &ReferenceSet, uneven: &BTreeMap<String, Uneven>) -> Result<R
 
 /// The array's v3 `document` on the rectilinear grid of `uneven`, with the crop codec first
 /// where chunks are stored larger.
-fn rectilinear(path: &str, document: &mut Value, uneven: &Uneven, chunks: &[u64]) -> Result<(), MetadataError> {
+fn rectilinear(
+    path: &str,
+    document: &mut Value,
+    uneven: &Uneven,
+    shape: &[u64],
+    chunks: &[u64],
+) -> Result<(), MetadataError> {
     if uneven.axis >= chunks.len() {
         return Err(MetadataError::new(
             path,
             format!("uneven along axis {}, of {} dimensions", uneven.axis, chunks.len()),
         ));
     }
-    document["chunk_grid"] = uneven.chunk_grid(chunks);
+    document["chunk_grid"] = uneven.chunk_grid(shape, chunks);
     if let (Some(crop), Some(Value::Array(codecs))) = (uneven.crop_codec(chunks), document.get_mut("codecs")) {
         codecs.insert(0, crop);
     }
