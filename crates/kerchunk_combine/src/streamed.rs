@@ -269,6 +269,9 @@ pub struct StreamedCombine {
     /// The arrays whose files' chunks make no regular grid along the dimension: the set is
     /// written as Zarr v3 ([`StreamedCombine::written_as_v3`]).
     uneven: BTreeMap<String, Uneven>,
+    /// Once written as Zarr v3: `base` as v3 (its metadata as `zarr.json`, its chunks under v3
+    /// keys); the renumbered chunks are then named with v3 keys as they are read back.
+    v3_base: Option<Box<ReferenceSet>>,
 }
 
 impl std::fmt::Debug for StreamedCombine {
@@ -295,7 +298,8 @@ impl StreamedCombine {
                     ndims.get(path).is_some_and(|&ndim| chunk_indices(chunk, ndim).is_some())
                 })
         });
-        Self { base, placements, arrays, dotted, set_aside, last: std::sync::Mutex::default(), uneven: BTreeMap::new() }
+        let last = std::sync::Mutex::default();
+        Self { base, placements, arrays, dotted, set_aside, last, uneven: BTreeMap::new(), v3_base: None }
     }
 
     /// Everything but the renumbered chunks: the combined metadata and
@@ -323,20 +327,17 @@ impl StreamedCombine {
     }
 
     /// The combined set as Zarr v3, its uneven arrays on rectilinear grids
-    /// ([`kerchunk_v3::set_v3`]): every file's chunks read back and held at once, as combining
-    /// whole sets holds them (writing v3 keys as the walk goes is not done yet).
+    /// ([`kerchunk_v3::set_v3`]): the metadata and the chunks held (the coordinate, the arrays
+    /// taken once) written again now, and the chunks set aside named with v3 keys as a walk
+    /// reads them back, a file at a time, as before.
     ///
     /// # Errors
-    /// [`CombineError::Combine`]: a file's chunks cannot be read back, or the set cannot be
-    /// written as Zarr v3 (naming the array).
-    pub fn written_as_v3(&self) -> Result<ReferenceSet, CombineError> {
-        let mut builder = ReferenceSetBuilder::new();
-        for entry in self.entries(Walk::All) {
-            let (key, reference) =
-                entry.map_err(|e| combine_error("the combined set", "", format!("cannot read it back: {e}")))?;
-            builder.insert_reference(&key, reference.as_reference());
-        }
-        super::written_as_v3(builder.build(), &self.uneven)
+    /// [`CombineError::Combine`] naming the array if the set cannot be written as Zarr v3.
+    pub fn written_as_v3(mut self) -> Result<Self, CombineError> {
+        let v3 = kerchunk_v3::set_v3(&self.base, &self.uneven)
+            .map_err(|error| combine_error("the combined set", &error.path, error.reason))?;
+        self.v3_base = Some(Box::new(v3));
+        Ok(self)
     }
 
     /// The chunks of `path` (not renumbered), in grid order.
@@ -413,10 +414,52 @@ impl StreamedCombine {
 
     /// The chunks of `placement` with their keys, as a walk gives them.
     fn placed_entries<'a>(&'a self, placement: &'a Placement) -> Entries<'a> {
-        Box::new(self.placed_chunks(placement).map(|chunk| {
-            let (_, name, reference) = chunk?;
-            Ok((format!("{}/{name}", placement.path), reference))
+        let v3 = self.v3_base.is_some();
+        Box::new(self.placed_chunks(placement).map(move |chunk| {
+            let (indices, name, reference) = chunk?;
+            let key = if v3 {
+                kerchunk_v3::chunk_key(&placement.path, &indices)
+            } else {
+                format!("{}/{name}", placement.path)
+            };
+            Ok((key, reference))
         }))
+    }
+
+    /// Every reference of the set written as Zarr v3 as a walk visits them: the metadata, then
+    /// each array's chunks (those set aside read back a file at a time).
+    fn v3_entries<'a>(
+        &'a self,
+        v3: &'a ReferenceSet,
+        walk: Walk,
+    ) -> impl Iterator<Item = Result<(String, OwnedReference), SourceError>> + Send + 'a {
+        let is_node = |key: &str| key == "zarr.json" || key.ends_with("/zarr.json");
+        let metadata = v3.iter_owned().filter(move |(key, _)| is_node(key));
+        let metadata = metadata.map(|(key, reference)| Ok((key.into_owned(), reference)));
+        let all = walk == Walk::All;
+        let held = v3.iter_owned().filter(move |(key, _)| all && !is_node(key));
+        let held = held.map(|(key, reference)| Ok((key.into_owned(), reference)));
+        let placed = self.placements.values().filter(move |_| all).flat_map(move |p| self.placed_entries(p));
+        metadata.chain(held).chain(placed)
+    }
+
+    /// The reference of `key`, a v3 key of the set written as Zarr v3: held, or a renumbered
+    /// chunk read back from its file.
+    fn v3_lookup(&self, v3: &ReferenceSet, key: &str) -> Result<Lookup, SourceError> {
+        if let Some(found) = v3.get_owned(key) {
+            return Ok(Lookup::Ready(Some(found)));
+        }
+        for (path, placement) in &self.placements {
+            let Some(rest) = key.strip_prefix(path.as_str()).and_then(|rest| rest.strip_prefix("/c")) else {
+                continue;
+            };
+            let indices = rest.split('/').skip(1).map(str::parse).collect::<Result<Vec<u64>, _>>();
+            let Some((name, original)) = indices.ok().and_then(|indices| placement.holder(&indices)) else {
+                return Ok(Lookup::Ready(None));
+            };
+            return Ok(Lookup::Ready(self.read_back(name)?.get_owned(&format!("{path}/{original}"))));
+        }
+        Ok(Lookup::Ready(None))
     }
 
     fn read_back(&self, name: &str) -> Result<Arc<ReferenceSet>, SourceError> {
@@ -456,7 +499,7 @@ impl StreamedCombine {
 
     /// Every key that starts with `prefix`.
     fn keys_with_prefix(&self, prefix: &str) -> Result<Vec<String>, SourceError> {
-        let mut keys = self.base.keys_with_prefix(prefix);
+        let mut keys = self.v3_base.as_deref().unwrap_or(&self.base).keys_with_prefix(prefix);
         for placement in self.placements.values() {
             let folder = format!("{}/", placement.path);
             if !(folder.starts_with(prefix) || prefix.starts_with(&folder)) {
@@ -488,6 +531,9 @@ fn place(renumber: Renumber, placement: &Placement, name: &str, file: &str) -> R
 
 impl ReferenceSource for StreamedCombine {
     fn lookup(&self, key: &str) -> Result<Lookup, SourceError> {
+        if let Some(v3) = &self.v3_base {
+            return self.v3_lookup(v3, key);
+        }
         let Some((path, chunk)) = key.rsplit_once('/') else { return Ok(Lookup::Ready(self.base.get_owned(key))) };
         let Some(placement) = self.placements.get(path).filter(|_| !chunk.starts_with(".z")) else {
             return Ok(Lookup::Ready(self.base.get_owned(key)));
@@ -519,12 +565,15 @@ impl ReferenceSource for StreamedCombine {
     }
 
     fn walk(&self, walk: Walk) -> BoxStream<'_, Result<(String, OwnedReference), SourceError>> {
-        Box::pin(stream::iter(self.entries(walk)))
+        match &self.v3_base {
+            Some(v3) => Box::pin(stream::iter(self.v3_entries(v3, walk))),
+            None => Box::pin(stream::iter(self.entries(walk))),
+        }
     }
 
     fn holds_only_dotted_chunk_keys(&self) -> bool {
-        // The renumbered chunks are written so; the rest must be too.
-        self.dotted
+        // The renumbered chunks are written so; the rest must be too. A v3 set's keys are not.
+        self.dotted && self.v3_base.is_none()
     }
 }
 
@@ -591,6 +640,59 @@ mod tests {
         let Ok(Lookup::Ready(Some(found))) = streamed.lookup("v/1.1") else { panic!("v/1.1") };
         assert_eq!(found.as_reference(), Reference::Range { url: Some("b.nc"), offset: 8, length: 8 });
         assert!(matches!(streamed.lookup("v/2.0"), Ok(Lookup::Ready(None))));
+    }
+
+    /// Files of 3 and 2 times in chunks of 2 along time: combined a file at a time, the set is
+    /// written as Zarr v3 as its walk goes, with the same references under the same v3 keys as
+    /// combining the whole sets gives, and its chunks looked up by their v3 keys.
+    #[test]
+    fn an_uneven_set_is_walked_and_looked_up_as_zarr_v3() {
+        let uneven = |name: &str, times: &[f64]| {
+            let mut builder = ReferenceSetBuilder::new();
+            let zarray = |n: usize, chunk: usize| {
+                format!(
+                    r#"{{"shape":[{n}],"chunks":[{chunk}],"dtype":"<f8","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}}"#
+                )
+            };
+            builder.insert_inline("time/.zarray", zarray(times.len(), times.len()).as_bytes());
+            builder.insert_inline("time/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+            builder.insert_inline("time/0", &times.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>());
+            builder.insert_inline("v/.zarray", zarray(times.len(), 2).as_bytes());
+            builder.insert_inline("v/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time"]}"#);
+            for chunk in 0..times.len().div_ceil(2) {
+                builder.insert_range(&format!("v/{chunk}"), Some(name), 16 * chunk as u64, 16);
+            }
+            builder.build()
+        };
+        let options = CombineOptions::new("time");
+        let files = || {
+            [("b.nc".to_owned(), uneven("b.nc", &[3.0, 4.0])), ("a.nc".to_owned(), uneven("a.nc", &[0.0, 1.0, 2.0]))]
+        };
+        let whole = crate::combine_with(files().into_iter().collect(), &options).unwrap();
+        let (mut held, mut rests) = (HashMap::new(), FileRests::new());
+        for (name, set) in &files() {
+            let (rest, chunks) = split_combined_chunks(name, set, &options).unwrap();
+            held.insert(name.clone(), Arc::new(chunks));
+            rests.push(name.clone(), rest);
+        }
+        let streamed = combine_streamed(rests, &options, Arc::new(held)).unwrap();
+        assert!(streamed.is_uneven());
+        let v3 = streamed.written_as_v3().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let walked: Vec<(String, OwnedReference)> =
+            runtime.block_on(v3.walk(Walk::All).map(Result::unwrap).collect::<Vec<_>>());
+        let mut keys: Vec<&str> = walked.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["time/c/0", "time/zarr.json", "v/c/0", "v/c/1", "v/c/2", "v/zarr.json", "zarr.json"]);
+        assert_eq!(walked.len(), whole.len());
+        for (key, reference) in &walked {
+            assert_eq!(Some(reference.as_reference()), whole.get(key), "{key}");
+        }
+        let Ok(Lookup::Ready(Some(found))) = v3.lookup("v/c/2") else { panic!("v/c/2") };
+        assert_eq!(found.as_reference(), Reference::Range { url: Some("b.nc"), offset: 0, length: 16 });
+        assert!(matches!(v3.lookup("v/c/3"), Ok(Lookup::Ready(None))));
+        assert!(matches!(v3.lookup("v/1"), Ok(Lookup::Ready(None))));
+        assert!(matches!(v3.lookup("v/zarr.json"), Ok(Lookup::Ready(Some(_)))));
     }
 
     /// `files` combined whole and a file at a time with `options`: the streamed combine,

@@ -87,12 +87,11 @@ pub fn combine_set_aside(
     recorded_streamed(rests, &checked, set_aside, &record_of(&Combining::Concat(concat.clone()), files))
 }
 
-/// The combined set as the writers take it: read back a file at a time as it is walked, or,
-/// where some array's files make uneven chunks, read back whole and written as Zarr v3
-/// ([`StreamedCombine::written_as_v3`]).
+/// The combined set as the writers take it, read back a file at a time as it is walked: as
+/// Zarr v3 where some array's files make uneven chunks ([`StreamedCombine::written_as_v3`]).
 ///
 /// # Errors
-/// [`MakeError::Combine`] if an uneven set cannot be read back or written as v3.
+/// [`MakeError::Combine`] if an uneven set cannot be written as v3.
 pub fn writable(combined: StreamedCombine) -> Result<Box<dyn kerchunk::ReferenceSource>, MakeError> {
     if combined.is_uneven() {
         return Ok(Box::new(combined.written_as_v3()?));
