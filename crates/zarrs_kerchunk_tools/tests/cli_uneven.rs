@@ -88,6 +88,32 @@ fn sets_others_made_of_uneven_files_combine_as_the_files_do() {
     assert_eq!(cat_dates(refs, "time"), texts(&truth["time"]));
 }
 
+/// A regular set appended to: 30 and 30 days, then 28 (still regular, its last chunk cut short),
+/// then 31 after them, which makes the chunks uneven: the set becomes Zarr v3 and reads as
+/// xarray concatenates the four files (written as v2, the fourth file's days would read the
+/// third's padding). Appending to it again is refused, naming the set.
+#[test]
+fn an_append_that_makes_the_chunks_uneven_writes_zarr_v3() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = expected("appended");
+    let files: Vec<String> = (0..4).map(|n| file(&format!("appended_{n}.nc"))).collect();
+    let out = dir.path().join("set.json");
+    let refs = out.to_str().unwrap();
+    let (code, _, stderr) = run(&["scan", &files[0], &files[1], "--concat", "time", "-o", refs]);
+    assert_eq!(code, 0, "{stderr}");
+    for file in &files[2..] {
+        let (code, _, stderr) = run(&["scan", file, "--append-to", refs, "-o", refs]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let t = node(&out, "t");
+    assert_eq!(t["chunk_grid"]["configuration"]["chunk_shapes"][0], json!([[10, 8], 8, [10, 4]]));
+    assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&truth["t"]));
+    assert_eq!(cat_dates(refs, "time"), texts(&truth["time"]));
+    let (code, _, stderr) = run(&["scan", &files[3], "--append-to", refs, "-o", refs]);
+    assert_one_line_error(code, &stderr);
+    assert!(stderr.contains("is a Zarr v3 set (files of uneven length, on rectilinear chunk grids)"), "{stderr}");
+}
+
 /// Where the set goes where Zarr v3 is not written yet (parquet, an append), the command says so
 /// in one line, naming the set, and writes nothing. (Exports to icechunk are read back by
 /// `tests/icechunk/uneven.py` with icechunk-python.)

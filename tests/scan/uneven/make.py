@@ -15,7 +15,9 @@ CASE -> files CASE_<n>.nc and CASE.expected.json ({"time": ISO 8601 dates, "t": 
 - whole: the same days, one chunk a file (chunks of 31, 28 and 31): no chunk padded;
 - later: NetCDF-4, t(level, time, x), time the second axis, chunks of 10 days, zlib;
 - classic: NetCDF-3 (classic), time a fixed dimension, each variable one contiguous block;
-- leap: NetCDF-4, the days of 2023 and of 2024 (a leap year), chunks of 100 days, zlib.
+- leap: NetCDF-4, the days of 2023 and of 2024 (a leap year), chunks of 100 days, zlib;
+- appended: NetCDF-4, 30, 30, 28 and 31 days in chunks of 10: the first two combine regularly,
+  appending the third keeps the grid regular, appending the fourth after it makes it uneven.
 
 And padded_<n>.kerchunk.json: kerchunk 0.2.10's SingleHdf5ToZarr(inline_threshold=0) of each padded
 file (the file named by its name alone), sets others made, for `combine`.
@@ -37,6 +39,8 @@ CASES = {
     "later": ("NETCDF4", [31, 28, 31], ["2021-01-01", "2021-02-01", "2021-03-01"], 10, (2, 3), 1, False),
     "classic": ("NETCDF3_CLASSIC", [31, 28, 31], ["2021-01-01", "2021-02-01", "2021-03-01"], None, (4,), 0, False),
     "leap": ("NETCDF4", [365, 366], ["2023-01-01", "2024-01-01"], 100, (2,), 0, True),
+    "appended": ("NETCDF4", [30, 30, 28, 31], ["2021-04-01", "2021-05-01", "2021-05-31", "2021-06-28"], 10, (3,), 0,
+                 True),
 }
 
 UNITS = "days since 2021-01-01"

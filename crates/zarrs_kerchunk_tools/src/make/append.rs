@@ -296,7 +296,13 @@ fn combine_held(
         rests.push(name.clone(), kerchunk_combine::combined_rest(&name, &set, options)?);
         held.insert(name, Arc::new(set));
     }
-    recorded_streamed(rests, options, Arc::new(held), record).map(Appended::Streamed)
+    let combined = recorded_streamed(rests, options, Arc::new(held), record)?;
+    // The new files may leave the set's chunks uneven (a file after a last chunk cut short):
+    // the set is then Zarr v3, on a rectilinear grid, or its chunks would read misplaced.
+    if combined.is_uneven() {
+        return Ok(Appended::Streamed(combined.written_as_v3()?));
+    }
+    Ok(Appended::Streamed(combined))
 }
 
 /// Whether `a` and `b` hold the same coordinate array for `dimension`: the same metadata and
