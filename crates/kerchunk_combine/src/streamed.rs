@@ -426,6 +426,19 @@ impl StreamedCombine {
         }))
     }
 
+    /// An uneven set read as Zarr v2 would place its chunks on a grid they do not make: an
+    /// error, unless it was written as Zarr v3 ([`StreamedCombine::written_as_v3`]).
+    fn regular(&self) -> Result<(), SourceError> {
+        match self.uneven.keys().next() {
+            Some(path) => Err(SourceError::Fetch {
+                what: "a combined set",
+                location: path.clone(),
+                source: "its files' chunks are uneven: the set is read as Zarr v3 only (written_as_v3)".into(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Every reference of the set written as Zarr v3 as a walk visits them: the metadata, then
     /// each array's chunks (those set aside read back a file at a time).
     fn v3_entries<'a>(
@@ -534,6 +547,7 @@ impl ReferenceSource for StreamedCombine {
         if let Some(v3) = &self.v3_base {
             return self.v3_lookup(v3, key);
         }
+        self.regular()?;
         let Some((path, chunk)) = key.rsplit_once('/') else { return Ok(Lookup::Ready(self.base.get_owned(key))) };
         let Some(placement) = self.placements.get(path).filter(|_| !chunk.starts_with(".z")) else {
             return Ok(Lookup::Ready(self.base.get_owned(key)));
@@ -567,7 +581,10 @@ impl ReferenceSource for StreamedCombine {
     fn walk(&self, walk: Walk) -> BoxStream<'_, Result<(String, OwnedReference), SourceError>> {
         match &self.v3_base {
             Some(v3) => Box::pin(stream::iter(self.v3_entries(v3, walk))),
-            None => Box::pin(stream::iter(self.entries(walk))),
+            None => match self.regular() {
+                Ok(()) => Box::pin(stream::iter(self.entries(walk))),
+                Err(error) => Box::pin(stream::iter(std::iter::once(Err(error)))),
+            },
         }
     }
 
@@ -677,8 +694,12 @@ mod tests {
         }
         let streamed = combine_streamed(rests, &options, Arc::new(held)).unwrap();
         assert!(streamed.is_uneven());
-        let v3 = streamed.written_as_v3().unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        // Read as v2, its chunks would be misplaced: refused until it is written as v3.
+        let first = runtime.block_on(streamed.walk(Walk::All).next()).unwrap();
+        assert!(first.unwrap_err().to_string().contains("the set is read as Zarr v3 only"));
+        assert!(streamed.lookup("v/2").is_err());
+        let v3 = streamed.written_as_v3().unwrap();
         let walked: Vec<(String, OwnedReference)> =
             runtime.block_on(v3.walk(Walk::All).map(Result::unwrap).collect::<Vec<_>>());
         let mut keys: Vec<&str> = walked.iter().map(|(k, _)| k.as_str()).collect();
