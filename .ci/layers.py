@@ -46,7 +46,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_zlib_sized": [("lib",)],
     "hdf5_plugin_filters": [("lib",)],
-    "kerchunk_v3": [("error",), ("grid", "metadata"), ("lib",)],
+    "kerchunk_v3": [("error",), ("grid", "metadata"), ("v2",), ("lib",)],
     "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "reduced", "conformal", "equal_area", "rotated", "space_view", "healpix"), ("lib",)],
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
@@ -63,7 +63,7 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "kerchunk_icechunk": [
-        ("error", "to_v2"),
+        ("error",),
         ("chunks", "containers", "splits", "commits", "s3", "azure"),
         ("nodes",),
         ("location",),

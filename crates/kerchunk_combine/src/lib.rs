@@ -502,13 +502,22 @@ fn concatenate(
             builder.insert_reference(&format!("{prefix}{renamed}"), reference);
         }
         placement.holders.push((Holder::File(input.name.clone()), renumber));
-        runs.push(ChunkRun { file: input.name.clone(), length, chunk });
-        chunks_before += length.div_ceil(chunk);
+        // A set that is uneven already (appended to) carries its own chunks along the axis.
+        let run = match kerchunk_v3::edges_of(&theirs) {
+            Some(grid) => ChunkRun::rectilinear(input.name.clone(), length, &grid),
+            None => ChunkRun::regular(input.name.clone(), length, chunk),
+        };
+        chunks_before += run.chunks.len() as u64;
+        runs.push(run);
         offset = offset
             .checked_add(length)
             .ok_or_else(|| error(&input.name, path, "the combined length exceeds 2^64".into()))?;
     }
     meta["shape"][axis] = Value::from(offset);
+    // A set appended to carried its own chunks along the axis; the result's are `uneven`.
+    if let Some(object) = meta.as_object_mut() {
+        object.remove(kerchunk_v3::EDGES);
+    }
     placement.uneven = uneven::along(&runs, axis, dimension).map_err(|(file, reason)| error(&file, path, reason))?;
     builder.insert_inline(&format!("{path}/.zarray"), meta.to_string().as_bytes());
     // Its other metadata (`.zattrs`), as the first file has it.
@@ -649,9 +658,16 @@ fn not_a_chunk(file: &str, path: &str, key: &str, ndim: usize) -> CombineError {
 /// The fields of two `.zarray`s that must agree for their arrays to be
 /// combined (the shape aside), and the first of them that does not.
 fn differing_field(ours: &Value, theirs: &Value) -> Option<&'static str> {
-    ["dtype", "chunks", "fill_value", "compressor", "filters", "order"]
-        .into_iter()
-        .find(|&field| ours[field] != theirs[field])
+    // The filters then the compressor are one chain: a zlib last among the filters and no
+    // compressor decode as zlib the compressor (as a v3 set's v2 form writes it, `set_v2`).
+    let chain = |meta: &Value| -> Vec<Value> {
+        let filters = meta["filters"].as_array().cloned().unwrap_or_default();
+        filters.into_iter().chain(Some(meta["compressor"].clone()).filter(|c| !c.is_null())).collect()
+    };
+    ["dtype", "chunks", "fill_value", "compressor", "filters", "order"].into_iter().find(|&field| match field {
+        "compressor" | "filters" => ours[field] != theirs[field] && chain(ours) != chain(theirs),
+        _ => ours[field] != theirs[field],
+    })
 }
 
 /// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the

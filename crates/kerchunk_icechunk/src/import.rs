@@ -11,7 +11,6 @@ use icechunk::repository::VersionInfo;
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 
 use crate::error::{ImportError, RepositoryError};
-use crate::to_v2;
 
 /// The version `name` names in `repository`: a branch, else a tag, else a snapshot id.
 ///
@@ -56,7 +55,13 @@ pub async fn import(
     for node in nodes {
         let node = node.map_err(RepositoryError::at(location, "listing its nodes"))?;
         let path = node.path.to_string().trim_start_matches('/').to_owned();
-        let v2 = to_v2::node_v2(&path, &node.user_data)?;
+        let v2 = kerchunk_v3::node_v2(&path, &node.user_data)?;
+        // Chunks uneven along an axis (a rectilinear grid) have no Zarr v2 form a reader reads.
+        if kerchunk_v3::edges_of(&v2.document).is_some() {
+            let reason = "its chunks are uneven (a rectilinear grid), which Zarr v2 references cannot hold; \
+                          importing it as Zarr v3 references is not done yet";
+            return Err(kerchunk_v3::MetadataError::new(path, reason).into());
+        }
         let folder = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}/{name}") };
         let name = if v2.is_array { ".zarray" } else { ".zgroup" };
         if v2.is_array && v2.document["shape"].as_array().is_some_and(Vec::is_empty) {

@@ -82,7 +82,6 @@ mod nodes;
 #[cfg(feature = "aws")]
 mod s3;
 mod splits;
-mod to_v2;
 
 pub use error::{ExportError, ImportError, MetadataError, RepositoryError};
 pub use export::{ExportOptions, Exported, MANIFEST_SPLIT, export};

@@ -392,4 +392,11 @@ async fn an_uneven_v3_set_is_exported_as_it_is() {
     let exported = export_to(&references, &folder).await;
     assert_eq!((exported.groups, exported.arrays, exported.virtual_chunks), (2, 1, 3));
     assert_eq!(read_u16(&folder, "/g/t").await, (0..10).collect::<Vec<u16>>());
+    // Imported as references, its uneven chunks would have no v2 form a reader reads: refused.
+    let location = IcechunkLocation::parse(&format!("icechunk://{}", folder.display())).unwrap();
+    let repository = location.open().await.unwrap();
+    let version = kerchunk_icechunk::version_of(&repository, "main", "uneven").await.unwrap();
+    let storage = location.storage_url().unwrap();
+    let error = kerchunk_icechunk::import(&repository, &version, "uneven", &storage).await.unwrap_err().to_string();
+    assert!(error.contains("\"g/t\"") && error.contains("its chunks are uneven (a rectilinear grid)"), "{error}");
 }

@@ -11,6 +11,21 @@ use serde_json::{Value, json};
 /// axis by axis, and is cropped to its place's.
 pub const CROP_CODEC: &str = "zarrs_kerchunk.crop";
 
+/// In the Zarr v2 form [`set_v2`](crate::set_v2) gives of a Zarr v3 set, the key of an uneven
+/// array's `.zarray` that holds its chunks along the uneven axis (`{"axis": 0, "edges": [...],
+/// "stored": 10}`), for combining to continue its grid ([`edges_of`]). No reader sees it: a set
+/// combined from such a form is written as Zarr v3 again.
+pub const EDGES: &str = "zarrs_kerchunk_edges";
+
+/// The chunks along its uneven axis that the `.zarray` `zarray` holds under [`EDGES`], if any.
+#[must_use]
+pub fn edges_of(zarray: &Value) -> Option<Uneven> {
+    let grid = zarray.get(EDGES)?;
+    let axis = usize::try_from(grid["axis"].as_u64()?).ok()?;
+    let edges: Vec<u64> = serde_json::from_value(grid["edges"].clone()).ok()?;
+    Some(Uneven { axis, edges, stored: grid["stored"].as_u64() })
+}
+
 /// An array's chunks along one axis, where they are not all one length (files
 /// of uneven length concatenated).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -37,6 +37,7 @@
 mod error;
 mod grid;
 mod metadata;
+mod v2;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,8 +46,79 @@ use serde_json::{Map, Value};
 use zarrs::metadata::ChunkKeySeparator;
 
 pub use error::MetadataError;
-pub use grid::{CROP_CODEC, Uneven, chunk_key};
+pub use grid::{CROP_CODEC, EDGES, Uneven, chunk_key, edges_of};
 pub use metadata::{array_v3, fill_value_of_attribute, group_v3, parse_v2};
+pub use v2::{V2Node, node_v2};
+
+/// A Zarr v3 `set` that [`set_v3`] wrote, in the Zarr v2 form it came from, as appending reads
+/// it: each node's `zarr.json` as `.zgroup` or `.zarray` and `.zattrs` ([`node_v2`]; an array
+/// uneven along one axis keeps its chunks there under [`EDGES`]; an array without a
+/// `_FillValue` attribute had no fill value, `null`), each chunk under its v2 key (`t/3.0`,
+/// `t/0` for a 0-d array).
+///
+/// # Errors
+/// [`MetadataError`] naming the node or the key: metadata that is not inline JSON, a node v2
+/// cannot express ([`node_v2`]), or a key that is neither a node's `zarr.json` nor a chunk of
+/// an array under v3's default keys.
+pub fn set_v2(set: &ReferenceSet) -> Result<ReferenceSet, MetadataError> {
+    let mut builder = ReferenceSetBuilder::new();
+    let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
+    for (key, reference) in set.iter() {
+        let Some(path) = key.strip_suffix("zarr.json").map(|path| path.trim_end_matches('/')) else { continue };
+        if !(path.is_empty() || key.ends_with("/zarr.json")) {
+            continue;
+        }
+        let Reference::Inline(bytes) = reference else {
+            return Err(MetadataError::new(path, "its zarr.json is not held inline"));
+        };
+        let mut node = node_v2(path, bytes)?;
+        // A v2 fill value becomes the `_FillValue` attribute (`array_v3`): without one, the set
+        // this came from had none (`null`), whatever v3's `fill_value` says.
+        let attribute =
+            serde_json::from_slice::<Value>(bytes).ok().and_then(|v3| v3.pointer("/attributes/_FillValue").cloned());
+        if node.is_array && attribute.is_none() {
+            node.document["fill_value"] = Value::Null;
+        }
+        let document = if node.is_array { ".zarray" } else { ".zgroup" };
+        let folder = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}/{name}") };
+        builder.insert_inline(&folder(document), node.document.to_string().as_bytes());
+        if !node.attributes.is_empty() {
+            builder.insert_inline(&folder(".zattrs"), Value::Object(node.attributes).to_string().as_bytes());
+        }
+        if node.is_array {
+            arrays.insert(path.to_owned(), node.document["shape"].as_array().map_or(0, Vec::len));
+        }
+    }
+    for (key, reference) in set.iter() {
+        if key == "zarr.json" || key.ends_with("/zarr.json") {
+            continue;
+        }
+        let not_a_chunk =
+            || MetadataError::new(key.as_ref(), "the key is neither a node's zarr.json nor a chunk of an array");
+        let (path, rest) = match key.rsplit_once("/c/") {
+            Some((path, rest)) if arrays.contains_key(path) => (path, Some(rest)),
+            _ => match key.strip_suffix("/c").or_else(|| (key == "c").then_some("")) {
+                Some(path) if arrays.get(path) == Some(&0) => (path, None),
+                _ => match key.strip_prefix("c/") {
+                    Some(rest) if arrays.contains_key("") => ("", Some(rest)),
+                    _ => return Err(not_a_chunk()),
+                },
+            },
+        };
+        let name = match rest {
+            None => "0".to_owned(),
+            Some(rest)
+                if rest.split('/').count() == arrays[path] && rest.split('/').all(|i| i.parse::<u64>().is_ok()) =>
+            {
+                rest.replace('/', ".")
+            }
+            Some(_) => return Err(not_a_chunk()),
+        };
+        let v2_key = if path.is_empty() { name } else { format!("{path}/{name}") };
+        builder.insert_reference(&v2_key, reference);
+    }
+    Ok(builder.build())
+}
 
 /// `set`, whose metadata is Zarr v2's, as Zarr v3: every group (and every
 /// folder above a node, which v3 makes a group) and every array one

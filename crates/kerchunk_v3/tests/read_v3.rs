@@ -88,3 +88,31 @@ fn a_padded_chunk_is_cropped_to_its_place() {
     assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&t.subset_all()).unwrap(), (0..10).collect::<Vec<i32>>());
     assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&[2..4, 0..2]).unwrap(), [4, 5, 6, 7]);
 }
+
+/// `set_v2` gives back the set `set_v3` took: the same chunk keys and references, the same
+/// metadata (fill values `null` again), and the uneven array's chunks under `EDGES`.
+#[test]
+fn set_v2_inverts_set_v3() {
+    let uneven = Uneven { axis: 0, edges: vec![2, 1, 2, 2], stored: Some(2) };
+    let mut builder = ReferenceSetBuilder::new();
+    builder.insert_inline(".zgroup", br#"{"zarr_format":2}"#);
+    builder.insert_inline("t/.zarray", zarray(&[5, 2], &[2, 2]).replace("-1", "null").as_bytes());
+    builder.insert_inline("t/.zattrs", br#"{"_ARRAY_DIMENSIONS":["time","x"]}"#);
+    for (n, key) in ["t/0.0", "t/1.0", "t/2.0", "t/3.0"].iter().enumerate() {
+        builder.insert_range(key, Some("f.nc"), 100 * n as u64, 10);
+    }
+    let v2 = builder.build();
+    let back = kerchunk_v3::set_v2(&set_v3(&v2, &BTreeMap::from([("t".to_owned(), uneven.clone())])).unwrap()).unwrap();
+    let keys = |set: &ReferenceSet| set.iter().map(|(k, _)| k.into_owned()).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(keys(&back), keys(&v2));
+    for key in ["t/0.0", "t/1.0", "t/2.0", "t/3.0"] {
+        assert_eq!(back.get(key), v2.get(key), "{key}");
+    }
+    let Some(kerchunk::Reference::Inline(text)) = back.get("t/.zarray") else { panic!("t/.zarray") };
+    let zarray: serde_json::Value = serde_json::from_slice(text).unwrap();
+    assert_eq!(kerchunk_v3::edges_of(&zarray), Some(uneven));
+    assert_eq!(
+        (&zarray["fill_value"], &zarray["chunks"], &zarray["compressor"]["id"]),
+        (&serde_json::Value::Null, &serde_json::json!([2, 2]), &serde_json::json!("zlib"))
+    );
+}

@@ -90,10 +90,11 @@ fn sets_others_made_of_uneven_files_combine_as_the_files_do() {
 
 /// A regular set appended to: 30 and 30 days, then 28 (still regular, its last chunk cut short),
 /// then 31 after them, which makes the chunks uneven: the set becomes Zarr v3 and reads as
-/// xarray concatenates the four files (written as v2, the fourth file's days would read the
-/// third's padding). Appending to it again is refused, naming the set.
+/// xarray concatenates the files (written as v2, the fourth file's days would read the third's
+/// padding). Then the uneven set is appended to in its turn, its grid extended: all of it
+/// against xarray's concatenation, and each file offered again skipped.
 #[test]
-fn an_append_that_makes_the_chunks_uneven_writes_zarr_v3() {
+fn appends_make_and_extend_uneven_sets() {
     let dir = tempfile::tempdir().unwrap();
     let truth = expected("appended");
     let files: Vec<String> = (0..4).map(|n| file(&format!("appended_{n}.nc"))).collect();
@@ -109,14 +110,28 @@ fn an_append_that_makes_the_chunks_uneven_writes_zarr_v3() {
     assert_eq!(t["chunk_grid"]["configuration"]["chunk_shapes"][0], json!([[10, 8], 8, [10, 4]]));
     assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&truth["t"]));
     assert_eq!(cat_dates(refs, "time"), texts(&truth["time"]));
-    let (code, _, stderr) = run(&["scan", &files[3], "--append-to", refs, "-o", refs]);
-    assert_one_line_error(code, &stderr);
-    assert!(stderr.contains("is a Zarr v3 set (files of uneven length, on rectilinear chunk grids)"), "{stderr}");
+    // The padded files after it: 31 days ending on a cut chunk, 28, 31; each file at once.
+    let more: Vec<String> = (0..3).map(|n| file(&format!("later_months_{n}.nc"))).collect();
+    for file in &more {
+        let (code, _, stderr) = run(&["scan", file, "--append-to", refs, "-o", refs, "--skip-existing"]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let (code, _, stderr) = run(&["scan", &files[3], "--append-to", refs, "-o", refs, "--skip-existing"]);
+    assert_eq!(code, 0, "{stderr}");
+    let all = expected("appended_then");
+    let t = node(&out, "t");
+    assert_eq!(
+        t["chunk_grid"]["configuration"]["chunk_shapes"][0],
+        json!([[10, 8], 8, [10, 3], 1, [10, 3], 1, [10, 2], 8, [10, 4]])
+    );
+    assert_eq!(t["codecs"][0]["configuration"]["stored_chunk_shape"], json!([10, 3]));
+    assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&all["t"]));
+    assert_eq!(cat_dates(refs, "time"), texts(&all["time"]));
 }
 
-/// Where the set goes where Zarr v3 is not written yet (parquet, an append), the command says so
-/// in one line, naming the set, and writes nothing. (Exports to icechunk are read back by
-/// `tests/icechunk/uneven.py` with icechunk-python.)
+/// Where the set goes where Zarr v3 is not written yet (parquet), the command says so in one
+/// line, and writes nothing. (Exports to icechunk are read back by `tests/icechunk/uneven.py`
+/// with icechunk-python.)
 #[test]
 fn what_is_not_written_yet_is_refused_naming_why() {
     let dir = tempfile::tempdir().unwrap();
@@ -128,13 +143,4 @@ fn what_is_not_written_yet_is_refused_naming_why() {
         stderr.contains("a Zarr v3 set (files of uneven length combined) is not written in the parquet layout yet")
     );
     assert!(!out.exists());
-    let json = dir.path().join("out.json");
-    let (code, _, stderr) = run(&["scan", &a, &b, "--concat", "time", "-o", json.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(&["scan", &c, "--append-to", json.to_str().unwrap(), "-o", json.to_str().unwrap()]);
-    assert_one_line_error(code, &stderr);
-    assert!(
-        stderr.contains("is a Zarr v3 set (files of uneven length, on rectilinear chunk grids): appending"),
-        "{stderr}"
-    );
 }

@@ -17,7 +17,9 @@ CASE -> files CASE_<n>.nc and CASE.expected.json ({"time": ISO 8601 dates, "t": 
 - classic: NetCDF-3 (classic), time a fixed dimension, each variable one contiguous block;
 - leap: NetCDF-4, the days of 2023 and of 2024 (a leap year), chunks of 100 days, zlib;
 - appended: NetCDF-4, 30, 30, 28 and 31 days in chunks of 10: the first two combine regularly,
-  appending the third keeps the grid regular, appending the fourth after it makes it uneven.
+  appending the third keeps the grid regular, appending the fourth after it makes it uneven;
+- later_months: 31, 28 and 31 days after them, appended to the uneven set in turn
+  (appended_then.expected.json: the seven files concatenated).
 
 And padded_<n>.kerchunk.json: kerchunk 0.2.10's SingleHdf5ToZarr(inline_threshold=0) of each padded
 file (the file named by its name alone), sets others made, for `combine`.
@@ -41,7 +43,11 @@ CASES = {
     "leap": ("NETCDF4", [365, 366], ["2023-01-01", "2024-01-01"], 100, (2,), 0, True),
     "appended": ("NETCDF4", [30, 30, 28, 31], ["2021-04-01", "2021-05-01", "2021-05-31", "2021-06-28"], 10, (3,), 0,
                  True),
+    "later_months": ("NETCDF4", [31, 28, 31], ["2021-07-29", "2021-08-29", "2021-09-26"], 10, (3,), 0, True),
 }
+
+# The set appended to in turn: appended's files, then later_months' (appended_then.expected.json).
+THEN = [("appended", 4), ("later_months", 3)]
 
 UNITS = "days since 2021-01-01"
 
@@ -94,6 +100,16 @@ def main():
         (HERE / f"{name}.expected.json").write_text(json.dumps(expected) + "\n")
         for ds in datasets:
             ds.close()
+    then = [xr.open_dataset(HERE / f"{name}_{n}.nc") for name, count in THEN for n in range(count)]
+    combined = xr.concat(then, dim="time")
+    expected = {
+        "time": [str(t)[:19] for t in combined.time.values.astype("datetime64[s]")],
+        "t": combined.t.values.astype("f8").tolist(),
+        "dims": list(combined.t.dims),
+    }
+    (HERE / "appended_then.expected.json").write_text(json.dumps(expected) + "\n")
+    for ds in then:
+        ds.close()
     from kerchunk.hdf import SingleHdf5ToZarr
 
     for number in range(3):

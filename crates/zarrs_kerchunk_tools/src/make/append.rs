@@ -74,11 +74,15 @@ pub(super) fn with_record(set: &ReferenceSet, record: &serde_json::Value) -> Ref
 /// again, and the files it records.
 fn recorded_combining(set: &ReferenceSet, location: &str) -> Result<(CombineOptions, Vec<String>), MakeError> {
     let not_combined = || MakeError::NotCombined(location.to_owned());
-    if set.get("zarr.json").is_some() && set.get(".zgroup").is_none() {
-        return Err(MakeError::AppendToV3(location.to_owned()));
-    }
-    let Some(Reference::Inline(text)) = set.get(".zattrs") else { return Err(not_combined()) };
-    let attributes: serde_json::Value = serde_json::from_slice(text).map_err(|_| not_combined())?;
+    // A Zarr v3 set (files of uneven length) keeps the root's attributes in its `zarr.json`.
+    let (key, pointer) = if set.get(".zattrs").is_none() && set.get("zarr.json").is_some() {
+        ("zarr.json", "/attributes")
+    } else {
+        (".zattrs", "")
+    };
+    let Some(Reference::Inline(text)) = set.get(key) else { return Err(not_combined()) };
+    let document: serde_json::Value = serde_json::from_slice(text).map_err(|_| not_combined())?;
+    let attributes = document.pointer(pointer).ok_or_else(not_combined)?;
     let record: serde_json::Value = serde_json::from_str(attributes[COMBINED_WITH].as_str().ok_or_else(not_combined)?)
         .map_err(|_| not_combined())?;
     let cannot = || MakeError::CannotAppend { location: location.to_owned(), how: record.to_string() };
@@ -208,6 +212,14 @@ impl AppendPlan {
         if scanned.is_empty() {
             return Ok(Appended::Whole(existing));
         }
+        // A Zarr v3 set (files of uneven length) is combined in its v2 form, its uneven grids
+        // kept for combining to continue (`kerchunk_v3::set_v2`); the result is v3 again.
+        let existing = if existing.get("zarr.json").is_some() && existing.get(".zgroup").is_none() {
+            kerchunk_v3::set_v2(&existing)
+                .map_err(|error| MakeError::Existing { location: location.to_owned(), reason: error.to_string() })?
+        } else {
+            existing
+        };
         let record = record_of(&self.combining, &recorded);
         let with_reader = move |options: CombineOptions| match &reader {
             Some(reader) => options.with_range_reader(Arc::clone(reader)),

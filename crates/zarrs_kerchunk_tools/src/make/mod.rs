@@ -136,13 +136,6 @@ pub enum MakeError {
     /// The references appended to hold no record of how they were combined.
     #[error("{0} holds no record of how it was combined (root attribute {COMBINED_WITH}): make it with scan --concat")]
     NotCombined(String),
-    /// The references appended to are Zarr v3 (files of uneven length, on rectilinear grids):
-    /// appending to them is not done yet.
-    #[error(
-        "{0} is a Zarr v3 set (files of uneven length, on rectilinear chunk grids): appending to one is not done yet; \
-         scan or combine every file again"
-    )]
-    AppendToV3(String),
     /// The references appended to were combined in a way appending cannot repeat yet.
     #[error("{location}: cannot append to a set combined with {how}: only to one made with --concat")]
     CannotAppend {

@@ -1,29 +1,32 @@
 //! Zarr v3 `zarr.json` back to the Zarr v2 documents kerchunk holds
-//! (`.zarray`, `.zattrs`, `.zgroup`): the inverse of [`metadata`](crate::metadata)
+//! (`.zarray`, `.zattrs`, `.zgroup`): the inverse of [`array_v3`](crate::array_v3)
 //! for what it writes, and for what `VirtualiZarr` writes (numcodecs' codecs
-//! under `numcodecs.<id>`, v3's `zstd`, `gzip`, `blosc`). What v2 cannot
-//! express (sharding, a partial transpose, a data type numpy has no code
-//! for) is an error naming the array.
+//! under `numcodecs.<id>`, v3's `zstd`, `gzip`, `blosc`). A rectilinear grid
+//! uneven along one axis comes back with its chunks along that axis under
+//! [`EDGES`], for combining to continue it. What v2 cannot
+//! express otherwise (sharding, a partial transpose, a data type numpy has no
+//! code for, chunks uneven along two axes) is an error naming the array.
 
 use serde_json::{Map, Value, json};
 
 use crate::error::MetadataError;
+use crate::grid::{CROP_CODEC, EDGES};
 
 /// The v2 documents of a node: `(".zarray" or ".zgroup", ".zattrs")`.
-pub(crate) struct V2Node {
+pub struct V2Node {
     /// `.zarray` for an array, `.zgroup` for a group.
-    pub(crate) document: Value,
+    pub document: Value,
     /// `.zattrs`, with `_ARRAY_DIMENSIONS` for an array that names its dimensions.
-    pub(crate) attributes: Map<String, Value>,
+    pub attributes: Map<String, Value>,
     /// Whether it is an array.
-    pub(crate) is_array: bool,
+    pub is_array: bool,
 }
 
 /// The v2 documents of the node at `path` whose `zarr.json` is `zarr_json`.
 ///
 /// # Errors
 /// [`MetadataError`] naming `path`: not a v3 node, or an array v2 cannot express.
-pub(crate) fn node_v2(path: &str, zarr_json: &[u8]) -> Result<V2Node, MetadataError> {
+pub fn node_v2(path: &str, zarr_json: &[u8]) -> Result<V2Node, MetadataError> {
     let fail = |reason: String| MetadataError::new(path, reason);
     let v3: Map<String, Value> =
         serde_json::from_slice(zarr_json).map_err(|e| fail(format!("its zarr.json is not a JSON object: {e}")))?;
@@ -44,7 +47,7 @@ pub(crate) fn node_v2(path: &str, zarr_json: &[u8]) -> Result<V2Node, MetadataEr
             // its v2 backend with `fill_value`: the attribute becomes the v2 fill value.
             let data_type = v3.get("data_type").cloned().unwrap_or(Value::Null);
             if let Some(fill) =
-                attributes.get("_FillValue").and_then(|a| kerchunk_v3::fill_value_of_attribute(a, &data_type))
+                attributes.get("_FillValue").and_then(|a| crate::metadata::fill_value_of_attribute(a, &data_type))
             {
                 document["fill_value"] = fill;
                 attributes.remove("_FillValue");
@@ -58,11 +61,17 @@ pub(crate) fn node_v2(path: &str, zarr_json: &[u8]) -> Result<V2Node, MetadataEr
 fn array_v2(v3: &Map<String, Value>) -> Result<Value, String> {
     let shape = v3.get("shape").cloned().ok_or("no shape")?;
     let grid = v3.get("chunk_grid").ok_or("no chunk_grid")?;
-    if grid.get("name").and_then(Value::as_str) != Some("regular") {
-        return Err(format!("its chunk grid {grid} is not regular"));
-    }
-    let chunks = grid.pointer("/configuration/chunk_shape").cloned().ok_or("no chunk_shape")?;
     let codecs = v3.get("codecs").and_then(Value::as_array).ok_or("no codecs")?;
+    // The crop codec, first, belongs to an uneven grid's chunks; the rest is v2's chain.
+    let crop = codecs.first().filter(|codec| codec.get("name").and_then(Value::as_str) == Some(CROP_CODEC));
+    let codecs = if crop.is_some() { &codecs[1..] } else { &codecs[..] };
+    let (chunks, uneven) = match grid.get("name").and_then(Value::as_str) {
+        Some("regular") if crop.is_none() => {
+            (grid.pointer("/configuration/chunk_shape").cloned().ok_or("no chunk_shape")?, None)
+        }
+        Some("rectilinear") => rectilinear_v2(&shape, grid, crop)?,
+        _ => return Err(format!("its chunk grid {grid} is neither regular nor rectilinear on one axis")),
+    };
     let chain = Chain::of(codecs, shape.as_array().map_or(0, Vec::len))?;
     let data_type = v3.get("data_type").ok_or("no data_type")?;
     let dtype = numpy_type(data_type, chain.big_endian)?;
@@ -77,6 +86,69 @@ fn array_v2(v3: &Map<String, Value>) -> Result<Value, String> {
         "compressor": chain.compressor.unwrap_or(Value::Null),
         "dimension_separator": ".",
     }))
+    .map(|mut document| {
+        if let Some(uneven) = uneven {
+            document[EDGES] = uneven;
+        }
+        document
+    })
+}
+
+/// A rectilinear `grid` of an array of `shape` as v2's `chunks`, and the uneven axis's chunks
+/// as [`EDGES`] holds them: every axis but one is one length (its last chunk may
+/// pass the end), that one any lengths, the chunks `crop` names stored at its length there.
+fn rectilinear_v2(shape: &Value, grid: &Value, crop: Option<&Value>) -> Result<(Value, Option<Value>), String> {
+    let shape: Vec<u64> = serde_json::from_value(shape.clone()).map_err(|e| format!("its shape: {e}"))?;
+    let shapes = grid.pointer("/configuration/chunk_shapes").and_then(Value::as_array).ok_or("no chunk_shapes")?;
+    if shapes.len() != shape.len() {
+        return Err("its chunk_shapes do not match its shape".into());
+    }
+    let mut chunks = Vec::with_capacity(shape.len());
+    let mut uneven = None;
+    for (axis, extents) in shapes.iter().enumerate() {
+        let edges = expand(extents).ok_or_else(|| format!("its chunk_shapes {extents} are not lengths"))?;
+        let (first, before_last) = (edges.first().copied().unwrap_or(1), &edges[..edges.len().saturating_sub(1)]);
+        let last_fits = edges.last().is_none_or(|&last| last <= first);
+        if before_last.iter().all(|&edge| edge == first) && last_fits {
+            chunks.push(first);
+            continue;
+        }
+        if uneven.is_some() {
+            return Err("its chunks are uneven along two axes, which combining does not continue".into());
+        }
+        let stored = crop.and_then(|crop| crop.pointer(&format!("/configuration/stored_chunk_shape/{axis}"))?.as_u64());
+        chunks.push(stored.unwrap_or_else(|| edges.iter().copied().max().unwrap_or(1)));
+        uneven = Some(json!({"axis": axis, "edges": edges, "stored": stored}));
+    }
+    if uneven.is_none() && crop.is_some() {
+        return Err(format!("the codec {CROP_CODEC} on a grid no chunk of which it crops"));
+    }
+    Ok((json!(chunks), uneven))
+}
+
+/// A rectilinear axis's chunk lengths: one number (every chunk that long, as many as fill the
+/// axis is not known here: one) or a list of lengths and `[length, count]` runs.
+fn expand(extents: &Value) -> Option<Vec<u64>> {
+    match extents {
+        Value::Number(length) => Some(vec![length.as_u64().filter(|&l| l > 0)?]),
+        Value::Array(runs) => {
+            let mut edges = Vec::new();
+            for run in runs {
+                match run {
+                    Value::Array(pair) => {
+                        let (length, count) = (pair.first()?.as_u64()?, pair.get(1)?.as_u64()?);
+                        edges.extend(std::iter::repeat_n(
+                            length,
+                            usize::try_from(count).ok().filter(|&c| c <= 1 << 32)?,
+                        ));
+                    }
+                    single => edges.push(single.as_u64()?),
+                }
+            }
+            (!edges.is_empty() && edges.iter().all(|&edge| edge > 0)).then_some(edges)
+        }
+        _ => None,
+    }
 }
 
 /// A v3 codec chain as v2's order, filters and compressor.
@@ -179,7 +251,7 @@ fn numpy_type(data_type: &Value, big_endian: bool) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kerchunk_v3::array_v3;
+    use crate::array_v3;
 
     /// What `array_v3` writes comes back as the `.zarray` it came from.
     #[test]
