@@ -9,7 +9,7 @@ mod cli_support;
 #[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
 mod common;
 
-use cli_support::{assert_one_line_error, cat_dates, cat_f32, expected_f32, run, texts};
+use cli_support::{cat_dates, cat_f32, expected_f32, run, texts};
 use serde_json::{Value, json};
 
 fn file(name: &str) -> String {
@@ -28,9 +28,9 @@ fn node(refs: &std::path::Path, array: &str) -> Value {
 }
 
 /// Each case scanned and combined, chunks held in memory and set aside, and held as ranges or
-/// inline: t's values equal xarray's exactly, the times its dates; the grid along time is each
-/// file's chunks, and the crop codec is there exactly where a file's last chunk is stored whole
-/// in the middle of the array.
+/// inline, as JSON and as a parquet root: t's values equal xarray's exactly, the times its
+/// dates; the grid along time is each file's chunks, and the crop codec is there exactly where
+/// a file's last chunk is stored whole in the middle of the array.
 #[test]
 fn uneven_files_read_as_xarray_concatenates_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -66,6 +66,16 @@ fn uneven_files_read_as_xarray_concatenates_them() {
             let dates = cat_dates(refs, "time");
             assert_eq!(dates, texts(&truth["time"]), "{case}");
         }
+        // The same as a parquet root (which only this project reads as Zarr v3).
+        let root = dir.path().join(format!("{case}.parq"));
+        let mut args = vec!["scan"];
+        args.extend(files.iter().map(String::as_str));
+        args.extend(["--concat", "time", "--inline-threshold", "0", "-o", root.to_str().unwrap()]);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{case}: {stderr}");
+        let refs = root.to_str().unwrap();
+        assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&truth["t"]), "{case} as parquet");
+        assert_eq!(cat_dates(refs, "time"), texts(&truth["time"]), "{case} as parquet");
     }
 }
 
@@ -127,20 +137,4 @@ fn appends_make_and_extend_uneven_sets() {
     assert_eq!(t["codecs"][0]["configuration"]["stored_chunk_shape"], json!([10, 3]));
     assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&all["t"]));
     assert_eq!(cat_dates(refs, "time"), texts(&all["time"]));
-}
-
-/// Where the set goes where Zarr v3 is not written yet (parquet), the command says so in one
-/// line, and writes nothing. (Exports to icechunk are read back by `tests/icechunk/uneven.py`
-/// with icechunk-python.)
-#[test]
-fn what_is_not_written_yet_is_refused_naming_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.parq");
-    let (a, b, c) = (file("padded_0.nc"), file("padded_1.nc"), file("padded_2.nc"));
-    let (code, _, stderr) = run(&["scan", &a, &b, &c, "--concat", "time", "-o", out.to_str().unwrap()]);
-    assert_one_line_error(code, &stderr);
-    assert!(
-        stderr.contains("a Zarr v3 set (files of uneven length combined) is not written in the parquet layout yet")
-    );
-    assert!(!out.exists());
 }

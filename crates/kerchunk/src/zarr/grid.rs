@@ -1,6 +1,8 @@
 //! Zarr V2 chunk grids: how many chunks an array has along each dimension,
 //! and where a chunk key sits in C order. Shared by the in-memory reference
-//! table and fsspec's parquet layout; pure, no I/O.
+//! table and fsspec's parquet layout; pure, no I/O. Zarr V3 arrays' grids too
+//! (regular or rectilinear, default chunk keys `c/0/1`), for parquet roots of
+//! Zarr V3 sets.
 
 use std::ops::Range;
 
@@ -44,6 +46,13 @@ pub enum GridError {
     /// The `.zarray` is not JSON (bare `NaN` and `Infinity` accepted).
     #[error("the .zarray is not JSON: {0}")]
     NotJson(#[source] serde_json::Error),
+    /// A Zarr V3 `zarr.json` whose grid is not one read here (a regular or a rectilinear one,
+    /// with default chunk keys): why.
+    #[error("the zarr.json's chunk grid is not read here: {0}")]
+    V3Grid(String),
+    /// A region of a rectilinear grid, whose chunks are not one length: not laid on it here.
+    #[error("a rectilinear chunk grid's chunks are not one length to lay a region on")]
+    Rectilinear,
     /// A region that reaches past the end of a dimension.
     #[error("the region {range:?} reaches past dimension {dimension}, of length {length}")]
     RegionPastEnd {
@@ -68,6 +77,10 @@ pub struct ChunkGrid {
     separator: char,
     /// The number of chunks; fits in a `u64` by construction.
     count: u64,
+    /// Whether its chunk keys are Zarr V3's default ones (`c/0/1`, `c` for a 0-d array).
+    v3: bool,
+    /// Whether its chunks are of several lengths along an axis (a V3 rectilinear grid).
+    rectilinear: bool,
 }
 
 impl ChunkGrid {
@@ -119,7 +132,61 @@ impl ChunkGrid {
             })
             .collect::<Result<Vec<u64>, GridError>>()?;
         let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(GridError::TooLarge)?;
-        Ok(Self { dims, shape, chunk_shape: chunks, separator, count })
+        Ok(Self { dims, shape, chunk_shape: chunks, separator, count, v3: false, rectilinear: false })
+    }
+
+    /// The grid of a Zarr V3 array's `zarr.json`: a regular grid, or a rectilinear one (each
+    /// axis one length, or a list of lengths and `[length, count]` runs), with V3's default
+    /// chunk keys.
+    ///
+    /// # Errors
+    /// [`GridError::V3Grid`] naming what is not read: another grid or chunk key encoding, a
+    /// shape or chunk lengths that are not whole numbers; [`GridError::TooLarge`].
+    pub fn from_zarr_json(node: &Value) -> Result<Self, GridError> {
+        let fail = |reason: &str| GridError::V3Grid(reason.to_owned());
+        let shape: Vec<u64> = serde_json::from_value(node["shape"].clone()).map_err(|_| fail("its shape"))?;
+        if node["chunk_key_encoding"]["name"].as_str() != Some("default")
+            || !matches!(node["chunk_key_encoding"]["configuration"]["separator"].as_str(), None | Some("/"))
+        {
+            return Err(fail("its chunk key encoding is not the default one with /"));
+        }
+        let configuration = &node["chunk_grid"]["configuration"];
+        let (extents, rectilinear) = match node["chunk_grid"]["name"].as_str() {
+            Some("regular") => (&configuration["chunk_shape"], false),
+            Some("rectilinear") => (&configuration["chunk_shapes"], true),
+            _ => return Err(fail("neither regular nor rectilinear")),
+        };
+        let extents = extents.as_array().filter(|e| e.len() == shape.len()).ok_or_else(|| fail("its chunks"))?;
+        let mut dims = Vec::with_capacity(shape.len());
+        let mut chunk_shape = Vec::with_capacity(shape.len());
+        for (extent, &length) in extents.iter().zip(&shape) {
+            let (count, first) = match extent {
+                Value::Number(chunk) => {
+                    let chunk = chunk.as_u64().filter(|&c| c > 0).ok_or_else(|| fail("a chunk length"))?;
+                    (length.div_ceil(chunk), chunk)
+                }
+                Value::Array(runs) => {
+                    let mut count = 0u64;
+                    for run in runs {
+                        count = count
+                            .checked_add(match run {
+                                Value::Array(pair) => {
+                                    pair.get(1).and_then(Value::as_u64).ok_or_else(|| fail("a run"))?
+                                }
+                                _ => 1,
+                            })
+                            .ok_or(GridError::TooLarge)?;
+                    }
+                    let first = runs.first().and_then(|run| run.as_u64().or_else(|| run.get(0)?.as_u64()));
+                    (count, first.unwrap_or(1))
+                }
+                _ => return Err(fail("its chunks")),
+            };
+            dims.push(count);
+            chunk_shape.push(first);
+        }
+        let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(GridError::TooLarge)?;
+        Ok(Self { dims, shape, chunk_shape, separator: '/', count, v3: true, rectilinear })
     }
 
     /// The same grid with chunk keys joined by `.`, whatever the array declares:
@@ -127,8 +194,16 @@ impl ChunkGrid {
     #[cfg(feature = "parquet")]
     #[must_use]
     pub fn dotted(mut self) -> Self {
-        self.separator = '.';
+        if !self.v3 {
+            self.separator = '.';
+        }
         self
+    }
+
+    /// Whether its chunk keys are Zarr V3's default ones (`c/0/1`).
+    #[must_use]
+    pub fn is_v3(&self) -> bool {
+        self.v3
     }
 
     /// The number of chunks along each dimension.
@@ -158,6 +233,14 @@ impl ChunkGrid {
     /// layout does.
     #[must_use]
     pub fn position(&self, chunk: &str, canonical: bool) -> Option<u64> {
+        let chunk = if self.v3 {
+            if self.dims.is_empty() {
+                return (chunk == "c").then_some(0);
+            }
+            chunk.strip_prefix("c/")?
+        } else {
+            chunk
+        };
         if self.dims.is_empty() {
             return (chunk == "0").then_some(0);
         }
@@ -196,6 +279,9 @@ impl ChunkGrid {
     /// # Errors
     /// [`GridError`] if `region` has the wrong number of dimensions or reaches past the array.
     pub fn chunk_names_in(&self, region: &[Range<u64>]) -> Result<Vec<String>, GridError> {
+        if self.rectilinear {
+            return Err(GridError::Rectilinear);
+        }
         if region.len() != self.shape.len() {
             return Err(GridError::RegionDimensions { region: region.len(), array: self.shape.len() });
         }
@@ -214,7 +300,12 @@ impl ChunkGrid {
         let mut names = Vec::new();
         loop {
             let parts: Vec<String> = index.iter().map(u64::to_string).collect();
-            names.push(if parts.is_empty() { "0".to_owned() } else { parts.join(&self.separator.to_string()) });
+            let name = if parts.is_empty() { "0".to_owned() } else { parts.join(&self.separator.to_string()) };
+            names.push(match (self.v3, parts.is_empty()) {
+                (false, _) => name,
+                (true, true) => "c".to_owned(),
+                (true, false) => format!("c/{name}"),
+            });
             let Some(d) = (0..index.len()).rev().find(|&d| index[d] + 1 < spans[d].end) else {
                 return Ok(names);
             };
@@ -239,6 +330,13 @@ impl ChunkGrid {
     pub fn push_chunk_name(&self, position: u64, out: &mut String) -> bool {
         if position >= self.count {
             return false;
+        }
+        if self.v3 {
+            out.push('c');
+            if self.dims.is_empty() {
+                return true;
+            }
+            out.push('/');
         }
         if self.dims.is_empty() {
             out.push('0');
@@ -310,6 +408,28 @@ mod tests {
             linear = linear * n + i;
         }
         parts.next().is_none().then_some(linear)
+    }
+
+    /// A V3 rectilinear grid: its chunks counted from the runs, its keys `c/i/j`, named back from
+    /// their positions; a region is not laid on it.
+    #[test]
+    fn v3_grids_name_their_chunks_as_v3_does() {
+        let node = json!({"shape": [90, 4], "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "chunk_grid": {"name": "rectilinear", "configuration": {"kind": "inline",
+            "chunk_shapes": [[[10, 3], 1, [10, 2], 8, [10, 4]], [4]]}}});
+        let g = ChunkGrid::from_zarr_json(&node).unwrap();
+        assert_eq!((g.dims(), g.count(), g.is_v3()), (&[11, 1][..], 11, true));
+        assert_eq!(g.position("c/10/0", true), Some(10));
+        assert_eq!((g.position("10.0", false), g.position("c/11/0", false)), (None, None));
+        assert_eq!(g.chunk_name(10).as_deref(), Some("c/10/0"));
+        assert!(matches!(g.chunk_names_in(&[0..5, 0..4]), Err(GridError::Rectilinear)));
+        let scalar = json!({"shape": [], "chunk_key_encoding": {"name": "default"},
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": []}}});
+        let g = ChunkGrid::from_zarr_json(&scalar).unwrap();
+        assert_eq!((g.chunk_name(0).as_deref(), g.position("c", true)), (Some("c"), Some(0)));
+        let v2_keys = json!({"shape": [4], "chunk_key_encoding": {"name": "v2"},
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}});
+        assert!(matches!(ChunkGrid::from_zarr_json(&v2_keys), Err(GridError::V3Grid(_))));
     }
 
     #[test]

@@ -374,21 +374,15 @@ async fn lookup(
 
 /// The parquet layout of the output: the source's arrays at `record_size` rows per file.
 async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result<ParquetLayout, WriteError> {
-    // fsspec's parquet layout finds each array's grid in its `.zarray`: a Zarr v3 set (files of
-    // uneven length combined, on rectilinear grids) has none.
-    if matches!(source.lookup("zarr.json")?, Lookup::Ready(Some(_))) {
-        return Err(WriteError::Unrepresentable {
-            key: "zarr.json".into(),
-            reason: "a Zarr v3 set (files of uneven length combined) is not written in the parquet layout yet, \
-                     whose readers find each array's chunks from Zarr v2 metadata: write it as JSON"
-                .into(),
-        });
-    }
+    // A Zarr v3 set (files of uneven length combined, on rectilinear grids): its `zarr.json`
+    // documents are its metadata, wherever the walk gives them (only this crate reads such a
+    // root: fsspec's layout finds each array's grid in its `.zarray`).
+    let v3 = matches!(source.lookup("zarr.json")?, Lookup::Ready(Some(_)));
     let mut objects = serde_json::Map::new();
-    let mut metadata = source.walk(Walk::Metadata);
+    let mut metadata = source.walk(if v3 { Walk::All } else { Walk::Metadata });
     while let Some(item) = metadata.next().await {
         let (key, reference) = item?;
-        if key == ".zmetadata" {
+        if key == ".zmetadata" || (v3 && !is_node(&key)) {
             continue;
         }
         let unrepresentable = |reason: String| WriteError::Unrepresentable { key: key.clone(), reason };
@@ -404,6 +398,11 @@ async fn output_layout(source: &dyn ReferenceSource, record_size: u64) -> Result
         .map_err(|e| WriteError::Unrepresentable { key: ".zmetadata".into(), reason: e.to_string() })
 }
 
+/// Whether `key` is a Zarr v3 node's `zarr.json`.
+fn is_node(key: &str) -> bool {
+    key == "zarr.json" || key.ends_with("/zarr.json")
+}
+
 /// The records of each array that hold at least one reference.
 pub(super) type Occupied = HashMap<Arc<str>, BTreeSet<u64>>;
 
@@ -415,7 +414,7 @@ async fn occupied_records(source: &dyn ReferenceSource, layout: &ParquetLayout) 
     let mut references = source.walk(Walk::All);
     while let Some(item) = references.next().await {
         let (key, _) = item?;
-        if key == ".zmetadata" || metadata::is_metadata_key(&key) {
+        if key == ".zmetadata" || metadata::is_metadata_key(&key) || is_node(&key) {
             continue;
         }
         let Some((id, _)) = layout.locate(&key) else {

@@ -102,6 +102,13 @@ impl ParquetLayout {
                 let grid = ChunkGrid::from_zarray(&object).map_err(|reason| invalid(format!("{key}: {reason}")))?;
                 grids.insert(Arc::from(field), grid.dotted());
             }
+            // A Zarr V3 set's arrays (files of uneven length combined): their keys `field/c/0/1`.
+            if let Some(field) = key.strip_suffix("/zarr.json")
+                && object["node_type"] == "array"
+            {
+                let grid = ChunkGrid::from_zarr_json(&object).map_err(|reason| invalid(format!("{key}: {reason}")))?;
+                grids.insert(Arc::from(field), grid);
+            }
             metadata.insert(key.clone(), Bytes::from(serde_json::to_vec(&object).expect("JSON values serialise")));
             objects.insert(key.clone(), object);
         }
@@ -162,12 +169,26 @@ impl ParquetLayout {
 
     /// Where the reference of `key` lives, if `key` is a chunk key inside an array's grid.
     pub fn locate(&self, key: &str) -> Option<(RecordId, usize)> {
-        let (field, chunk) = key.rsplit_once('/')?;
+        let (field, chunk) = self.split(key)?;
         let (field, grid) = self.grids.get_key_value(field)?;
         // fsspec reads each index with Python's `int`, so `07` is chunk 7.
         let linear = grid.position(chunk, false)?;
         let row = usize::try_from(linear % self.record_size).ok()?;
         Some((RecordId { field: Arc::clone(field), index: linear / self.record_size }, row))
+    }
+
+    /// A chunk key as its array's path and the chunk's name in it: `a/b/0.1` in the folder,
+    /// `a/b/c/0/1` (Zarr V3) before the `c` of an array with V3 keys.
+    fn split<'k>(&self, key: &'k str) -> Option<(&'k str, &'k str)> {
+        let mut at = key.len();
+        while let Some(slash) = key[..at].rfind("/c") {
+            let (field, chunk) = (&key[..slash], &key[slash + 1..]);
+            if (chunk == "c" || chunk.starts_with("c/")) && self.grids.get(field).is_some_and(ChunkGrid::is_v3) {
+                return Some((field, chunk));
+            }
+            at = slash;
+        }
+        key.rsplit_once('/')
     }
 
     /// The chunk key of row `row` of `record`, if that row lies inside the grid.
