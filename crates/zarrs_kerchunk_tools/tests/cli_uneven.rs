@@ -65,6 +65,13 @@ fn uneven_files_read_as_xarray_concatenates_them() {
             assert_eq!(cat_f32(refs, "t", &npy), expected_f32(&truth["t"]), "{case} at {memory} MiB, {threshold}");
             let dates = cat_dates(refs, "time");
             assert_eq!(dates, texts(&truth["time"]), "{case}");
+            // `stats` counts t's chunks as its grid's, none stray or missing.
+            let (code, stdout, stderr) = run(&["stats", refs]);
+            assert_eq!(code, 0, "{stderr}");
+            let row: Vec<&str> = stdout.lines().find(|l| l.starts_with("t ")).unwrap().split_whitespace().collect();
+            let shapes = t["chunk_grid"]["configuration"]["chunk_shapes"].as_array().unwrap();
+            let chunks: u64 = shapes.iter().map(edges_count).product();
+            assert_eq!(row[4..7], ["0", &chunks.to_string(), "0"], "{case}: stray, chunks, missing:\n{stdout}");
         }
         // The same as a parquet root (which only this project reads as Zarr v3).
         let root = dir.path().join(format!("{case}.parq"));
@@ -77,6 +84,11 @@ fn uneven_files_read_as_xarray_concatenates_them() {
         assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&truth["t"]), "{case} as parquet");
         assert_eq!(cat_dates(refs, "time"), texts(&truth["time"]), "{case} as parquet");
     }
+}
+
+/// The number of chunks of a run-length encoded list of edges.
+fn edges_count(edges: &Value) -> u64 {
+    edges.as_array().unwrap().iter().map(|run| run.as_array().map_or(1, |pair| pair[1].as_u64().unwrap())).sum()
 }
 
 /// kerchunk's own per-file references to the padded files (`SingleHdf5ToZarr`, chunks as ranges),
@@ -137,4 +149,15 @@ fn appends_make_and_extend_uneven_sets() {
     assert_eq!(t["codecs"][0]["configuration"]["stored_chunk_shape"], json!([10, 3]));
     assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&all["t"]));
     assert_eq!(cat_dates(refs, "time"), texts(&all["time"]));
+    // The same appends onto a parquet root, written in place as it turns from v2 to v3.
+    let root = dir.path().join("set.parq");
+    let refs = root.to_str().unwrap();
+    let (code, _, stderr) = run(&["scan", &files[0], &files[1], "--concat", "time", "-o", refs]);
+    assert_eq!(code, 0, "{stderr}");
+    for file in files[2..].iter().chain(&more) {
+        let (code, _, stderr) = run(&["scan", file, "--append-to", refs, "-o", refs]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    assert_eq!(cat_f32(refs, "t", &dir.path().join("t.npy")), expected_f32(&all["t"]), "as parquet");
+    assert_eq!(cat_dates(refs, "time"), texts(&all["time"]), "as parquet");
 }

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use zarrs_storage::{AsyncReadableStorageTraits, StorageError, StoreKey};
 
 use kerchunk::zarr::{ChunkGrid, GridError};
-use kerchunk::{OwnedReference, Walk};
+use kerchunk::{Lookup, OwnedReference, Walk};
 use zarrs_kerchunk::AsyncReferenceStore;
 
 use super::InspectError;
@@ -117,6 +117,24 @@ impl Tally {
     /// Walk every reference of `store` once.
     pub(super) async fn walk(store: &AsyncReferenceStore) -> Result<Self, InspectError> {
         let mut tally = Self::default();
+        // A Zarr v3 set (files of uneven length combined): its arrays are its `zarr.json`
+        // documents, which the walk does not give first; found in a walk of their own.
+        let v3 = match store.source().lookup("zarr.json")? {
+            Lookup::Ready(found) => found.is_some(),
+            Lookup::Pending(pending) => pending.await?.is_some(),
+        };
+        if v3 {
+            let mut nodes = store.source().walk(Walk::All);
+            while let Some(next) = nodes.next().await {
+                let (key, reference) = next?;
+                let (Some(path), OwnedReference::Inline(bytes)) = (node_path(&key), reference) else { continue };
+                let node: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+                if node["node_type"] == "array" {
+                    let grid = ChunkGrid::from_zarr_json(&node).map_err(NoGrid::Grid);
+                    tally.arrays.insert(path.to_owned(), ArrayTally::new(grid));
+                }
+            }
+        }
         let mut references = store.source().walk(Walk::All);
         // The walk yields every metadata key first, so each array's grid is
         // known before its chunks arrive.
@@ -151,7 +169,7 @@ impl Tally {
             return;
         };
         let tally = self.arrays.get_mut(array).expect("array_of names a tallied array");
-        if kerchunk::zarr::is_metadata_key(key) {
+        if kerchunk::zarr::is_metadata_key(key) || node_path(key).is_some() {
             self.other.add(reference);
             return;
         }
@@ -175,6 +193,11 @@ impl Tally {
             .map(|(at, _)| (&key[..at], &key[at + 1..]))
             .find(|(array, _)| self.arrays.contains_key(*array))
     }
+}
+
+/// The path of the Zarr v3 node whose `zarr.json` is at `key` (`""` at the root).
+fn node_path(key: &str) -> Option<&str> {
+    if key == "zarr.json" { Some("") } else { key.strip_suffix("/zarr.json") }
 }
 
 impl ArrayTally {
