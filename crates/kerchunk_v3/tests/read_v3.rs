@@ -87,6 +87,9 @@ fn a_padded_chunk_is_cropped_to_its_place() {
     assert_eq!(t.shape(), [5, 2]);
     assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&t.subset_all()).unwrap(), (0..10).collect::<Vec<i32>>());
     assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&[2..4, 0..2]).unwrap(), [4, 5, 6, 7]);
+    // Within a cropped chunk's place (one of its columns): a partial read, as stored.
+    assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&[2..3, 1..2]).unwrap(), [5]);
+    assert_eq!(t.retrieve_array_subset::<Vec<i32>>(&[0..5, 0..1]).unwrap(), [0, 2, 4, 6, 8]);
 }
 
 /// `set_v2` gives back the set `set_v3` took: the same chunk keys and references, the same

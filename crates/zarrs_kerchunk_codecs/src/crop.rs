@@ -25,8 +25,9 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, CodecError, CodecMetadataOptions, CodecOptions, CodecTraits,
-    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayCodecTraits, ArrayPartialDecoderTraits, ArrayToArrayCodecTraits, AsyncArrayPartialDecoderTraits,
+    CodecError, CodecMetadataOptions, CodecOptions, CodecTraits, PartialDecoderCapability, PartialEncoderCapability,
+    RecommendedConcurrency,
 };
 use zarrs::array::{ChunkShape, DataType, FillValue};
 use zarrs::metadata::Configuration;
@@ -127,6 +128,31 @@ impl ArrayToArrayCodecTraits for Crop {
     fn decoded_shape(&self, _encoded_shape: &[NonZeroU64]) -> Result<Option<ChunkShape>, CodecError> {
         // A stored shape is many places' (any smaller along an axis).
         Ok(None)
+    }
+
+    /// A region of a chunk's place is the same region of its stored chunk (cropping keeps the
+    /// origin): the decoder of the stored chunk reads it as it is.
+    fn partial_decoder(
+        self: Arc<Self>,
+        input_handle: Arc<dyn ArrayPartialDecoderTraits>,
+        _shape: &[NonZeroU64],
+        _data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
+        Ok(input_handle)
+    }
+
+    /// As [`partial_decoder`](Self::partial_decoder).
+    async fn async_partial_decoder(
+        self: Arc<Self>,
+        input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
+        _shape: &[NonZeroU64],
+        _data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
+        Ok(input_handle)
     }
 
     /// Pads the chunk to its stored shape with the fill value.

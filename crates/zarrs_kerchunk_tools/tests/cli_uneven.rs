@@ -86,6 +86,29 @@ fn uneven_files_read_as_xarray_concatenates_them() {
     }
 }
 
+/// `plot` draws an uneven set's array (each cell read through the crop codec) and the series at
+/// one place, against the dates along the uneven axis.
+#[test]
+fn uneven_sets_are_plotted() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..3).map(|n| file(&format!("padded_{n}.nc"))).collect();
+    let out = dir.path().join("padded.json");
+    let (code, _, stderr) =
+        run(&["scan", &files[0], &files[1], &files[2], "--concat", "time", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let map = dir.path().join("map.png");
+    let (code, stdout, stderr) = run(&["plot", out.to_str().unwrap(), "t", "-o", map.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("4x90 cells"), "{stdout}");
+    let (width, height, transparent, colours) = cli_support::pixel_statistics(&map);
+    assert_eq!((width, height, transparent), (900, 600, 0), "no fill value drawn");
+    assert!(colours > 100, "a colour per value, a colour bar and text: {colours}");
+    let line = dir.path().join("line.png");
+    let (code, _, stderr) = run(&["plot", out.to_str().unwrap(), "t", ":,0", "-o", line.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(line.exists());
+}
+
 /// The number of chunks of a run-length encoded list of edges.
 fn edges_count(edges: &Value) -> u64 {
     edges.as_array().unwrap().iter().map(|run| run.as_array().map_or(1, |pair| pair[1].as_u64().unwrap())).sum()
