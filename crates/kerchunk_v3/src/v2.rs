@@ -105,8 +105,8 @@ fn rectilinear_v2(shape: &Value, grid: &Value, crop: Option<&Value>) -> Result<(
     }
     let mut chunks = Vec::with_capacity(shape.len());
     let mut uneven = None;
-    for (axis, extents) in shapes.iter().enumerate() {
-        let edges = expand(extents).ok_or_else(|| format!("its chunk_shapes {extents} are not lengths"))?;
+    for (axis, (extents, &length)) in shapes.iter().zip(&shape).enumerate() {
+        let edges = expand(extents, length).ok_or_else(|| format!("its chunk_shapes {extents} are not lengths"))?;
         let (first, before_last) = (edges.first().copied().unwrap_or(1), &edges[..edges.len().saturating_sub(1)]);
         let last_fits = edges.last().is_none_or(|&last| last <= first);
         if before_last.iter().all(|&edge| edge == first) && last_fits {
@@ -126,9 +126,11 @@ fn rectilinear_v2(shape: &Value, grid: &Value, crop: Option<&Value>) -> Result<(
     Ok((json!(chunks), uneven))
 }
 
-/// A rectilinear axis's chunk lengths: one number (every chunk that long, as many as fill the
-/// axis is not known here: one) or a list of lengths and `[length, count]` runs.
-fn expand(extents: &Value) -> Option<Vec<u64>> {
+/// A rectilinear axis's chunk lengths: one number (every chunk that long; one is listed) or a
+/// list of lengths and `[length, count]` runs, of at most one chunk an element of the axis's
+/// `length` (and one more): a hostile count is refused, not allocated.
+fn expand(extents: &Value, length: u64) -> Option<Vec<u64>> {
+    let most = usize::try_from(length.saturating_add(1)).unwrap_or(usize::MAX);
     match extents {
         Value::Number(length) => Some(vec![length.as_u64().filter(|&l| l > 0)?]),
         Value::Array(runs) => {
@@ -137,12 +139,13 @@ fn expand(extents: &Value) -> Option<Vec<u64>> {
                 match run {
                     Value::Array(pair) => {
                         let (length, count) = (pair.first()?.as_u64()?, pair.get(1)?.as_u64()?);
-                        edges.extend(std::iter::repeat_n(
-                            length,
-                            usize::try_from(count).ok().filter(|&c| c <= 1 << 32)?,
-                        ));
+                        let count = usize::try_from(count).ok().filter(|&c| c <= most - edges.len().min(most))?;
+                        edges.extend(std::iter::repeat_n(length, count));
                     }
                     single => edges.push(single.as_u64()?),
+                }
+                if edges.len() > most {
+                    return None;
                 }
             }
             (!edges.is_empty() && edges.iter().all(|&edge| edge > 0)).then_some(edges)
@@ -274,6 +277,18 @@ mod tests {
             assert_eq!(back.document, zarray);
             assert_eq!(Value::Object(back.attributes), attributes);
         }
+    }
+
+    /// A rectilinear grid's runs are counted against the axis before any is laid out: a hostile
+    /// count is an error, not an allocation.
+    #[test]
+    fn a_hostile_run_is_refused() {
+        let node = json!({"zarr_format": 3, "node_type": "array", "shape": [10], "data_type": "float32",
+            "chunk_grid": {"name": "rectilinear", "configuration": {"kind": "inline",
+            "chunk_shapes": [[[1, 4_000_000_000_u64]]]}},
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "fill_value": 0});
+        let error = node_v2("t", node.to_string().as_bytes()).err().unwrap().to_string();
+        assert!(error.contains("are not lengths"), "{error}");
     }
 
     #[test]
