@@ -64,7 +64,7 @@ MODULE_LAYERS = {
     ],
     "kerchunk_icechunk": [
         ("error",),
-        ("chunks", "containers", "splits", "commits", "s3", "azure"),
+        ("chunks", "containers", "splits", "commits", "s3", "gcs", "azure"),
         ("nodes",),
         ("location",),
         ("export", "import"),

@@ -61,11 +61,11 @@
 //! an error naming the array.
 //!
 //! Repositories are local folders (`icechunk://PATH`), prefixes of S3
-//! buckets (`icechunk+s3://bucket/prefix`, feature `aws`) or of Azure
+//! buckets (`icechunk+s3://bucket/prefix`, feature `aws`), of Google Cloud
+//! Storage buckets (`icechunk+gs://bucket/prefix`, feature `gcp`) or of Azure
 //! containers (`icechunk+az://container/prefix`, feature `azure`), configured
 //! with `object_store`'s keys through [`IcechunkLocation::with_options`]
-//! (`aws_region`, `azure_storage_account_name`, ...). Google Cloud Storage
-//! repositories are not reached yet.
+//! (`aws_region`, `google_service_account`, `azure_storage_account_name`, ...).
 //!
 //! Needs Rust 1.95 (icechunk 2.3's), above the rest of the workspace's 1.91.
 
@@ -76,6 +76,8 @@ mod commits;
 mod containers;
 mod error;
 mod export;
+#[cfg(feature = "gcp")]
+mod gcs;
 mod import;
 mod location;
 mod nodes;

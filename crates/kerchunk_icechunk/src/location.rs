@@ -1,7 +1,8 @@
 //! Where a repository is, as the command line and Python write it:
 //! `icechunk://PATH` for a local folder, `icechunk+s3://bucket/prefix` in a
-//! bucket, `icechunk+az://container/prefix` in an Azure container; `@REF` after any names a branch to write to, or a branch, tag
-//! or snapshot to read (`main` by default).
+//! bucket, `icechunk+gs://bucket/prefix` in a Google Cloud Storage bucket,
+//! `icechunk+az://container/prefix` in an Azure container; `@REF` after any names a branch to
+//! write to, or a branch, tag or snapshot to read (`main` by default).
 
 use std::sync::Arc;
 
@@ -14,13 +15,13 @@ use crate::error::{ExportError, ImportError, RepositoryError};
 #[non_exhaustive]
 pub struct IcechunkLocation {
     /// Where the repository's storage is: a local folder, or a URL
-    /// (`s3://bucket/prefix`, `az://container/prefix`).
+    /// (`s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`).
     pub storage: String,
     /// The branch to write to, or the branch, tag or snapshot to read
     /// (`main` unless `@REF` says otherwise).
     pub branch: String,
     /// The object store's options, in `object_store`'s words (`aws_region`,
-    /// `azure_storage_account_name`, ...).
+    /// `google_service_account`, `azure_storage_account_name`, ...).
     options: Vec<(String, String)>,
 }
 
@@ -126,7 +127,7 @@ impl IcechunkLocation {
     }
 
     /// icechunk's storage of the repository: a local folder (made if
-    /// `create`), an S3 bucket's prefix, or an Azure container's.
+    /// `create`), an S3 or GCS bucket's prefix, or an Azure container's.
     async fn storage(&self, create: bool) -> Result<Arc<dyn icechunk::Storage + Send + Sync>, Failure> {
         if self.is_local() {
             if create {
@@ -139,14 +140,18 @@ impl IcechunkLocation {
         if self.storage.starts_with("s3://") {
             return crate::s3::storage(&self.storage, &self.options).await.map_err(|e| ("opening its storage", e));
         }
+        #[cfg(feature = "gcp")]
+        if self.storage.starts_with("gs://") || self.storage.starts_with("gcs://") {
+            return crate::gcs::storage(&self.storage, &self.options).map_err(|e| ("opening its storage", e));
+        }
         #[cfg(feature = "azure")]
         if self.storage.starts_with("az://") || self.storage.starts_with("azure://") {
             return crate::azure::storage(&self.storage, &self.options).await.map_err(|e| ("opening its storage", e));
         }
         Err((
             "opening its storage",
-            "repositories in object storage are reached in S3 buckets (icechunk+s3://, feature aws) and Azure \
-             containers (icechunk+az://, feature azure) only"
+            "repositories in object storage are reached in S3 buckets (icechunk+s3://, feature aws), GCS buckets \
+             (icechunk+gs://, feature gcp) and Azure containers (icechunk+az://, feature azure) only"
                 .into(),
         ))
     }

@@ -116,8 +116,8 @@ def convert(
     of references written. ``storage_options`` and ``anonymous`` also reach the output's store.
 
     ``icechunk://PATH`` (``@BRANCH`` after it; ``main`` by default), or
-    ``icechunk+s3://bucket/prefix`` or ``icechunk+az://container/prefix`` reached with
-    ``storage_options``, is an icechunk repository,
+    ``icechunk+s3://bucket/prefix``, ``icechunk+gs://bucket/prefix`` or
+    ``icechunk+az://container/prefix`` reached with ``storage_options``, is an icechunk repository,
     created if absent: the references are committed into it as virtual chunks, with ``message``,
     and what was committed is returned (``snapshot``, ``arrays``, ``virtual_chunks``,
     ``inline_chunks``, and the virtual chunk ``containers`` readers authorise). An array of more

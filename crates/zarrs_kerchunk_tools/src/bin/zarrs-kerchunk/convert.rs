@@ -27,9 +27,9 @@ pub(crate) struct Convert {
     open: Opening,
     /// Where to write: a name ending in `.parq`, `.parquet` or `/` is a parquet root; `.json.zst`
     /// is zstd-compressed JSON; anything else JSON. A local path or a URL. `icechunk://PATH`,
-    /// `icechunk+s3://BUCKET/PREFIX` or `icechunk+az://CONTAINER/PREFIX` reached with the `--option`s (`@BRANCH` after it, `main` by
-    /// default), is an icechunk repository, created if absent, the references committed into it
-    /// as virtual chunks.
+    /// `icechunk+s3://BUCKET/PREFIX`, `icechunk+gs://BUCKET/PREFIX` or `icechunk+az://CONTAINER/PREFIX`
+    /// reached with the `--option`s (`@BRANCH` after it, `main` by default), is an icechunk
+    /// repository, created if absent, the references committed into it as virtual chunks.
     output: String,
     #[command(flatten)]
     format: Output,

@@ -39,9 +39,9 @@ impl Access {
 #[derive(Args)]
 pub(crate) struct Opening {
     /// The references: a JSON file (v0 or v1, plain, gzip or zstd) or a parquet root; a path or a
-    /// URL; or an icechunk repository, `icechunk://PATH`, `icechunk+s3://BUCKET/PREFIX` or
-    /// `icechunk+az://CONTAINER/PREFIX` (`@BRANCH`,
-    /// `@TAG` or `@SNAPSHOT` after it; `main` by default), read back as references.
+    /// URL; or an icechunk repository, `icechunk://PATH`, `icechunk+s3://BUCKET/PREFIX`,
+    /// `icechunk+gs://BUCKET/PREFIX` or `icechunk+az://CONTAINER/PREFIX` (`@BRANCH`, `@TAG` or
+    /// `@SNAPSHOT` after it; `main` by default), read back as references.
     pub(crate) refs: String,
     #[command(flatten)]
     pub(crate) how: HowToOpen,
