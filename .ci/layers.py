@@ -51,12 +51,18 @@ MODULE_LAYERS = {
     "zarrs_kerchunk_codecs": [
         ("error", "layout", "bounded"),
         ("decode_only", "jpeg_c"),
-        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings", "hdf5_plugins", "crop"),
+        ("lzw", "packbits", "zstd", "lzma", "deflate", "predictor", "grib", "numeric", "image", "lerc", "jpegxl", "hdf_strings", "hdf5_plugins", "crop", "fletcher32"),
         ("registry",),
         ("lib", "tests"),
     ],
     "zarrs_cf": [("error", "calendar"), ("time", "packing"), ("variable", "select"), ("lib",)],
-    "kerchunk_scan": [("error", "options"), ("zarr", "read"), ("netcdf3", "hdf5", "subchunk", "grib", "tiff"), ("lib",)],
+    "kerchunk_scan": [
+        ("error", "options"),
+        ("zarr", "read"),
+        ("netcdf3", "hdf5", "subchunk", "grib", "tiff"),
+        ("dmrpp",),
+        ("lib",),
+    ],
     "kerchunk_combine": [
         ("error",),
         ("options", "source", "held", "placement", "encoding", "coordinate", "times", "merge", "stack", "outer", "streamed", "uneven"),

@@ -23,6 +23,7 @@
 //! | `fill_hdf_strings` | kerchunk (HDF5 with `vlen_encode="encode"` or `"null"`) | HDF5 strings by their heap ids, as text |
 //! | `fixedscaleoffset` | numcodecs, kerchunk (FITS) | `stored / scale + offset` in float64, as numcodecs computes |
 //! | `delta`, `astype`, `quantize`, `bitround` | numcodecs | its filters zarrs lacks (a cumulative sum, numpy's casts, nothing to undo) |
+//! | `fletcher32` | kerchunk, `kerchunk_scan` (HDF5's filter 3), numcodecs | HDF5's checksum, checked and stripped; in place of zarrs' own, which checks data of an odd length wrong (deflate then fletcher32, one-byte types) |
 //! | `grib` | kerchunk (`scan_grib`) | a GRIB2 message's values, as eccodes decodes them (templates 5.0, 5.2, 5.3, 5.4, 5.40, 5.41, 5.42; GRIB1 simple packing) and a projected grid's coordinates (Lambert, Mercator, polar stereographic, equal area, rotated, by `grib_grids`) |
 //!
 //! Every codec here only decodes, and stops at the chunk's size: a stream
@@ -57,6 +58,7 @@ pub mod crop;
 mod decode_only;
 mod deflate;
 mod error;
+mod fletcher32;
 mod grib;
 mod hdf5_plugins;
 mod hdf_strings;

@@ -13,6 +13,7 @@ use zarrs::plugin::PluginCreateError;
 use crate::crop::{Crop, CropConfiguration};
 use crate::decode_only::{Decode, DecodeOnly};
 use crate::deflate::Deflate;
+use crate::fletcher32::Fletcher32;
 use crate::grib::Grib;
 use crate::hdf_strings::FillHdfStrings;
 use crate::hdf5_plugins::{Bitshuffle, Lz4h5};
@@ -51,6 +52,7 @@ pub const IDS: &[&str] = &[
     FillHdfStrings::ID,
     Lz4h5::ID,
     Bitshuffle::ID,
+    Fletcher32::ID,
 ];
 
 /// The registration of this crate's codecs in zarrs' codec registries, made
@@ -131,6 +133,8 @@ pub fn register_codecs() -> CodecsRegistration {
     registration.add(FillHdfStrings::new);
     registration.add(|_: IgnoredAny| Ok(Lz4h5));
     registration.add(Bitshuffle::new);
+    // Over zarrs' own, which misses an odd length's last byte.
+    registration.add(|_: IgnoredAny| Ok(Fletcher32));
     // Zarr v3 only: v2's grids are regular, and their chunks stored at their place.
     registration.v3.push(register_codec_v3(CodecRuntimePluginV3::new(
         |name| name == crate::crop::NAME,
