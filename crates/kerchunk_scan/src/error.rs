@@ -98,6 +98,14 @@ pub enum ScanError {
         /// The limit.
         limit: u64,
     },
+    /// A DMR++ sidecar is not DMR++ XML, or names no data file it can be resolved to.
+    #[error("{url}: not a DMR++ sidecar this crate reads: {reason}")]
+    Dmrpp {
+        /// The sidecar.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The header describes data the file cannot hold: a variable past the
     /// file's end, a size past `u64::MAX`, a type references cannot express.
     #[error("{url}: variable {variable:?}: {reason}")]

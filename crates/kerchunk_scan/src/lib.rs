@@ -36,6 +36,7 @@
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
 //! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.5, 4.8, 4.9, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
 //! | GRIB1 ([`scan_grib`]) | time range indicators 0, 1, 2–5 and 10 on regular latitude/longitude grids; others left out, named | kerchunk mis-splits GRIB1 (one bogus reference) and hangs on bytes after the last message |
+//! | DMR++ sidecars ([`scan_dmrpp`]) | OPeNDAP's `GRANULE.dmrpp`: the HDF5 file's references from the sidecar alone, its header unread | kerchunk has no DMR++ reader; VirtualiZarr's `DMRPPParser` ignores `byteOrder`, fletcher32 and compact data |
 //! | TIFF, GeoTIFF, COG ([`scan_tiff`]) | classic and BigTIFF, both byte orders; tiles and strips; every compression and predictor tifffile references; overviews | `tiff_to_zarr`'s chunk ranges, compressors, filters and GeoKeys, in rioxarray's layout (below) |
 //!
 //! GRIB2 in detail: each message's sections 1 to 5 are read (one read per
@@ -167,6 +168,7 @@
 //! dimension, as kerchunk's `utils.subchunk` does when asked, so that a
 //! reader of a part reads only that part.
 
+mod dmrpp;
 mod error;
 mod grib;
 mod hdf5;
@@ -179,6 +181,7 @@ mod zarr;
 
 use std::sync::Arc;
 
+use futures::StreamExt as _;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
@@ -400,9 +403,86 @@ async fn hdf5_from(
     Ok(Scan { references, stats: storage.stats(), skipped })
 }
 
-/// Scan a NetCDF-3, NetCDF-4, HDF5, GRIB or TIFF file, whichever it is (by
-/// its first bytes), with [`scan_netcdf3`], [`scan_hdf5`], [`scan_grib`] or
-/// [`scan_tiff`].
+/// Scans the DMR++ sidecar at `path` (OPeNDAP Hyrax's `GRANULE.dmrpp`, named `url`) into
+/// references to the HDF5 or NetCDF-4 file it describes, as [`scan_hdf5`] would make them from
+/// the file, without reading the file's header: the sidecar holds the file's metadata and its
+/// whole chunk index. The data file is the sidecar's `dmrpp:href` where that is a URL, else the
+/// sidecar's own URL without `.dmrpp` (the file beside it). Chunks under the inline threshold
+/// are read from the file beside the sidecar (in the same store) and held; those of a file
+/// elsewhere are referenced.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kerchunk_scan::{ScanOptions, scan_dmrpp};
+/// use object_store::{ObjectStore, local::LocalFileSystem, path::Path};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data");
+/// let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder).unwrap());
+/// let sidecar = "chunked_gzipped_twoD.h5.dmrpp"; // bes's test pair, beside its HDF5 file
+/// let scan = scan_dmrpp(&store, &Path::from(sidecar), sidecar, &ScanOptions::default()).await.unwrap();
+/// let references = scan.references;
+/// assert!(references.get("d_4_gzipped_chunks/1.1").is_some());
+/// println!("{} references from {} requests", references.len(), scan.stats.requests);
+/// # });
+/// ```
+///
+/// # Errors
+/// [`ScanError::Read`] if the sidecar (or a chunk to hold) cannot be read;
+/// [`ScanError::Dmrpp`] for a sidecar that is not DMR++ XML or names no data file it can be
+/// resolved to; [`ScanError::HeaderTooLarge`] for one over
+/// [`ScanOptions::with_max_header_bytes`]; [`ScanError::Variable`] for a variable references
+/// cannot express, under [`UnsupportedArrays::Fail`].
+pub async fn scan_dmrpp(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    let reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
+    dmrpp_from(reader, store, url, options).await
+}
+
+async fn dmrpp_from(
+    mut reader: read::BlockReader<'_>,
+    store: &Arc<dyn ObjectStore>,
+    url: &str,
+    options: &ScanOptions,
+) -> Result<Scan, ScanError> {
+    let size = reader.size();
+    if size > options.max_header_bytes {
+        return Err(ScanError::HeaderTooLarge { url: url.to_owned(), limit: options.max_header_bytes });
+    }
+    let document = reader.read(0..size).await?;
+    let described = dmrpp::describe(&document, url, options)?;
+    let mut stats = reader.stats();
+    // The file beside the sidecar is in its store: its small chunks are read and held.
+    let beside = url.strip_suffix(".dmrpp") == Some(described.data_url.as_str());
+    let data_path = reader.path().as_ref().strip_suffix(".dmrpp").map(Path::from);
+    let (references, skipped) = match data_path.filter(|_| beside && !described.to_inline.is_empty()) {
+        Some(data_path) => {
+            let data_url = described.data_url.clone();
+            let ranges: Vec<std::ops::Range<u64>> =
+                described.to_inline.iter().map(|(_, offset, length)| *offset..offset + length).collect();
+            let fetched: Vec<Result<bytes::Bytes, ScanError>> = futures::stream::iter(
+                ranges.iter().map(|range| read::fetch_exact(store, &data_path, &data_url, range.clone())),
+            )
+            .buffered(8)
+            .collect()
+            .await;
+            let inlined = fetched.into_iter().collect::<Result<Vec<_>, _>>()?;
+            stats.requests += inlined.len() as u64;
+            stats.bytes += inlined.iter().map(|b| b.len() as u64).sum::<u64>();
+            described.finish(Some(&inlined))
+        }
+        None => described.finish(None),
+    };
+    Ok(Scan { references, stats, skipped })
+}
+
+/// Scan a NetCDF-3, NetCDF-4, HDF5, GRIB or TIFF file, or a DMR++ sidecar, whichever it is (by
+/// its first bytes), with [`scan_netcdf3`], [`scan_hdf5`], [`scan_grib`], [`scan_tiff`] or
+/// [`scan_dmrpp`].
 ///
 /// # Errors
 /// As those; [`ScanError::UnknownFormat`] for a file that is none of them.
@@ -414,7 +494,8 @@ pub async fn scan(
 ) -> Result<Scan, ScanError> {
     // The first block tells the format, and either scanner goes on from it.
     let mut reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
-    let first = reader.read(0..reader.size().min(4)).await?;
+    // Within the first block, which the reader holds already.
+    let first = reader.read(0..reader.size().min(512)).await?;
     if first.starts_with(b"CDF") {
         return netcdf3_from(reader, url, options).await;
     }
@@ -424,10 +505,13 @@ pub async fn scan(
     if tiff::is_tiff(&first) {
         return tiff_from(reader, url, options).await;
     }
+    if dmrpp::is_dmrpp(&first) {
+        return dmrpp_from(reader, store, url, options).await;
+    }
     hdf5_from(reader, store, path, url, options).await.map_err(|error| match error {
         ScanError::Hdf5 { source: hdf5_reader::error::Error::InvalidMagic, .. } => ScanError::UnknownFormat {
             url: url.to_owned(),
-            reason: format!("it starts with {:?}", String::from_utf8_lossy(&first)),
+            reason: format!("it starts with {:?}", String::from_utf8_lossy(&first[..first.len().min(4)])),
         },
         other => other,
     })

@@ -10,7 +10,7 @@ use crate::zarr::{AttrValue, FloatValue, float, string};
 
 /// Attributes kerchunk leaves out: HDF5 dimension-scale and netCDF-4
 /// bookkeeping, which the zarr side expresses as `_ARRAY_DIMENSIONS`.
-const HIDDEN: [&str; 8] = [
+pub(crate) const HIDDEN: [&str; 8] = [
     "REFERENCE_LIST",
     "CLASS",
     "DIMENSION_LIST",

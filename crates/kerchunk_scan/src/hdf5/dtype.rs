@@ -163,6 +163,52 @@ pub(crate) fn fill_of(kind: Kind, bytes: &[u8]) -> Fill {
     }
 }
 
+/// kerchunk's fill value of an array of `kind`: null for netCDF-4 variables (`netcdf`: one of
+/// netCDF-4's attributes) and times (`time`: units "... since ...") unless a `_FillValue`
+/// `attribute` gives one; else the `stored` fill value (HDF5's, zero when undefined; a string's
+/// with its trailing NULs cut, a space for none); then the attribute's, in the array's type.
+pub(crate) fn kerchunk_fill(
+    kind: Kind,
+    stored: Option<Fill>,
+    netcdf: bool,
+    time: bool,
+    attribute: Option<Fill>,
+) -> Fill {
+    let fill = match kind {
+        Kind::Bytes(_) => {
+            let bytes = match stored {
+                Some(Fill::Bytes(bytes)) => bytes,
+                _ => Vec::new(),
+            };
+            let trimmed = bytes.iter().rposition(|&b| b != 0).map_or(&[][..], |end| &bytes[..=end]);
+            Fill::Bytes(if trimmed.is_empty() { b" ".to_vec() } else { trimmed.to_vec() })
+        }
+        Kind::VlenString => Fill::Null,
+        _ if netcdf || time => Fill::Null,
+        kind => stored.unwrap_or_else(|| zero_fill(kind)),
+    };
+    attribute.unwrap_or(fill)
+}
+
+/// A number (`integer` if it is one, and as a float) in an array of `kind`, as numpy converts
+/// it: a signed value wraps into an unsigned type, a double rounds to a float, a float
+/// truncates to an integer; `None` for a kind no number converts to.
+pub(crate) fn number_in(kind: Kind, integer: Option<i128>, float: f64) -> Option<Fill> {
+    Some(match kind {
+        Kind::Int { size, signed, .. } => {
+            let bits = 8 * u32::from(size);
+            let wrapped = integer? & ((1i128 << bits) - 1);
+            Fill::Integer(if signed && wrapped >> (bits - 1) & 1 == 1 { wrapped - (1i128 << bits) } else { wrapped })
+        }
+        #[expect(clippy::cast_possible_truncation, reason = "the value in the array's own type")]
+        Kind::Float { size: 4, .. } => Fill::Float(f64::from(float as f32)),
+        Kind::Float { .. } => Fill::Float(float),
+        Kind::Bool => Fill::Bool(float != 0.0),
+        Kind::Complex { .. } => Fill::Complex(float, 0.0),
+        Kind::Bytes(_) | Kind::VlenString => return None,
+    })
+}
+
 /// The zero of `kind`: what h5py reports as the fill of a dataset whose
 /// fill value is undefined.
 pub(crate) fn zero_fill(kind: Kind) -> Fill {

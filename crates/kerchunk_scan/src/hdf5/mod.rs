@@ -4,9 +4,9 @@
 //! filters. Only metadata is read: object headers, chunk indexes, heaps,
 //! and the chunks small enough to inline.
 
-mod attrs;
-mod dtype;
-mod layout;
+pub(crate) mod attrs;
+pub(crate) mod dtype;
+pub(crate) mod layout;
 mod plugins;
 mod reencode;
 pub(crate) mod storage;
@@ -21,14 +21,14 @@ use hdf5_reader::messages::layout::DataLayout;
 use hdf5_reader::{Attribute, Dataset, Hdf5File, OpenOptions};
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 
-use self::dtype::{Kind, dtype, fill_of, float_at, int_at, zero_fill};
+use self::dtype::{Kind, dtype, fill_of, float_at, int_at};
 use self::storage::StoreStorage;
 use crate::error::ScanError;
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::zarr::{AttrValue, Fill, zarray_with_filters, zattrs};
 
 /// kerchunk's `SingleHdf5ToZarr` default `inline_threshold`.
-const HDF5_INLINE_THRESHOLD: u64 = 500;
+pub(crate) const HDF5_INLINE_THRESHOLD: u64 = 500;
 
 /// The HDF5 file of `storage` as references naming it `url`, and what was
 /// left out. Blocks: run it where blocking is allowed.
@@ -564,41 +564,27 @@ fn within_file(base: u64, address: u64, length: u64, size: u64) -> Result<u64, T
 
 /// The chunk shape of an array held as one chunk: its shape, with a zero
 /// length as 1 (zarr has no empty chunks).
-fn whole_chunks(shape: &[u64]) -> Vec<u64> {
+pub(crate) fn whole_chunks(shape: &[u64]) -> Vec<u64> {
     shape.iter().map(|&d| d.max(1)).collect()
 }
 
 /// The key of a dataset's only chunk: `0.0...` (`0` for a scalar).
-fn zero_key(ndim: usize) -> String {
+pub(crate) fn zero_key(ndim: usize) -> String {
     vec!["0"; ndim.max(1)].join(".")
 }
 
-/// kerchunk's fill value: null for netCDF-4 variables and times unless they
-/// have `_FillValue`; else the HDF5 fill value (zero when undefined); then
-/// `_FillValue`, in the array's type.
+/// kerchunk's fill value ([`dtype::kerchunk_fill`]): HDF5's, netCDF-4's rules, `_FillValue`.
 fn fill_value(element: &dtype::Dtype, storage: &layout::Storage, attributes: &[Attribute]) -> Fill {
     let itemsize = usize::try_from(element.itemsize).unwrap_or(usize::MAX);
-    let hdf5_fill = storage.fill.as_ref().and_then(|bytes| bytes.get(..itemsize));
+    let stored =
+        storage.fill.as_ref().and_then(|bytes| bytes.get(..itemsize)).map(|bytes| fill_of(element.kind, bytes));
     let netcdf = attributes.iter().any(|a| a.name.contains("_Netcdf4"));
     let time = attributes.iter().any(|a| a.name == "units" && a.read_string().is_ok_and(|u| u.contains("since")));
-    let fill = match element.kind {
-        Kind::Bytes(_) => {
-            let bytes: Vec<u8> = hdf5_fill.unwrap_or_default().to_vec();
-            let trimmed = bytes.iter().rposition(|&b| b != 0).map_or(&[][..], |end| &bytes[..=end]);
-            Fill::Bytes(if trimmed.is_empty() { b" ".to_vec() } else { trimmed.to_vec() })
-        }
-        Kind::VlenString => Fill::Null,
-        _ if netcdf || time => Fill::Null,
-        kind => hdf5_fill.map_or_else(|| zero_fill(kind), |bytes| fill_of(kind, bytes)),
-    };
-    match attributes.iter().find(|a| a.name == "_FillValue") {
-        Some(attribute) => fill_attribute(element.kind, attribute).unwrap_or(fill),
-        None => fill,
-    }
+    let attribute = attributes.iter().find(|a| a.name == "_FillValue").and_then(|a| fill_attribute(element.kind, a));
+    dtype::kerchunk_fill(element.kind, stored, netcdf, time, attribute)
 }
 
-/// A `_FillValue` attribute's first value in the array's type (a signed
-/// value wraps into an unsigned type, a double rounds to a float).
+/// A `_FillValue` attribute's first value in the array's type.
 fn fill_attribute(kind: Kind, attribute: &Attribute) -> Option<Fill> {
     let own = dtype(&attribute.datatype).ok()?;
     let first = attribute.raw_data.get(..usize::try_from(own.itemsize).ok()?)?;
@@ -616,17 +602,5 @@ fn fill_attribute(kind: Kind, attribute: &Attribute) -> Option<Fill> {
         Kind::Bytes(_) => return matches!(kind, Kind::Bytes(_)).then(|| Fill::Bytes(first.to_vec())),
         _ => return None,
     };
-    Some(match kind {
-        Kind::Int { size, signed, .. } => {
-            let bits = 8 * u32::from(size);
-            let wrapped = integer? & ((1i128 << bits) - 1);
-            Fill::Integer(if signed && wrapped >> (bits - 1) & 1 == 1 { wrapped - (1i128 << bits) } else { wrapped })
-        }
-        #[expect(clippy::cast_possible_truncation, reason = "the value in the array's own type")]
-        Kind::Float { size: 4, .. } => Fill::Float(f64::from(float as f32)),
-        Kind::Float { .. } => Fill::Float(float),
-        Kind::Bool => Fill::Bool(float != 0.0),
-        Kind::Complex { .. } => Fill::Complex(float, 0.0),
-        Kind::Bytes(_) | Kind::VlenString => return None,
-    })
+    dtype::number_in(kind, integer, float)
 }
