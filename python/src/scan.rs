@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use kerchunk_combine::{CombineOptionError, CoordinateSource};
-use kerchunk_scan::{ScanError, ScanOptions, UnsupportedArrays};
+use kerchunk_scan::{DmrppSidecars, ScanError, ScanOptions, UnsupportedArrays};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zarrs_kerchunk::kerchunk::{JsonWriteOptions, ParquetWriteOptions, ReferenceSet, error_chain};
@@ -14,7 +14,7 @@ use zarrs_kerchunk::{RecordCacheOptions, ReferenceStoreBuilder, StoreRegistry};
 use zarrs_kerchunk_tools::make::{
     AppendPlan, Appended, Combining, FilePlaces, Made, MakeError, Scanned, append_references, combine_options,
     combine_scans, expand, load_references, make_references, make_streamed, scan_files, streamable, url_in_references,
-    writable,
+    without_named_sidecars, writable,
 };
 use zarrs_kerchunk_tools::output::{rewrite_references, write_references};
 
@@ -66,6 +66,8 @@ pub(crate) struct ScanArguments {
     grib_levels_from_inventory: bool,
     /// Arrays whose chunks to split, and into how many (`kerchunk_scan::subchunk`).
     pub(crate) subchunk: Vec<(String, u64)>,
+    /// Whether a file's DMR++ sidecar is read in its place: `auto`, `never` or `only` (`--dmrpp`).
+    dmrpp: String,
 }
 
 /// Make references from `files` (paths, URLs or patterns) and write them to
@@ -84,7 +86,7 @@ fn scan(
     let registry = options.registry();
     let (scan_options, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
-        let expanded = expand_all(&files, &registry)?;
+        let expanded = without_named_sidecars(expand_all(&files, &registry)?, arguments.sidecars()?);
         let streamable = streamable(combining.as_ref(), expanded.len()).filter(|_| arguments.subchunk.is_empty());
         if let Some(concat) = streamable.filter(|_| arguments.append_to.is_none()) {
             // Each file's chunks wait aside until written: memory does not grow with the files.
@@ -144,6 +146,16 @@ fn scan(
 }
 
 impl ScanArguments {
+    /// `dmrpp` as the scanner takes it.
+    pub(crate) fn sidecars(&self) -> Result<DmrppSidecars, Error> {
+        match self.dmrpp.as_str() {
+            "auto" => Ok(DmrppSidecars::Auto),
+            "never" => Ok(DmrppSidecars::Never),
+            "only" => Ok(DmrppSidecars::Only),
+            other => Err(Error::new(Kind::Invalid, format!("dmrpp={other:?}: it is \"auto\", \"never\" or \"only\""))),
+        }
+    }
+
     /// The memory `combine_memory` gives, in bytes.
     pub(crate) fn combine_memory_bytes(&self) -> usize {
         self.combine_memory.saturating_mul(1 << 20)
@@ -160,7 +172,8 @@ impl ScanArguments {
         }
         scan_options = scan_options
             .with_grib_inventory(self.grib_inventory)
-            .with_grib_levels_from_inventory(self.grib_levels_from_inventory);
+            .with_grib_levels_from_inventory(self.grib_levels_from_inventory)
+            .with_dmrpp_sidecars(self.sidecars()?);
         let invalid = |e: CombineOptionError| Error::new(Kind::Invalid, e.to_string());
         let coords = self
             .coords

@@ -36,7 +36,7 @@
 //! | NetCDF-4 / HDF5 ([`scan_hdf5`]) | yes | same keys, offsets, lengths, filters |
 //! | GRIB2 ([`scan_grib`]) | product templates 4.0, 4.1, 4.2, 4.5, 4.8, 4.9, 4.11, 4.12, 4.40-4.43; regular, rotated, Lambert, polar stereographic and equal-area grids | `grib_tree`'s groups and byte ranges; names from eccodes 2.50's tables (below) |
 //! | GRIB1 ([`scan_grib`]) | time range indicators 0, 1, 2–5 and 10 on regular latitude/longitude grids; others left out, named | kerchunk mis-splits GRIB1 (one bogus reference) and hangs on bytes after the last message |
-//! | DMR++ sidecars ([`scan_dmrpp`]) | OPeNDAP's `GRANULE.dmrpp`: the HDF5 file's references from the sidecar alone, its header unread | kerchunk has no DMR++ reader; VirtualiZarr's `DMRPPParser` ignores `byteOrder`, fletcher32 and compact data |
+//! | DMR++ sidecars ([`scan_dmrpp`]) | OPeNDAP's `GRANULE.dmrpp`: the HDF5 file's references from the sidecar alone, its header unread | kerchunk has no DMR++ reader; VirtualiZarr's parser (`DMRPPParser`) ignores `byteOrder`, `fletcher32` and compact data |
 //! | TIFF, GeoTIFF, COG ([`scan_tiff`]) | classic and BigTIFF, both byte orders; tiles and strips; every compression and predictor tifffile references; overviews | `tiff_to_zarr`'s chunk ranges, compressors, filters and GeoKeys, in rioxarray's layout (below) |
 //!
 //! GRIB2 in detail: each message's sections 1 to 5 are read (one read per
@@ -188,7 +188,7 @@ use object_store::path::Path;
 pub use error::ScanError;
 pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};
 pub use kerchunk::ReferenceSet;
-pub use options::{ScanOptions, Skipped, UnsupportedArrays};
+pub use options::{DmrppSidecars, ScanOptions, Skipped, UnsupportedArrays};
 pub use read::ReadStats;
 pub use subchunk::{SubchunkError, subchunk};
 
@@ -459,41 +459,90 @@ async fn dmrpp_from(
     // The file beside the sidecar is in its store: its small chunks are read and held.
     let beside = url.strip_suffix(".dmrpp") == Some(described.data_url.as_str());
     let data_path = reader.path().as_ref().strip_suffix(".dmrpp").map(Path::from);
-    let (references, skipped) = match data_path.filter(|_| beside && !described.to_inline.is_empty()) {
+    let wanted = !described.to_inline.is_empty() || !described.to_decode.is_empty();
+    let (references, skipped) = match data_path.filter(|_| beside && wanted) {
         Some(data_path) => {
             let data_url = described.data_url.clone();
-            let ranges: Vec<std::ops::Range<u64>> =
-                described.to_inline.iter().map(|(_, offset, length)| *offset..offset + length).collect();
+            // The small chunks, then each chunk of the arrays held whole.
+            let ranges: Vec<std::ops::Range<u64>> = described
+                .to_inline
+                .iter()
+                .map(|(_, offset, length)| *offset..offset + length)
+                .chain(described.to_decode.iter().flat_map(|w| w.chunks.iter().map(|(_, o, l)| *o..o + l)))
+                .collect();
             let fetched: Vec<Result<bytes::Bytes, ScanError>> = futures::stream::iter(
                 ranges.iter().map(|range| read::fetch_exact(store, &data_path, &data_url, range.clone())),
             )
             .buffered(8)
             .collect()
             .await;
-            let inlined = fetched.into_iter().collect::<Result<Vec<_>, _>>()?;
-            stats.requests += inlined.len() as u64;
-            stats.bytes += inlined.iter().map(|b| b.len() as u64).sum::<u64>();
-            described.finish(Some(&inlined))
+            let mut fetched = fetched.into_iter().collect::<Result<Vec<_>, _>>()?;
+            stats.requests += fetched.len() as u64;
+            stats.bytes += fetched.iter().map(|b| b.len() as u64).sum::<u64>();
+            let mut wholes = fetched.split_off(described.to_inline.len());
+            let mut decoded = Vec::with_capacity(described.to_decode.len());
+            for whole in &described.to_decode {
+                let rest = wholes.split_off(whole.chunks.len());
+                let bytes = whole.assemble(&wholes).map_err(|reason| ScanError::Variable {
+                    url: data_url.clone(),
+                    variable: whole.key.rsplit_once('/').map_or("", |(path, _)| path).to_owned(),
+                    reason,
+                })?;
+                decoded.push(bytes);
+                wholes = rest;
+            }
+            described.finish(Some((&fetched, &decoded)))
         }
-        None => described.finish(None),
+        None if described.to_decode.is_empty() => described.finish(None),
+        None => {
+            let whole = &described.to_decode[0];
+            return Err(ScanError::Variable {
+                url: url.to_owned(),
+                variable: whole.key.rsplit_once('/').map_or("", |(path, _)| path).to_owned(),
+                reason: format!(
+                    "held whole to combine, it is read from the data file, {}, which is not beside the sidecar \
+                     in its store",
+                    described.data_url
+                ),
+            });
+        }
     };
     Ok(Scan { references, stats, skipped })
 }
 
 /// Scan a NetCDF-3, NetCDF-4, HDF5, GRIB or TIFF file, or a DMR++ sidecar, whichever it is (by
 /// its first bytes), with [`scan_netcdf3`], [`scan_hdf5`], [`scan_grib`], [`scan_tiff`] or
-/// [`scan_dmrpp`].
+/// [`scan_dmrpp`]; or, as [`ScanOptions::with_dmrpp_sidecars`] asks, the file's sidecar
+/// (`FILE.dmrpp` beside it) in its place.
 ///
 /// # Errors
-/// As those; [`ScanError::UnknownFormat`] for a file that is none of them.
+/// As those; [`ScanError::UnknownFormat`] for a file that is none of them; under
+/// [`DmrppSidecars::Only`], [`ScanError::Dmrpp`] for a file without a sidecar.
 pub async fn scan(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     url: &str,
     options: &ScanOptions,
 ) -> Result<Scan, ScanError> {
+    let blocks = (options.block_bytes, options.first_read_bytes);
+    // The file's DMR++ sidecar, where asked for and there is one, in place of its header.
+    let mut looked = 0;
+    if options.dmrpp != DmrppSidecars::Never && path.extension() != Some("dmrpp") {
+        let (sidecar, sidecar_url) = (Path::from(format!("{path}.dmrpp")), format!("{url}.dmrpp"));
+        if let Some(reader) = read::BlockReader::open_if_exists(store, &sidecar, &sidecar_url, blocks).await? {
+            return dmrpp_from(reader, store, &sidecar_url, options).await;
+        }
+        if options.dmrpp == DmrppSidecars::Only {
+            return Err(ScanError::Dmrpp {
+                url: sidecar_url,
+                reason: "there is none beside the file, and only sidecars are read (DmrppSidecars::Only)".to_owned(),
+            });
+        }
+        looked = 1;
+    }
     // The first block tells the format, and either scanner goes on from it.
-    let mut reader = read::BlockReader::open(store, path, url, (options.block_bytes, options.first_read_bytes)).await?;
+    let mut reader = read::BlockReader::open(store, path, url, blocks).await?;
+    reader.count_requests(looked);
     // Within the first block, which the reader holds already.
     let first = reader.read(0..reader.size().min(512)).await?;
     if first.starts_with(b"CDF") {

@@ -13,6 +13,23 @@ pub struct ScanOptions {
     pub(crate) unsupported: UnsupportedArrays,
     pub(crate) grib_inventory: bool,
     pub(crate) grib_levels_from_inventory: bool,
+    pub(crate) dmrpp: DmrppSidecars,
+}
+
+/// Whether [`scan`](crate::scan) reads a file's DMR++ sidecar (`FILE.dmrpp` beside it, OPeNDAP
+/// Hyrax's) in place of the file's own header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DmrppSidecars {
+    /// Read the file itself (the library's default: a scan reads what it is pointed at, and asks
+    /// for nothing else).
+    #[default]
+    Never,
+    /// The sidecar where there is one, else the file (the command line's and Python's default):
+    /// one more request for a file without one.
+    Auto,
+    /// The sidecar, and an error for a file without one.
+    Only,
 }
 
 /// What a scan does with an array references cannot express: an HDF5
@@ -58,6 +75,7 @@ impl Default for ScanOptions {
             unsupported: UnsupportedArrays::Skip,
             grib_inventory: true,
             grib_levels_from_inventory: true,
+            dmrpp: DmrppSidecars::Never,
         }
     }
 }
@@ -134,6 +152,14 @@ impl ScanOptions {
     #[must_use]
     pub fn with_inlined_variables<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.inline_variables = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether [`scan`](crate::scan) reads a file's DMR++ sidecar (`FILE.dmrpp` beside it) in
+    /// place of the file's header: [`DmrppSidecars::Never`] by default.
+    #[must_use]
+    pub fn with_dmrpp_sidecars(mut self, sidecars: DmrppSidecars) -> Self {
+        self.dmrpp = sidecars;
         self
     }
 

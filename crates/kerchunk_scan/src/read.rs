@@ -179,6 +179,41 @@ impl<'a> BlockReader<'a> {
         Ok(Self { store, path, url, blocks, stats })
     }
 
+    /// [`BlockReader::open`] for a file that may not be there: `None` (after the one request
+    /// that says so) where there is none, or the store refuses it as S3 refuses a missing key to
+    /// whom may not list the bucket.
+    pub(crate) async fn open_if_exists(
+        store: &'a Arc<dyn ObjectStore>,
+        path: &'a Path,
+        url: &'a str,
+        (block, first): (u64, u64),
+    ) -> Result<Option<Self>, ScanError> {
+        let block = block.max(1);
+        let first = first.max(1).div_ceil(block).saturating_mul(block);
+        let options = GetOptions { range: Some(GetRange::Bounded(0..first)), ..GetOptions::default() };
+        match store.get_opts(path, options).await {
+            Err(object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. }) => Ok(None),
+            // Another failure (an empty file's, say) is reported by `open`'s own way.
+            Err(_) => Self::open(store, path, url, (block, first)).await.map(Some),
+            Ok(got) => {
+                let (size, range) = (got.meta.size, got.range.clone());
+                let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
+                if range.start != 0 || bytes.len() as u64 != range.end - range.start {
+                    return Err(ScanError::ShortRead { url: url.to_owned(), range, got: bytes.len() as u64 });
+                }
+                let mut blocks = Blocks::new(size, block);
+                blocks.insert(&range, &bytes);
+                let stats = ReadStats { requests: 1, bytes: bytes.len() as u64 };
+                Ok(Some(Self { store, path, url, blocks, stats }))
+            }
+        }
+    }
+
+    /// Counts `requests` more made for this file (a look for a sidecar that was not there).
+    pub(crate) fn count_requests(&mut self, requests: u64) {
+        self.stats.requests += requests;
+    }
+
     /// The file's size, in bytes.
     pub(crate) fn size(&self) -> u64 {
         self.blocks.size()

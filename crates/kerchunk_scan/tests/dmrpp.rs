@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kerchunk::{Reference, ReferenceSet};
-use kerchunk_scan::{Scan, ScanError, ScanOptions, scan, scan_dmrpp, scan_hdf5};
+use kerchunk_scan::{DmrppSidecars, Scan, ScanError, ScanOptions, scan, scan_dmrpp, scan_hdf5};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
@@ -26,22 +26,34 @@ fn truths() -> usize {
     std::fs::read_dir(folder()).unwrap().filter(|e| npy(e.as_ref().unwrap())).count()
 }
 
+/// bes's pairs.
 fn folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/dmrpp/bes")
+}
+
+/// The pairs `build.py` writes from h5py's chunk index, in `build_dmrpp`'s form.
+fn written() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/dmrpp/written")
 }
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().unwrap()
 }
 
-/// The sidecars of the pairs, by the data file's name.
+/// The sidecars of bes's pairs, by the data file's name.
 fn pairs() -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir(folder())
+    let files = pairs_in(&folder());
+    assert!(files.len() >= 28, "{files:?}");
+    files
+}
+
+/// The sidecars in `dir`, by the data file's name.
+fn pairs_in(dir: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.unwrap().file_name().to_str().and_then(|n| n.strip_suffix(".dmrpp")).map(str::to_owned))
         .collect();
     files.sort();
-    assert!(files.len() >= 28, "{files:?}");
     files
 }
 
@@ -77,20 +89,25 @@ const LEFT_OUT: [(&str, &str, &str); 2] = [
 /// Every `.npy` of `file` read through the references `scan` made (whose URLs are relative to
 /// `dir`): the number checked. A variable left out must be in [`LEFT_OUT`], for its reason.
 fn check_values(file: &str, scan: Scan, dir: &Path) -> usize {
+    check_values_in(file, scan, dir, &folder(), &LEFT_OUT)
+}
+
+/// [`check_values`], with the `.npy` files in `truths`, and the variables `left_out`.
+fn check_values_in(file: &str, scan: Scan, dir: &Path, truths: &Path, left_out: &[(&str, &str, &str)]) -> usize {
     let (references, skipped) = (scan.references, scan.skipped);
     // numcodecs' fletcher32 as HDF5 computes it (zarrs' own misses an odd length's last byte).
     let _codecs = zarrs_kerchunk_codecs::register_codecs();
     let base = dir.join("refs.json");
     let store = Arc::new(ReferenceStoreBuilder::new().build(references, base.to_str().unwrap()).unwrap());
     let mut checked = 0;
-    for truth in std::fs::read_dir(folder()).unwrap() {
+    for truth in std::fs::read_dir(truths).unwrap() {
         let truth = truth.unwrap().path();
         let name = truth.file_name().unwrap().to_str().unwrap().to_owned();
         let Some(variable) = name.strip_prefix(&format!("{file}.")).and_then(|r| r.strip_suffix(".npy")) else {
             continue;
         };
         let variable = variable.replace('~', "/");
-        if let Some((.., why)) = LEFT_OUT.iter().find(|(f, v, _)| *f == file && *v == variable) {
+        if let Some((.., why)) = left_out.iter().find(|(f, v, _)| *f == file && *v == variable) {
             let reason = skipped.iter().find(|s| s.path == variable).map(|s| s.reason.as_str());
             assert!(reason.is_some_and(|r| r.starts_with(why)), "{file} {variable}: {reason:?}");
             continue;
@@ -180,13 +197,15 @@ fn arrays_of(references: &ReferenceSet) -> BTreeMap<String, (Value, BTreeMap<Str
 #[test]
 fn the_references_equal_the_hdf5_scanners() {
     let mut compared = 0;
-    for file in pairs() {
+    for (dir, file) in
+        pairs().into_iter().map(|f| (folder(), f)).chain(pairs_in(&written()).into_iter().map(|f| (written(), f)))
+    {
         let options = ScanOptions::default().with_inline_threshold(0);
-        let ours = scan_in(&folder(), &format!("{file}.dmrpp"), &options).unwrap().references;
-        let theirs = scan_in(&folder(), &file, &options).unwrap();
+        let ours = scan_in(&dir, &format!("{file}.dmrpp"), &options).unwrap().references;
+        let theirs = scan_in(&dir, &file, &options).unwrap();
         let (ours, theirs) = (arrays_of(&ours), arrays_of(&theirs.references));
         // A sidecar of a build_dmrpp before 3.20.10 (no dmrpp:version) states no fill values.
-        let sidecar = std::fs::read_to_string(folder().join(format!("{file}.dmrpp"))).unwrap();
+        let sidecar = std::fs::read_to_string(dir.join(format!("{file}.dmrpp"))).unwrap();
         let states_fill = sidecar.contains("dmrpp:version=");
         for (path, (zarray, chunks)) in &theirs {
             let Some((our_zarray, our_chunks)) = ours.get(path) else {
@@ -215,7 +234,7 @@ fn the_references_equal_the_hdf5_scanners() {
             assert!(theirs.contains_key(path), "{file}: {path} is in the sidecar's scan, not the HDF5 one");
         }
     }
-    assert!(compared >= 59, "{compared}");
+    assert!(compared >= 59 + 12, "{compared}");
 }
 
 /// `scan` tells a sidecar from the files it describes by its first bytes.
@@ -230,4 +249,95 @@ fn scan_knows_a_sidecar_by_its_content() {
     };
     assert_eq!(zarray["filters"][0]["id"], "fletcher32");
     assert_eq!(zarray["dtype"], "<i4");
+}
+
+/// The sidecars `build.py` wrote from h5py's chunk index (big-endian chunks with partial edges,
+/// fletcher32 on an odd count of bytes, compact and contiguous data, a group's own dimension,
+/// chunks never written, fixed-length strings, a NetCDF-4 series) read what h5py reads.
+#[test]
+fn written_sidecars_read_what_h5py_reads() {
+    let mut checked = 0;
+    for file in pairs_in(&written()) {
+        for threshold in [0, 500, 1 << 20] {
+            let options = ScanOptions::default().with_inline_threshold(threshold);
+            let scan = scan_in(&written(), &format!("{file}.dmrpp"), &options).unwrap();
+            assert!(scan.skipped.is_empty(), "{file}: {:?}", scan.skipped);
+            checked += check_values_in(&file, scan, &written(), &written(), &[]);
+        }
+    }
+    let npy = |e: &std::fs::DirEntry| e.path().extension().is_some_and(|x| x == "npy");
+    let truths = std::fs::read_dir(written()).unwrap().filter(|e| npy(e.as_ref().unwrap())).count();
+    assert_eq!((checked, truths), (3 * 17, 17), "every ground truth checked with each of three thresholds");
+}
+
+/// The data file named by the sidecar's `dmrpp:href` (an absolute URL: the sidecar elsewhere),
+/// and by one variable's chunks' own `href`: the references point there, and read h5py's values.
+#[test]
+fn hrefs_name_the_data_file() {
+    let scratch = tempfile::tempdir().unwrap();
+    // file:// URLs of absolute paths (no characters here that a URL escapes).
+    let file_url = |path: &Path| format!("file://{}", path.display());
+    let data = file_url(&written().canonicalize().unwrap().join("features.h5"));
+    let other = scratch.path().join("copy.h5");
+    std::fs::copy(written().join("features.h5"), &other).unwrap();
+    let other = file_url(&other);
+    let sidecar = std::fs::read_to_string(written().join("features.h5.dmrpp")).unwrap();
+    let sidecar = sidecar.replace("OPeNDAP_DMRpp_DATA_ACCESS_URL", &data);
+    // The contiguous variable's one chunk, read from the copy.
+    let (head, tail) = sidecar.split_once(r#"<Float32 name="contiguous">"#).unwrap();
+    let tail = tail.replacen("<dmrpp:chunk offset=", &format!(r#"<dmrpp:chunk href="{other}" offset="#), 1);
+    let sidecar = format!(r#"{head}<Float32 name="contiguous">{tail}"#);
+    std::fs::write(scratch.path().join("granule.dmrpp"), sidecar).unwrap();
+    let scan = scan_in(scratch.path(), "granule.dmrpp", &ScanOptions::default().with_inline_threshold(0)).unwrap();
+    let url_of = |key: &str| match scan.references.get(key) {
+        Some(Reference::Range { url, .. }) => url.map(str::to_owned),
+        other => panic!("{key}: {other:?}"),
+    };
+    assert_eq!(url_of("big_endian/0.0"), Some(data));
+    assert_eq!(url_of("contiguous/0"), Some(other));
+    assert_eq!(check_values_in("features.h5", scan, scratch.path(), &written(), &[]), 8);
+}
+
+/// Arrays held whole (as `combine` holds a coordinate) are read through the sidecar's chunk
+/// index and decoded: one chunk, no filters, h5py's values; one with chunks never written is
+/// refused, naming why.
+#[test]
+fn variables_held_whole_are_decoded_from_their_chunks() {
+    let whole = ["big_endian", "odd_checked", "g/inner", "strings", "sparse"];
+    let options = ScanOptions::default().with_inline_threshold(0).with_inlined_variables(whole);
+    let scan = scan_in(&written(), "features.h5.dmrpp", &options).unwrap();
+    for path in &whole[..4] {
+        let Some(Reference::Inline(zarray)) = scan.references.get(&format!("{path}/.zarray")) else { panic!("{path}") };
+        let zarray: Value = serde_json::from_slice(zarray).unwrap();
+        assert_eq!((&zarray["chunks"], &zarray["filters"]), (&zarray["shape"], &Value::Null), "{path}");
+    }
+    assert!(scan.references.iter().all(|(key, _)| !key.starts_with("sparse/")), "a refused array is left out whole");
+    let why = "held whole to combine, it needs all its 4 chunks (1 indexed)";
+    assert_eq!(check_values_in("features.h5", scan, &written(), &written(), &[("features.h5", "sparse", why)]), 7);
+}
+
+/// `scan` reads a file's sidecar in its place as asked: `Auto` where there is one (the file's
+/// header, destroyed here, unread), `Never` not (the destroyed header fails), `Only` refusing a
+/// file without one.
+#[test]
+fn scan_finds_a_sidecar_beside_the_file_as_asked() {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(written().join("features.h5")).unwrap();
+    bytes[..800].fill(0xAA);
+    std::fs::write(scratch.path().join("features.h5"), bytes).unwrap();
+    std::fs::copy(written().join("features.h5.dmrpp"), scratch.path().join("features.h5.dmrpp")).unwrap();
+    std::fs::copy(folder().join("t_float.h5"), scratch.path().join("alone.h5")).unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(scratch.path()).unwrap());
+    let scan_with = |file: &str, sidecars: DmrppSidecars| {
+        let options = ScanOptions::default().with_inline_threshold(0).with_dmrpp_sidecars(sidecars);
+        runtime().block_on(scan(&store, &StorePath::from(file), file, &options))
+    };
+    let found = scan_with("features.h5", DmrppSidecars::Auto).unwrap();
+    assert!(matches!(found.references.get("sparse/0.1"), Some(Reference::Range { url: Some("features.h5"), .. })));
+    assert_eq!(check_values_in("features.h5", found, scratch.path(), &written(), &[]), 8);
+    assert!(scan_with("features.h5", DmrppSidecars::Never).is_err(), "the destroyed header was not read");
+    // A file without a sidecar: read itself, or refused.
+    assert!(scan_with("alone.h5", DmrppSidecars::Auto).unwrap().references.get("d32_1/.zarray").is_some());
+    let error = scan_with("alone.h5", DmrppSidecars::Only).err().unwrap().to_string();
+    assert!(error.starts_with("alone.h5.dmrpp: ") && error.contains("there is none beside the file"), "{error}");
 }

@@ -271,10 +271,15 @@ fn scan_makes_references_that_read_exactly() {
         let refs = root.join(output);
         let (code, _, stderr) = run(&["scan", root.join("data.nc").to_str().unwrap(), "-o", refs.to_str().unwrap()]);
         assert_eq!(code, 0, "{stderr}");
+        // One request for the file, and one that finds no DMR++ sidecar beside it (`--dmrpp auto`).
         assert!(
-            stderr.contains("references to 1 file(s) written") && stderr.contains("(1 requests, 1060 bytes read)"),
+            stderr.contains("references to 1 file(s) written") && stderr.contains("(2 requests, 1060 bytes read)"),
             "{stderr}"
         );
+        let data = root.join("data.nc");
+        let never = ["scan", data.to_str().unwrap(), "--dmrpp", "never", "-o", refs.to_str().unwrap()];
+        let (code, _, stderr) = run(&never);
+        assert!(code == 0 && stderr.contains("(1 requests, 1060 bytes read)"), "{stderr}");
         for entry in case.arrays() {
             let path = entry["path"].as_str().unwrap();
             let out = root.join(format!("{path}.npy"));

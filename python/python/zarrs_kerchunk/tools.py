@@ -157,6 +157,7 @@ def scan(
     fail_unsupported: bool = False,
     grib_inventory: bool = True,
     grib_levels_from_inventory: bool = True,
+    dmrpp: str = "auto",
     subchunk: dict[str, int] | None = None,
     version: int = 1,
     url_templates: bool = False,
@@ -197,6 +198,11 @@ def scan(
     With NOAA's, messages whose lines differ only in their level's numbers (``TMP:500 mb``,
     ``TMP:850 mb``) share one header read, their levels taken from their lines, unless
     ``grib_levels_from_inventory`` is false.
+    A file's DMR++ sidecar beside it (``FILE.dmrpp``, OPeNDAP Hyrax's, as beside most of NASA
+    Earthdata's granules) is read in place of its header where there is one (``dmrpp="auto"``: one
+    small request, the header unread); ``"never"`` reads the file's header, ``"only"`` fails a
+    file without one. A sidecar given itself (``"granule.nc.dmrpp"``) is scanned for the file it
+    describes, and one a pattern also matches beside its file is left out.
     ``subchunk`` splits uncompressed arrays' chunks (``{"temp": 4}``: each into 4 along its first
     dimension), as kerchunk's ``utils.subchunk``.
 
@@ -228,11 +234,15 @@ def scan(
                            identical, append_to, skip_existing)
     arguments |= {"jobs": jobs, "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
                   "grib_inventory": grib_inventory, "grib_levels_from_inventory": grib_levels_from_inventory,
-                  "subchunk": list((subchunk or {}).items())}
+                  "dmrpp": dmrpp, "subchunk": list((subchunk or {}).items())}
     files = [os.fspath(f) for f in files]
     if executor is None:
         return json.loads(_rs.scan(files, os.fspath(output), arguments, write))
     expanded = _rs.expand_files(files, write)
+    if dmrpp != "never":
+        # A file is read through its sidecar: one a pattern matched too is not scanned again.
+        named = set(expanded)
+        expanded = [f for f in expanded if not (f.endswith(".dmrpp") and f[: -len(".dmrpp")] in named)]
     if append_to is not None:
         # The set is read here, never on the workers: to plan (its new files, scanned as it records it
         # was combined) and again in combine_shares, which combines into it.
@@ -314,7 +324,7 @@ def combine(
                            identical, append_to, skip_existing)
     # scan's arguments, those that only scanning reads at their defaults.
     arguments |= {"jobs": 1, "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
-                  "grib_levels_from_inventory": True, "subchunk": []}
+                  "grib_levels_from_inventory": True, "dmrpp": "never", "subchunk": []}
     return json.loads(_rs.combine([os.fspath(r) for r in refs], os.fspath(output), arguments, write))
 
 

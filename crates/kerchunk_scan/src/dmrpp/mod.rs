@@ -20,6 +20,7 @@
 
 mod attributes;
 mod variable;
+mod whole;
 
 use std::collections::HashMap;
 
@@ -27,9 +28,11 @@ use hdf5_reader::ByteOrder;
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 use roxmltree::Node;
 
-use self::variable::{Chunk, element, fill_of_text, layout};
+use self::variable::{Chunk, Layout, element, fill_of_text, layout};
+pub(crate) use self::whole::Whole;
 use crate::error::ScanError;
-use crate::hdf5::dtype::{Kind, kerchunk_fill};
+use crate::hdf5::dtype::{Dtype, Kind, kerchunk_fill};
+use crate::hdf5::{whole_chunks, zero_key};
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::zarr::{AttrValue, Fill, zarray_with_filters, zattrs};
 
@@ -51,17 +54,23 @@ pub(crate) struct Described {
     /// The data file's URL, as the references name it.
     pub(crate) data_url: String,
     pub(crate) to_inline: Vec<(String, u64, u64)>,
+    /// The arrays to hold whole and decoded ([`ScanOptions::with_inlined_variables`]).
+    pub(crate) to_decode: Vec<Whole>,
     pub(crate) skipped: Vec<Skipped>,
 }
 
 impl Described {
-    /// The references, with `inlined` (the bytes of [`Described::to_inline`], in order) held;
-    /// without them (a data file this scan does not read), those chunks referenced.
-    pub(crate) fn finish(mut self, inlined: Option<&[bytes::Bytes]>) -> (ReferenceSet, Vec<Skipped>) {
+    /// The references, with `inlined` (the bytes of [`Described::to_inline`], and of each of
+    /// [`Described::to_decode`] assembled, in order) held; without them (a data file this scan
+    /// does not read), the small chunks referenced.
+    pub(crate) fn finish(mut self, inlined: Option<(&[bytes::Bytes], &[Vec<u8>])>) -> (ReferenceSet, Vec<Skipped>) {
         match inlined {
-            Some(inlined) => {
+            Some((inlined, wholes)) => {
                 for ((key, ..), bytes) in self.to_inline.iter().zip(inlined) {
                     self.builder.insert_inline(key, bytes);
+                }
+                for (whole, bytes) in self.to_decode.iter().zip(wholes) {
+                    self.builder.insert_inline(&whole.key, bytes);
                 }
             }
             None => {
@@ -99,6 +108,7 @@ pub(crate) fn describe(document: &[u8], sidecar_url: &str, options: &ScanOptions
         dimensions: HashMap::new(),
         builder: ReferenceSetBuilder::new(),
         to_inline: Vec::new(),
+        to_decode: Vec::new(),
         skipped: Vec::new(),
         references: 0,
     };
@@ -107,6 +117,7 @@ pub(crate) fn describe(document: &[u8], sidecar_url: &str, options: &ScanOptions
         builder: describer.builder,
         data_url: describer.data_url,
         to_inline: describer.to_inline,
+        to_decode: describer.to_decode,
         skipped: describer.skipped,
     })
 }
@@ -167,6 +178,7 @@ struct Describer<'a> {
     dimensions: HashMap<String, u64>,
     builder: ReferenceSetBuilder,
     to_inline: Vec<(String, u64, u64)>,
+    to_decode: Vec<Whole>,
     skipped: Vec<Skipped>,
     references: u64,
 }
@@ -243,33 +255,10 @@ impl Describer<'_> {
             .iter()
             .try_fold(element.itemsize, |n, &d| n.checked_mul(d))
             .ok_or_else(|| Trouble::Skip(format!("shape {shape:?} holds more bytes than u64 counts")))?;
-        let (chunk_shape, filters, data) = layout(node, &element, &shape, nbytes).map_err(Trouble::Skip)?;
+        let Layout { chunks: chunk_shape, pipeline, filters, data } =
+            layout(node, &element, &shape, nbytes).map_err(Trouble::Skip)?;
 
-        let attribute = |name: &str| attributes::first_value(node, name);
-        let stated = chunks.and_then(|c| c.attribute("fillValue"));
-        let stored = stated.and_then(|t| fill_of_text(element.kind, t));
-        let netcdf =
-            dap_children(node, "Attribute").any(|a| a.attribute("name").is_some_and(|n| n.contains("_Netcdf4")));
-        let time = attribute("units").is_some_and(|(_, units)| units.contains("since"));
-        let fill_attribute = attribute("_FillValue").and_then(|(_, text)| fill_of_text(element.kind, &text));
-        let unknown = stated.is_none() && fill_attribute.is_none() && !self.states_fill_values;
-        let fill = match element.kind {
-            // An older sidecar's variable: the file's fill value is unknown. With every chunk
-            // indexed no value is a fill, and none is masked; with chunks absent, what they hold is
-            // unknown, and a guess would be a silent wrong value.
-            Kind::Int { .. } | Kind::Float { .. } if unknown => {
-                let grid: u64 = shape.iter().zip(&chunk_shape).map(|(&s, &c)| s.div_ceil(c.max(1))).product();
-                if nbytes > 0 && (data.len() as u64) < grid {
-                    return Err(Trouble::Skip(format!(
-                        "{} of its {grid} chunks are absent from the index, and the sidecar states no fill value \
-                         for them (fillValue, which build_dmrpp writes from 3.20.10)",
-                        grid - data.len() as u64
-                    )));
-                }
-                Fill::Null
-            }
-            kind => kerchunk_fill(kind, stored, netcdf, time, fill_attribute),
-        };
+        let fill = self.fill(node, &element, &shape, &chunk_shape, nbytes, data.len())?;
         let (attributes, left_out) = attributes::transfer(node);
 
         let count = data.len() as u64;
@@ -288,9 +277,36 @@ impl Describer<'_> {
         let mut all_attributes = vec![("_ARRAY_DIMENSIONS".to_owned(), AttrValue::Texts(names))];
         all_attributes.extend(attributes);
         self.note(path, left_out);
+        let zattrs = zattrs(&all_attributes);
+        // Held whole and decoded (as `combine` reads a coordinate), from the data file's chunks.
+        let held_whole = self.options.inline_variables.iter().any(|v| v == path);
+        if held_whole && nbytes > 0 && !matches!(data.as_slice(), [(_, Chunk::Inline(_))]) {
+            let grid: u64 = shape.iter().zip(&chunk_shape).map(|(&s, &c)| s.div_ceil(c.max(1))).product();
+            if (data.len() as u64) < grid || nbytes > self.options.max_header_bytes {
+                return Err(Trouble::Skip(format!(
+                    "held whole to combine, it needs all its {grid} chunks ({} indexed) and at most \
+                     ScanOptions::with_max_header_bytes of values ({nbytes} bytes)",
+                    data.len()
+                )));
+            }
+            let mut chunks = Vec::with_capacity(data.len());
+            for (key, chunk) in data {
+                let index: Vec<u64> = key.split('.').filter_map(|i| i.parse().ok()).collect();
+                match chunk {
+                    Chunk::Range { href: None, offset, length } => chunks.push((index, offset, length)),
+                    _ => return Err(Trouble::Skip("held whole, its chunks must all be in the data file".to_owned())),
+                }
+            }
+            let zarray = zarray_with_filters(&shape, &whole_chunks(&shape), &element.numpy, &fill, &[]);
+            self.builder.insert_inline(&Self::key(path, ".zarray"), zarray.as_bytes());
+            self.builder.insert_inline(&Self::key(path, ".zattrs"), zattrs.as_bytes());
+            let key = Self::key(path, &zero_key(shape.len()));
+            self.to_decode.push(Whole { key, shape, chunk_shape, itemsize: element.itemsize, pipeline, chunks });
+            return Ok(());
+        }
         let zarray = zarray_with_filters(&shape, &chunk_shape, &element.numpy, &fill, &filters);
         self.builder.insert_inline(&Self::key(path, ".zarray"), zarray.as_bytes());
-        self.builder.insert_inline(&Self::key(path, ".zattrs"), zattrs(&all_attributes).as_bytes());
+        self.builder.insert_inline(&Self::key(path, ".zattrs"), zattrs.as_bytes());
         for (key, chunk) in data {
             let key = Self::key(path, &key);
             match chunk {
@@ -306,6 +322,45 @@ impl Describer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A variable's fill value: `fillValue`, else `_FillValue`, else HDF5's undefined fill (0), by
+    /// the HDF5 scanner's rules (`kerchunk_fill`); `None` where the sidecar cannot say.
+    fn fill(
+        &self,
+        node: Node<'_, '_>,
+        element: &Dtype,
+        shape: &[u64],
+        chunk_shape: &[u64],
+        nbytes: u64,
+        indexed: usize,
+    ) -> Result<Fill, Trouble> {
+        let chunks = dmrpp_child(node, "chunks");
+        let attribute = |name: &str| attributes::first_value(node, name);
+        let stated = chunks.and_then(|c| c.attribute("fillValue"));
+        let stored = stated.and_then(|t| fill_of_text(element.kind, t));
+        let netcdf =
+            dap_children(node, "Attribute").any(|a| a.attribute("name").is_some_and(|n| n.contains("_Netcdf4")));
+        let time = attribute("units").is_some_and(|(_, units)| units.contains("since"));
+        let fill_attribute = attribute("_FillValue").and_then(|(_, text)| fill_of_text(element.kind, &text));
+        let unknown = stated.is_none() && fill_attribute.is_none() && !self.states_fill_values;
+        Ok(match element.kind {
+            // An older sidecar's variable: the file's fill value is unknown. With every chunk
+            // indexed no value is a fill, and none is masked; with chunks absent, what they hold is
+            // unknown, and a guess would be a silent wrong value.
+            Kind::Int { .. } | Kind::Float { .. } if unknown => {
+                let grid: u64 = shape.iter().zip(chunk_shape).map(|(&s, &c)| s.div_ceil(c.max(1))).product();
+                if nbytes > 0 && (indexed as u64) < grid {
+                    return Err(Trouble::Skip(format!(
+                        "{} of its {grid} chunks are absent from the index, and the sidecar states no fill value \
+                         for them (fillValue, which build_dmrpp writes from 3.20.10)",
+                        grid - indexed as u64
+                    )));
+                }
+                Fill::Null
+            }
+            kind => kerchunk_fill(kind, stored, netcdf, time, fill_attribute),
+        })
     }
 
     /// A variable's shape and its dimensions' names (`_ARRAY_DIMENSIONS`): a named dimension's

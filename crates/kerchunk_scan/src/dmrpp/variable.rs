@@ -27,8 +27,22 @@ pub(crate) enum Chunk {
     Range { href: Option<String>, offset: u64, length: u64 },
 }
 
-/// An array's chunk shape, zarr filters, and chunks by key.
-pub(crate) type Layout = (Vec<u64>, Vec<String>, Vec<(String, Chunk)>);
+/// Where an array's bytes are.
+pub(crate) struct Layout {
+    /// The chunk shape.
+    pub(crate) chunks: Vec<u64>,
+    /// The filters, as HDF5 describes them (to decode chunks with), and as zarr v2's.
+    pub(crate) pipeline: Vec<FilterDescription>,
+    pub(crate) filters: Vec<String>,
+    /// The chunks the index holds, by key.
+    pub(crate) data: Vec<(String, Chunk)>,
+}
+
+impl Layout {
+    fn unfiltered(chunks: Vec<u64>, data: Vec<(String, Chunk)>) -> Self {
+        Self { chunks, pipeline: Vec::new(), filters: Vec::new(), data }
+    }
+}
 
 /// The element type of a variable of DAP4 type `dap` (`Float32`, `Int16`, ...), stored in
 /// `order`; a `String` of fixed length is `fixed` bytes long.
@@ -95,7 +109,7 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
             .ok()
             .and_then(|n| bytes.get(..n))
             .ok_or_else(|| format!("compact data of {} bytes for {nbytes} bytes of values", bytes.len()))?;
-        return Ok((whole_chunks(shape), Vec::new(), whole(Chunk::Inline(data.to_vec()))));
+        return Ok(Layout::unfiltered(whole_chunks(shape), whole(Chunk::Inline(data.to_vec()))));
     }
     if dmrpp_child(variable, "missingdata").is_some() {
         return Err("its values are held in the sidecar (dmrpp:missingdata), which is not read yet".to_owned());
@@ -115,13 +129,13 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
             return Err("filters on data with no chunk shape (dmrpp:chunkDimensionSizes)".to_owned());
         }
         return match listed.as_slice() {
-            [] => Ok((whole_chunks(shape), Vec::new(), Vec::new())),
+            [] => Ok(Layout::unfiltered(whole_chunks(shape), Vec::new())),
             [chunk] => {
                 let (href, offset, stored) = place(*chunk)?;
                 if stored < nbytes {
                     return Err(format!("contiguous storage of {stored} bytes for {nbytes} bytes of values"));
                 }
-                Ok((whole_chunks(shape), Vec::new(), whole(Chunk::Range { href, offset, length: nbytes })))
+                Ok(Layout::unfiltered(whole_chunks(shape), whole(Chunk::Range { href, offset, length: nbytes })))
             }
             more => Err(format!("{} chunks and no chunk shape (dmrpp:chunkDimensionSizes)", more.len())),
         };
@@ -160,7 +174,7 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
         let length = if pipeline.is_empty() { unfiltered } else { stored };
         out.push((key, Chunk::Range { href, offset, length }));
     }
-    Ok((chunk_shape, filters, out))
+    Ok(Layout { chunks: chunk_shape, pipeline, filters, data: out })
 }
 
 /// The bytes of a variable's `dmrpp:compact`, if it has one.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::{StreamExt, TryStreamExt};
 use kerchunk::ReferenceSet;
 use kerchunk_combine::{CombineError, CombineOptionError, CombineOptions, CoordinateSource, RangeReader};
-use kerchunk_scan::{ScanError, ScanOptions, Skipped, scan};
+use kerchunk_scan::{DmrppSidecars, ScanError, ScanOptions, Skipped, scan};
 use zarrs_kerchunk::StoreRegistry;
 use zarrs_kerchunk::object_store::ObjectStoreExt as _;
 use zarrs_kerchunk::object_store::registry::ObjectStoreRegistry;
@@ -408,6 +408,18 @@ pub struct Scanned {
     pub sets: Vec<(String, ReferenceSet)>,
     /// Where each file was read from.
     pub places: FilePlaces,
+}
+
+/// `files` without the DMR++ sidecars of files also among them: scanned with `sidecars` other
+/// than [`DmrppSidecars::Never`], a file is read through its sidecar, which a pattern that
+/// matches both names (`granule.nc*`) would scan twice.
+#[must_use]
+pub fn without_named_sidecars(mut files: Vec<String>, sidecars: DmrppSidecars) -> Vec<String> {
+    if sidecars != DmrppSidecars::Never {
+        let named: std::collections::HashSet<String> = files.iter().cloned().collect();
+        files.retain(|file| file.strip_suffix(".dmrpp").is_none_or(|data| !named.contains(data)));
+    }
+    files
 }
 
 /// The files `file` names: itself, or if it is a pattern (`*`, `?`, `[...]`),

@@ -1,16 +1,17 @@
-//! `scan`: NetCDF-3, NetCDF-4 and HDF5 files into references, combined along
-//! a dimension when there are several, written as `convert` writes them.
+//! `scan`: NetCDF-3, NetCDF-4, HDF5, GRIB and TIFF files (or the DMR++ sidecars of HDF5 ones)
+//! into references, combined along a dimension when there are several, written as `convert`
+//! writes them.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
 use kerchunk::{ReferenceSet, ReferenceSource};
-use kerchunk_scan::{ScanOptions, UnsupportedArrays};
+use kerchunk_scan::{DmrppSidecars, ScanOptions, UnsupportedArrays};
 use zarrs_kerchunk::ReferenceStoreBuilder;
 use zarrs_kerchunk_tools::make::{
     CONCURRENT_SCANS, Made, append_references, expand, load_references, make_references, make_streamed, streamable,
-    url_in_references, writable,
+    url_in_references, without_named_sidecars, writable,
 };
 
 use crate::combining::CombineArgs;
@@ -64,6 +65,12 @@ pub(crate) struct Scan {
     /// read, their levels taken from their lines: one request per distinct variable.
     #[arg(long)]
     idx_every_header: bool,
+    /// DMR++ sidecars (`FILE.dmrpp` beside a file, OPeNDAP Hyrax's, as beside most of NASA
+    /// Earthdata's granules): `auto` reads a file's sidecar in place of its header where there is
+    /// one (one small request, the header unread), `never` reads the file's header, `only` fails
+    /// a file without one. A sidecar named among the files is scanned for the file it describes.
+    #[arg(long, value_enum, default_value_t = Sidecars::Auto)]
+    dmrpp: Sidecars,
     /// Split an uncompressed array's chunks (a contiguous dataset, a NetCDF-3 variable) into this
     /// many along its first dimension, as kerchunk's `subchunk` does: `temp=4` (repeatable).
     #[arg(long, value_name = "ARRAY=FACTOR", value_parser = split_factor)]
@@ -72,6 +79,24 @@ pub(crate) struct Scan {
     format: Output,
     #[command(flatten)]
     access: Access,
+}
+
+/// `--dmrpp`: whether a file's DMR++ sidecar is read in place of its header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Sidecars {
+    Auto,
+    Never,
+    Only,
+}
+
+impl From<Sidecars> for DmrppSidecars {
+    fn from(sidecars: Sidecars) -> Self {
+        match sidecars {
+            Sidecars::Auto => DmrppSidecars::Auto,
+            Sidecars::Never => DmrppSidecars::Never,
+            Sidecars::Only => DmrppSidecars::Only,
+        }
+    }
 }
 
 impl Scan {
@@ -91,6 +116,8 @@ impl Scan {
             options = options.with_unsupported_arrays(UnsupportedArrays::Fail);
         }
         options = options.with_grib_inventory(!self.no_idx).with_grib_levels_from_inventory(!self.idx_every_header);
+        options = options.with_dmrpp_sidecars(self.dmrpp.into());
+        let files = without_named_sidecars(files, self.dmrpp.into());
         let output = self.output.clone().or_else(|| self.append_to.clone()).expect("clap requires one");
         let bar = progress_bar("files scanned");
         bar.set_length(files.len() as u64);
