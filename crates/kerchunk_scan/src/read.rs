@@ -156,11 +156,9 @@ impl<'a> BlockReader<'a> {
         store: &'a Arc<dyn ObjectStore>,
         path: &'a Path,
         url: &'a str,
-        (block, first): (u64, u64),
+        blocks: (u64, u64),
     ) -> Result<Self, ScanError> {
-        let block = block.max(1);
-        let first = first.max(1).div_ceil(block).saturating_mul(block);
-        let options = GetOptions { range: Some(GetRange::Bounded(0..first)), ..GetOptions::default() };
+        let (block, options) = first_read(blocks);
         // A failure (also a missing file's, or an empty file's) falls back to
         // the size query, which reports it.
         let Ok(got) = store.get_opts(path, options).await else {
@@ -168,15 +166,7 @@ impl<'a> BlockReader<'a> {
             let stats = ReadStats { requests: 2, bytes: 0 };
             return Ok(Self { store, path, url, blocks: Blocks::new(meta.size, block), stats });
         };
-        let (size, range) = (got.meta.size, got.range.clone());
-        let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
-        if range.start != 0 || bytes.len() as u64 != range.end - range.start {
-            return Err(ScanError::ShortRead { url: url.to_owned(), range, got: bytes.len() as u64 });
-        }
-        let mut blocks = Blocks::new(size, block);
-        blocks.insert(&range, &bytes);
-        let stats = ReadStats { requests: 1, bytes: bytes.len() as u64 };
-        Ok(Self { store, path, url, blocks, stats })
+        Self::with_first(store, path, url, block, got).await
     }
 
     /// [`BlockReader::open`] for a file that may not be there: `None` (after the one request
@@ -186,27 +176,34 @@ impl<'a> BlockReader<'a> {
         store: &'a Arc<dyn ObjectStore>,
         path: &'a Path,
         url: &'a str,
-        (block, first): (u64, u64),
+        blocks: (u64, u64),
     ) -> Result<Option<Self>, ScanError> {
-        let block = block.max(1);
-        let first = first.max(1).div_ceil(block).saturating_mul(block);
-        let options = GetOptions { range: Some(GetRange::Bounded(0..first)), ..GetOptions::default() };
+        let (block, options) = first_read(blocks);
         match store.get_opts(path, options).await {
             Err(object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. }) => Ok(None),
             // Another failure (an empty file's, say) is reported by `open`'s own way.
-            Err(_) => Self::open(store, path, url, (block, first)).await.map(Some),
-            Ok(got) => {
-                let (size, range) = (got.meta.size, got.range.clone());
-                let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
-                if range.start != 0 || bytes.len() as u64 != range.end - range.start {
-                    return Err(ScanError::ShortRead { url: url.to_owned(), range, got: bytes.len() as u64 });
-                }
-                let mut blocks = Blocks::new(size, block);
-                blocks.insert(&range, &bytes);
-                let stats = ReadStats { requests: 1, bytes: bytes.len() as u64 };
-                Ok(Some(Self { store, path, url, blocks, stats }))
-            }
+            Err(_) => Self::open(store, path, url, blocks).await.map(Some),
+            Ok(got) => Self::with_first(store, path, url, block, got).await.map(Some),
         }
+    }
+
+    /// The reader of a file whose first bytes `got` answered.
+    async fn with_first(
+        store: &'a Arc<dyn ObjectStore>,
+        path: &'a Path,
+        url: &'a str,
+        block: u64,
+        got: object_store::GetResult,
+    ) -> Result<Self, ScanError> {
+        let (size, range) = (got.meta.size, got.range.clone());
+        let bytes = got.bytes().await.map_err(|source| read_error(url, source))?;
+        if range.start != 0 || bytes.len() as u64 != range.end - range.start {
+            return Err(ScanError::ShortRead { url: url.to_owned(), range, got: bytes.len() as u64 });
+        }
+        let mut blocks = Blocks::new(size, block);
+        blocks.insert(&range, &bytes);
+        let stats = ReadStats { requests: 1, bytes: bytes.len() as u64 };
+        Ok(Self { store, path, url, blocks, stats })
     }
 
     /// Counts `requests` more made for this file (a look for a sidecar that was not there).
@@ -330,6 +327,14 @@ impl BlockReader<'_> {
         }
         Ok(out)
     }
+}
+
+/// The block size (at least 1) and the request for a file's first `first` bytes, rounded up to
+/// whole blocks.
+fn first_read((block, first): (u64, u64)) -> (u64, GetOptions) {
+    let block = block.max(1);
+    let first = first.max(1).div_ceil(block).saturating_mul(block);
+    (block, GetOptions { range: Some(GetRange::Bounded(0..first)), ..GetOptions::default() })
 }
 
 pub(crate) fn read_error(url: &str, source: object_store::Error) -> ScanError {

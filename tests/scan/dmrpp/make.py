@@ -38,6 +38,19 @@ for file in sorted(here.iterdir()):
         f.visititems(lambda name, obj: datasets.append((name, obj)) if isinstance(obj, h5py.Dataset) else None)
         for name, dataset in datasets:
             kind = dataset.dtype.kind
+            base = h5py.check_vlen_dtype(dataset.dtype)
+            if base is not None and base.kind in "iu" and dataset.ndim == 1:
+                # bes's form of a variable-length array (its dmrpp:missingdata): each row padded
+                # with zeros to the longest, and the rows' lengths as NAME_vlen_index.
+                rows = list(dataset[()])
+                longest = max(len(r) for r in rows)
+                padded = np.zeros((len(rows), longest), dtype=base.newbyteorder("<"))
+                for i, row in enumerate(rows):
+                    padded[i, : len(row)] = row
+                np.save(here / f"{file.name}.{name.replace('/', '~')}.npy", padded)
+                lengths = np.array([len(r) for r in rows], dtype="<i4")
+                np.save(here / f"{file.name}.{name.replace('/', '~')}_vlen_index.npy", lengths)
+                continue
             if kind not in "iufS" or dataset.dtype.names is not None:
                 continue
             label = dataset.attrs.get("NAME", b"")

@@ -12,8 +12,8 @@
 //!   `offset`, `nBytes`, `chunkPositionInArray` and `href`; chunks absent from the index are
 //!   read as the fill value;
 //! - contiguous data (one chunk without a position, also directly under the variable, as older
-//!   sidecars write it), `dmrpp:compact` (held in the references), fixed-length strings
-//!   (`dmrpp:FixedLengthStringArray`).
+//!   sidecars write it), `dmrpp:compact` and `dmrpp:missingdata` (held in the references),
+//!   fixed-length strings (`dmrpp:FixedLengthStringArray`).
 //!
 //! An absent `byteOrder` is little-endian: bes's reader swaps bytes only for `BE`, and the
 //! sidecars that leave it out describe little-endian files.
@@ -561,8 +561,9 @@ mod tests {
         let order = CHUNKED.replace("COMPRESSION", "deflate").replace(r#"byteOrder="BE""#, r#"byteOrder="XE""#);
         assert!(refused(&order).contains("neither LE nor BE"));
         assert!(refused(r#"<Structure name="s"/>"#).contains("a Structure"));
-        let missing = r#"<Int16 name="v"><Dim size="4"/><dmrpp:missingdata>eJw=</dmrpp:missingdata></Int16>"#;
-        assert!(refused(missing).contains("dmrpp:missingdata"));
+        // An empty zlib stream for 8 bytes of values.
+        let missing = r#"<Int16 name="v"><Dim size="4"/><dmrpp:missingdata>eJwDAAAAAAE=</dmrpp:missingdata></Int16>"#;
+        assert!(refused(missing).contains("its dmrpp:missingdata holds 0 bytes for 8 bytes of values"));
         assert!(refused(r#"<Int16 name="v"><Dim name="/nowhere"/></Int16>"#).contains("declared nowhere"));
     }
 

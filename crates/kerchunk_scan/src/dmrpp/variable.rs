@@ -111,8 +111,8 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
             .ok_or_else(|| format!("compact data of {} bytes for {nbytes} bytes of values", bytes.len()))?;
         return Ok(Layout::unfiltered(whole_chunks(shape), whole(Chunk::Inline(data.to_vec()))));
     }
-    if dmrpp_child(variable, "missingdata").is_some() {
-        return Err("its values are held in the sidecar (dmrpp:missingdata), which is not read yet".to_owned());
+    if let Some(data) = missing_data(variable, nbytes, nbytes == element.itemsize) {
+        return Ok(Layout::unfiltered(whole_chunks(shape), whole(Chunk::Inline(data?))));
     }
     // The chunks, in `dmrpp:chunks` or (older sidecars) directly under the variable.
     let chunks = dmrpp_child(variable, "chunks");
@@ -175,6 +175,36 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
         out.push((key, Chunk::Range { href, offset, length }));
     }
     Ok(Layout { chunks: chunk_shape, pipeline, filters, data: out })
+}
+
+/// The values of a variable's `dmrpp:missingdata`, if it has one: values the file lacks (or holds
+/// in a form references cannot point at: a variable-length array, padded), which `build_dmrpp`
+/// wrote into the sidecar as bes's reader reads them back: base64 of the zlib stream of the
+/// values, or of the `one` value itself.
+fn missing_data(variable: Node<'_, '_>, nbytes: u64, one: bool) -> Option<Result<Vec<u8>, String>> {
+    let text: String = dmrpp_child(variable, "missingdata")?.text().unwrap_or_default().split_whitespace().collect();
+    let read = || -> Result<Vec<u8>, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| format!("its dmrpp:missingdata is not base64: {e}"))?;
+        let size = usize::try_from(nbytes).map_err(|e| e.to_string())?;
+        if one {
+            // One value, as it is (bes's reader copies it for an array of one, or a Byte).
+            return bytes.get(..size).map(<[u8]>::to_vec).ok_or_else(|| {
+                format!("its dmrpp:missingdata holds {} bytes for {nbytes} bytes of values", bytes.len())
+            });
+        }
+        let mut values = Vec::with_capacity(size);
+        let mut stream =
+            std::io::Read::take(flate2::read::ZlibDecoder::new(bytes.as_slice()), nbytes.saturating_add(1));
+        std::io::Read::read_to_end(&mut stream, &mut values)
+            .map_err(|e| format!("its dmrpp:missingdata does not inflate: {e}"))?;
+        if values.len() != size {
+            return Err(format!("its dmrpp:missingdata holds {} bytes for {nbytes} bytes of values", values.len()));
+        }
+        Ok(values)
+    };
+    Some(read())
 }
 
 /// The bytes of a variable's `dmrpp:compact`, if it has one.
