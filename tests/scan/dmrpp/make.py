@@ -51,7 +51,7 @@ for file in sorted(here.iterdir()):
                 lengths = np.array([len(r) for r in rows], dtype="<i4")
                 np.save(here / f"{file.name}.{name.replace('/', '~')}_vlen_index.npy", lengths)
                 continue
-            if kind not in "iufS" or dataset.dtype.names is not None:
+            if kind not in "biufS" or dataset.dtype.names is not None:
                 continue
             label = dataset.attrs.get("NAME", b"")
             if isinstance(label, bytes) and label.startswith(b"This is a netCDF dimension but not a netCDF variable"):

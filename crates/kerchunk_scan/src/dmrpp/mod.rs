@@ -5,7 +5,8 @@
 //!
 //! What is read, as OPeNDAP's `dmrpp` namespace and bes's own reader (`modules/dmrpp_module`)
 //! define it:
-//! - DAP4 groups, variables of the atomic types, named (fully qualified or relative) and
+//! - DAP4 groups, variables of the atomic types and of enumerations (their base type's values,
+//!   h5py's bool for FALSE and TRUE), named (fully qualified or relative) and
 //!   anonymous dimensions, typed attributes (containers as JSON objects);
 //! - `dmrpp:chunks`: `compressionType` (deflate, shuffle and fletcher32, in pipeline order),
 //!   `deflateLevel`, `fillValue`, `byteOrder`, `dmrpp:chunkDimensionSizes`, and each chunk's
@@ -106,6 +107,7 @@ pub(crate) fn describe(document: &[u8], sidecar_url: &str, options: &ScanOptions
         data_url,
         options,
         dimensions: HashMap::new(),
+        enumerations: HashMap::new(),
         builder: ReferenceSetBuilder::new(),
         to_inline: Vec::new(),
         to_decode: Vec::new(),
@@ -176,6 +178,9 @@ struct Describer<'a> {
     options: &'a ScanOptions,
     /// Each declared dimension's size, by its fully qualified name.
     dimensions: HashMap<String, u64>,
+    /// Each declared enumeration's base type, and whether it is h5py's bool (FALSE 0, TRUE 1),
+    /// by its fully qualified name.
+    enumerations: HashMap<String, (String, bool)>,
     builder: ReferenceSetBuilder,
     to_inline: Vec<(String, u64, u64)>,
     to_decode: Vec<Whole>,
@@ -191,6 +196,20 @@ impl Describer<'_> {
     /// The group `node` at `path` (`""` for the root; `fqn` its DAP4 name, `/` or `/g/`), its
     /// variables and its groups.
     fn group(&mut self, node: Node<'_, '_>, path: &str, fqn: &str) -> Result<(), ScanError> {
+        for enumeration in dap_children(node, "Enumeration") {
+            let (Some(name), Some(base)) = (enumeration.attribute("name"), enumeration.attribute("basetype")) else {
+                continue;
+            };
+            let constants: Vec<(&str, &str)> = dap_children(enumeration, "EnumConst")
+                .filter_map(|c| Some((c.attribute("name")?, c.attribute("value")?.trim())))
+                .collect();
+            let one_byte = matches!(base, "Byte" | "UInt8" | "Int8");
+            let bool = one_byte
+                && constants.len() == 2
+                && constants.contains(&("FALSE", "0"))
+                && constants.contains(&("TRUE", "1"));
+            self.enumerations.insert(format!("{fqn}{name}"), (base.to_owned(), bool));
+        }
         for dimension in dap_children(node, "Dimension") {
             let (Some(name), Some(size)) = (dimension.attribute("name"), dimension.attribute("size")) else { continue };
             if let Ok(size) = size.trim().parse() {
@@ -249,7 +268,15 @@ impl Describer<'_> {
                 let compact = variable::compact(node)?.ok()?;
                 (scalar && node.tag_name().name() == "String").then(|| u32::try_from(compact.len()).ok())?
             });
-        let element = element(node.tag_name().name(), order, fixed).map_err(Trouble::Skip)?;
+        let element = match node.tag_name().name() {
+            // An enumeration's values are its base type's, as the HDF5 scanner writes them (h5py's
+            // bool, FALSE and TRUE of one byte, as bool).
+            "Enum" => match self.enumeration(node, fqn).map_err(Trouble::Skip)? {
+                (_, true) => Dtype { numpy: "|b1".to_owned(), itemsize: 1, kind: Kind::Bool },
+                (base, false) => element(&base, order, None).map_err(Trouble::Skip)?,
+            },
+            dap => element(dap, order, fixed).map_err(Trouble::Skip)?,
+        };
         let (shape, names) = self.shape(node, fqn).map_err(Trouble::Skip)?;
         let nbytes = shape
             .iter()
@@ -392,6 +419,23 @@ impl Describer<'_> {
             }
         }
         Ok((shape, names))
+    }
+
+    /// The base type of an `Enum` variable's enumeration (named fully, or from the group `fqn`
+    /// outwards), and whether it is h5py's bool.
+    fn enumeration(&self, node: Node<'_, '_>, fqn: &str) -> Result<(String, bool), String> {
+        let name = node.attribute("enum").ok_or("an Enum without its enumeration (enum)")?;
+        let mut scope = if name.starts_with('/') { String::new() } else { fqn.to_owned() };
+        loop {
+            if let Some(found) = self.enumerations.get(&format!("{scope}{name}")) {
+                return Ok(found.clone());
+            }
+            if scope.is_empty() || scope == "/" {
+                return Err(format!("its enumeration {name:?} is declared nowhere"));
+            }
+            let parent = scope.trim_end_matches('/').rsplit_once('/').map_or("", |(p, _)| p);
+            scope = format!("{parent}/");
+        }
     }
 
     /// The fully qualified name of dimension `name` seen from the group `fqn`: itself if it is

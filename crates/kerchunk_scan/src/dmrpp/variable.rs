@@ -77,7 +77,6 @@ pub(crate) fn element(dap: &str, order: ByteOrder, fixed: Option<u32>) -> Result
                       say so"
                 .to_owned()),
         },
-        "Enum" => Err("an enumeration, not read from sidecars yet".to_owned()),
         other => Err(format!("a {other}, which zarr v2 has no type for")),
     }
 }
