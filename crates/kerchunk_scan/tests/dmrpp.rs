@@ -347,3 +347,36 @@ fn scan_finds_a_sidecar_beside_the_file_as_asked() {
     let error = scan_with("alone.h5", DmrppSidecars::Only).err().unwrap().to_string();
     assert!(error.starts_with("alone.h5.dmrpp: ") && error.contains("there is none beside the file"), "{error}");
 }
+
+/// A real NASA sidecar (bes's `data/s3`: MERRA-2's monthly means, as a 2018 `build_dmrpp` wrote
+/// them, the file on S3, not here): every variable described, its chunks referenced in the file
+/// its `dmrpp:href` names, as many as the sidecar lists, none held (the file is not beside it).
+#[test]
+fn a_merra2_sidecar_references_its_granule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scan/dmrpp/nasa");
+    let file = "MERRA2_400.tavgM_2d_slv_Nx.201606.nc4.dmrpp";
+    let scan = scan_in(&dir, file, &ScanOptions::default()).unwrap();
+    assert!(scan.skipped.is_empty(), "{:?}", scan.skipped);
+    assert_eq!(scan.stats.requests, 1, "the sidecar alone is read");
+    let sidecar = std::fs::read_to_string(dir.join(file)).unwrap();
+    let href = "https://s3.amazonaws.com/cloudydap/merra2/MERRA2_400.tavgM_2d_slv_Nx.201606.nc4";
+    assert!(sidecar.contains(&format!(r#"dmrpp:href="{href}""#)));
+    let chunks: Vec<_> =
+        scan.references.iter().filter(|(key, _)| !key.rsplit('/').next().unwrap().starts_with('.')).collect();
+    assert_eq!(chunks.len(), sidecar.matches("<dmrpp:chunk ").count());
+    for (key, reference) in &chunks {
+        assert!(matches!(reference, Reference::Range { url: Some(url), .. } if *url == href), "{key}: {reference:?}");
+    }
+    let arrays = scan.references.iter().filter(|(key, _)| key.ends_with("/.zarray")).count();
+    let variables = sidecar.matches("<Float32 name=").count()
+        + sidecar.matches("<Float64 name=").count()
+        + sidecar.matches("<Int32 name=").count();
+    assert_eq!(arrays, variables);
+    // The granule's 2-D fields: float32 over time, lat and lon, one chunk of 1 x 361 x 576.
+    let Some(Reference::Inline(zarray)) = scan.references.get("T2M/.zarray") else { panic!() };
+    let zarray: Value = serde_json::from_slice(zarray).unwrap();
+    assert_eq!(
+        (&zarray["shape"], &zarray["chunks"], &zarray["dtype"]),
+        (&serde_json::json!([1, 361, 576]), &serde_json::json!([1, 361, 576]), &Value::from("<f4"))
+    );
+}
