@@ -640,3 +640,24 @@ fn grib_files_combine_without_concat() {
         serde_json::from_str(refs["refs"]["t2m/instant/heightAboveGround/t2m/.zarray"].as_str().unwrap()).unwrap();
     assert_eq!(zarray["shape"], serde_json::json!([1, 3, 9, 12]));
 }
+
+/// A reader that stops reading (`cat ... | head`) ends the command quietly, with the exit code a
+/// shell reports for a process SIGPIPE ends (141), never an "internal error".
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::io::Read as _;
+    let refs = case("cf_air").dir.join("refs.json");
+    // About 230 KB of text, more than a pipe holds: the command is still writing when it closes.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zarrs-kerchunk"))
+        .args(["cat", refs.to_str().unwrap(), "air"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(first.starts_with(b"# /air"), "{}", String::from_utf8_lossy(&first));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert_eq!(output.status.code(), Some(141));
+}

@@ -117,6 +117,25 @@ enum Command {
     Combine(combine::Combine),
 }
 
+/// Whether the output's reader went away (`zarrs-kerchunk cat ... | head`): `println!` then
+/// panics, which is no bug.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The exit code of a process a closed pipe ended, as shells report one that SIGPIPE killed.
+const CLOSED_PIPE: u8 = 128 + 13;
+
+/// Whether `error` is, or was caused by, a write to a pipe whose reader went away.
+fn closed_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if error.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
 fn main() -> ExitCode {
     // A bug must not reach the user as a backtrace: one line, and the exit code of an error.
     std::panic::set_hook(Box::new(|info| {
@@ -124,9 +143,16 @@ fn main() -> ExitCode {
             .payload()
             .downcast_ref::<&str>()
             .map(ToString::to_string)
-            .or_else(|| info.payload().downcast_ref::<String>().cloned());
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        // Rust ignores SIGPIPE, so a reader that stops reading makes the next print panic: the
+        // command ends quietly, as one that SIGPIPE ends.
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::SeqCst);
+            return;
+        }
         let location = info.location().map(ToString::to_string).unwrap_or_default();
-        eprintln!("zarrs-kerchunk: internal error (please report it): {} at {location}", message.unwrap_or_default());
+        eprintln!("zarrs-kerchunk: internal error (please report it): {message} at {location}");
     }));
     let cli = Cli::parse();
     // cat, stats and plot decode chunks; the sized codec inflates each zlib chunk in one call and
@@ -137,10 +163,12 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::Problems)) => ExitCode::from(1),
+        Ok(Err(error)) if closed_pipe(error.as_ref()) => ExitCode::from(CLOSED_PIPE),
         Ok(Err(error)) => {
             eprintln!("zarrs-kerchunk: error: {}", kerchunk::error_chain(error.as_ref()).replace('\n', " "));
             ExitCode::from(2)
         }
+        Err(_) if STDOUT_CLOSED.load(std::sync::atomic::Ordering::SeqCst) => ExitCode::from(CLOSED_PIPE),
         Err(_) => ExitCode::from(2),
     }
 }
