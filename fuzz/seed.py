@@ -120,3 +120,9 @@ for path in sorted((CODECS / "tiff").glob("*.kerchunk.json")):
     for f in zarray.get("filters") or []:
         pick = 5 if f["id"] == "imagecodecs_delta" else 6
         add("tiff_codecs", bytes([pick | (DTYPES.index(dtype) << 5)]) + struct.pack("<H", 256 * int(dtype[2:])) + bytes(range(256)) * int(dtype[2:]))
+
+# DMR++ sidecars: bes's pairs' and those tests/scan/dmrpp/build.py writes (the smaller ones).
+for path in sorted((ROOT / "tests" / "scan" / "dmrpp").glob("*/*.dmrpp")):
+    data = path.read_bytes()
+    if len(data) <= 16_384:
+        add("dmrpp_scan", data)

@@ -349,6 +349,7 @@ enum Scanner {
     Netcdf3,
     Grib,
     Tiff,
+    Dmrpp,
 }
 
 /// `data` scanned by `scanner` through an in-memory store, in blocks of 256
@@ -364,6 +365,7 @@ fn scan_in_memory(data: &[u8], scanner: Scanner) -> usize {
         Scanner::Netcdf3 => "data.nc",
         Scanner::Grib => "data.grib2",
         Scanner::Tiff => "data.tif",
+        Scanner::Dmrpp => "data.h5.dmrpp",
     };
     let path = Path::from(name);
     let options = kerchunk_scan::ScanOptions::default()
@@ -377,6 +379,11 @@ fn scan_in_memory(data: &[u8], scanner: Scanner) -> usize {
             Scanner::Netcdf3 => kerchunk_scan::scan_netcdf3(&store, &path, name, &options).await,
             Scanner::Grib => kerchunk_scan::scan_grib(&store, &path, name, &options).await,
             Scanner::Tiff => kerchunk_scan::scan_tiff(&store, &path, name, &options).await,
+            // Its references point into the file it describes, not into itself.
+            Scanner::Dmrpp => {
+                let scan = kerchunk_scan::scan_dmrpp(&store, &path, name, &options).await;
+                return scan.map_or(0, |scan| scan.references.len());
+            }
         };
         let Ok(scan) = result else { return 0 };
         for (key, reference) in scan.references.iter() {
@@ -444,6 +451,13 @@ pub fn grib_scan(data: &[u8]) -> usize {
 /// Where a reference lies past the end of the file.
 pub fn tiff_scan(data: &[u8]) -> usize {
     scan_in_memory(data, Scanner::Tiff)
+}
+
+/// A DMR++ sidecar scanned into references (`kerchunk_scan::scan_dmrpp`; its data file absent,
+/// so nothing is held): never a panic, an overflow or an allocation of what the document claims.
+/// Returns the number of references made.
+pub fn dmrpp_scan(data: &[u8]) -> usize {
+    scan_in_memory(data, Scanner::Dmrpp)
 }
 
 /// Scans `data` as an HDF5 file through an in-memory store, in blocks of

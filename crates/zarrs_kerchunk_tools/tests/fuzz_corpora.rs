@@ -88,6 +88,11 @@ fn tiff_scan() {
 }
 
 #[test]
+fn dmrpp_scan() {
+    assert!(replay("dmrpp_scan", targets::dmrpp_scan) > 0, "the seeds scan to nothing");
+}
+
+#[test]
 fn hdf5_scan() {
     assert!(replay("hdf5_scan", targets::hdf5_scan) > 0, "the seeds scan to nothing");
 }

@@ -37,6 +37,9 @@ use crate::hdf5::{whole_chunks, zero_key};
 use crate::options::{ScanOptions, Skipped, UnsupportedArrays};
 use crate::zarr::{AttrValue, Fill, zarray_with_filters, zattrs};
 
+/// How deep groups may nest (HDF5 files nest a few levels; HDF-EOS5 four).
+const MAX_GROUP_DEPTH: usize = 256;
+
 /// The `dmrpp:href` Hyrax writes where the data's URL is filled in when the sidecar is served.
 const PLACEHOLDER: &str = "OPeNDAP_DMRpp_DATA_ACCESS_URL";
 
@@ -114,7 +117,7 @@ pub(crate) fn describe(document: &[u8], sidecar_url: &str, options: &ScanOptions
         skipped: Vec::new(),
         references: 0,
     };
-    describer.group(root, "", "/")?;
+    describer.group(root, "", "/", 0)?;
     Ok(Described {
         builder: describer.builder,
         data_url: describer.data_url,
@@ -195,7 +198,14 @@ impl Describer<'_> {
 
     /// The group `node` at `path` (`""` for the root; `fqn` its DAP4 name, `/` or `/g/`), its
     /// variables and its groups.
-    fn group(&mut self, node: Node<'_, '_>, path: &str, fqn: &str) -> Result<(), ScanError> {
+    fn group(&mut self, node: Node<'_, '_>, path: &str, fqn: &str, depth: usize) -> Result<(), ScanError> {
+        // Groups are walked recursively: a hostile document's nesting must not exhaust the stack.
+        if depth > MAX_GROUP_DEPTH {
+            return Err(ScanError::Dmrpp {
+                url: self.url.to_owned(),
+                reason: format!("its groups are nested deeper than {MAX_GROUP_DEPTH}"),
+            });
+        }
         for enumeration in dap_children(node, "Enumeration") {
             let (Some(name), Some(base)) = (enumeration.attribute("name"), enumeration.attribute("basetype")) else {
                 continue;
@@ -225,7 +235,7 @@ impl Describer<'_> {
             match child.tag_name().name() {
                 "Group" => {
                     let path = hdf5_path(child).unwrap_or_else(|| Self::key(path, name));
-                    self.group(child, &path, &format!("{fqn}{name}/"))?;
+                    self.group(child, &path, &format!("{fqn}{name}/"), depth + 1)?;
                 }
                 other if NOT_VARIABLES.contains(&other) => {}
                 _ => {
@@ -283,7 +293,7 @@ impl Describer<'_> {
             .try_fold(element.itemsize, |n, &d| n.checked_mul(d))
             .ok_or_else(|| Trouble::Skip(format!("shape {shape:?} holds more bytes than u64 counts")))?;
         let Layout { chunks: chunk_shape, pipeline, filters, data } =
-            layout(node, &element, &shape, nbytes).map_err(Trouble::Skip)?;
+            layout(node, &element, &shape, nbytes, self.options.max_header_bytes).map_err(Trouble::Skip)?;
 
         let fill = self.fill(node, &element, &shape, &chunk_shape, nbytes, data.len())?;
         let (attributes, left_out) = attributes::transfer(node);
@@ -309,7 +319,12 @@ impl Describer<'_> {
         let held_whole = self.options.inline_variables.iter().any(|v| v == path);
         if held_whole && nbytes > 0 && !matches!(data.as_slice(), [(_, Chunk::Inline(_))]) {
             let grid: u64 = shape.iter().zip(&chunk_shape).map(|(&s, &c)| s.div_ceil(c.max(1))).product();
-            if (data.len() as u64) < grid || nbytes > self.options.max_header_bytes {
+            // A chunk is decoded whole: at most the metadata budget too (a chunk shape far larger
+            // than the array's would otherwise let a stream inflate that far).
+            let chunk_bytes =
+                chunk_shape.iter().try_fold(element.itemsize, |n, &c| n.checked_mul(c)).unwrap_or(u64::MAX);
+            let most = self.options.max_header_bytes;
+            if (data.len() as u64) < grid || nbytes > most || chunk_bytes > most {
                 return Err(Trouble::Skip(format!(
                     "held whole to combine, it needs all its {grid} chunks ({} indexed) and at most \
                      ScanOptions::with_max_header_bytes of values ({nbytes} bytes)",
@@ -632,5 +647,27 @@ mod tests {
             let error = described(document).err().unwrap();
             assert!(matches!(&error, ScanError::Dmrpp { reason, .. } if reason.contains(why)), "{error}");
         }
+    }
+
+    /// Hostile documents are errors or refusals, never a panic, an overflow or an allocation of
+    /// what they claim.
+    #[test]
+    fn hostile_sidecars_are_refused() {
+        let huge_chunks = r#"<Int32 name="v"><Dim size="1"/><Dim size="1"/><Dim size="1"/><dmrpp:chunks fillValue="0">
+            <dmrpp:chunkDimensionSizes>4294967296 4294967296 4294967296</dmrpp:chunkDimensionSizes>
+            <dmrpp:chunk offset="0" nBytes="4" chunkPositionInArray="[0,0,0]"/></dmrpp:chunks></Int32>"#;
+        assert!(refused(huge_chunks).contains("hold more bytes than u64 counts"));
+        let huge_shape =
+            r#"<Int32 name="v"><Dim size="4294967296"/><Dim size="4294967296"/><dmrpp:chunks fillValue="0"/></Int32>"#;
+        assert!(refused(huge_shape).contains("more bytes than u64 counts"));
+        // 4 TiB of values claimed, held in the sidecar: refused before any is inflated.
+        let claimed =
+            r#"<Int32 name="v"><Dim size="1099511627776"/><dmrpp:missingdata>eJwDAAAAAAE=</dmrpp:missingdata></Int32>"#;
+        assert!(refused(claimed).contains("more than the limit of"));
+        let deep = format!("{}{}", "<Group name=\"g\">".repeat(5000), "</Group>".repeat(5000));
+        let error = described(&sidecar("", &deep)).err().unwrap().to_string();
+        assert!(error.contains("nested deeper than 256"), "{error}");
+        let entities = r#"<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><Dataset>&b;</Dataset>"#;
+        assert!(matches!(described(entities), Err(ScanError::Dmrpp { .. })));
     }
 }

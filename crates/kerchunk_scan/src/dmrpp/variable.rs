@@ -99,8 +99,14 @@ pub(crate) fn fill_of_text(kind: Kind, text: &str) -> Option<Fill> {
 }
 
 /// The layout of a variable of `element`s and `shape` (holding `nbytes` bytes of values),
-/// from `variable`'s `dmrpp:` children.
-pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nbytes: u64) -> Result<Layout, String> {
+/// from `variable`'s `dmrpp:` children; values the sidecar holds at most `most` bytes.
+pub(crate) fn layout(
+    variable: Node<'_, '_>,
+    element: &Dtype,
+    shape: &[u64],
+    nbytes: u64,
+    most: u64,
+) -> Result<Layout, String> {
     let whole = |chunk: Chunk| if nbytes == 0 { Vec::new() } else { vec![(zero_key(shape.len()), chunk)] };
     if let Some(bytes) = compact(variable) {
         let bytes = bytes?;
@@ -109,6 +115,13 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
             .and_then(|n| bytes.get(..n))
             .ok_or_else(|| format!("compact data of {} bytes for {nbytes} bytes of values", bytes.len()))?;
         return Ok(Layout::unfiltered(whole_chunks(shape), whole(Chunk::Inline(data.to_vec()))));
+    }
+    let held = dmrpp_child(variable, "compact").or_else(|| dmrpp_child(variable, "missingdata"));
+    if held.is_some() && nbytes > most {
+        return Err(format!(
+            "its {nbytes} bytes of values, held in the sidecar, are more than the limit of {most} \
+             (ScanOptions::with_max_header_bytes)"
+        ));
     }
     if let Some(data) = missing_data(variable, nbytes, nbytes == element.itemsize) {
         return Ok(Layout::unfiltered(whole_chunks(shape), whole(Chunk::Inline(data?))));
@@ -144,8 +157,11 @@ pub(crate) fn layout(variable: Node<'_, '_>, element: &Dtype, shape: &[u64], nby
     if chunk_shape.len() != shape.len() || chunk_shape.contains(&0) {
         return Err(format!("chunks {chunk_shape:?} for shape {shape:?}"));
     }
-    let elements: u64 = chunk_shape.iter().product();
-    let unfiltered = elements.saturating_mul(element.itemsize);
+    let (elements, unfiltered) = chunk_shape
+        .iter()
+        .try_fold(1u64, |n, &c| n.checked_mul(c))
+        .and_then(|elements| Some((elements, elements.checked_mul(element.itemsize)?)))
+        .ok_or_else(|| format!("chunks {chunk_shape:?} hold more bytes than u64 counts"))?;
     let filters = zarr_filters(&pipeline, 0, element.itemsize, elements)?;
     let mut out = Vec::with_capacity(listed.len());
     for chunk in listed {

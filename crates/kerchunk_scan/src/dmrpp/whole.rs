@@ -22,9 +22,15 @@ impl Whole {
     /// Why a chunk does not decode to a chunk's bytes.
     pub(crate) fn assemble(&self, stored: &[bytes::Bytes]) -> Result<Vec<u8>, String> {
         let itemsize = usize::try_from(self.itemsize).map_err(|e| e.to_string())?;
-        let chunk_bytes: u64 = self.chunk_shape.iter().product::<u64>() * self.itemsize;
-        let chunk_bytes = usize::try_from(chunk_bytes).map_err(|e| e.to_string())?;
-        let total = usize::try_from(self.shape.iter().product::<u64>() * self.itemsize).map_err(|e| e.to_string())?;
+        // Both within the metadata budget, checked when the array was described.
+        let bytes = |shape: &[u64]| {
+            shape
+                .iter()
+                .try_fold(self.itemsize, |n, &d| n.checked_mul(d))
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| format!("{shape:?} holds more bytes than memory counts"))
+        };
+        let (chunk_bytes, total) = (bytes(&self.chunk_shape)?, bytes(&self.shape)?);
         let mut out = vec![0u8; total];
         for ((index, offset, _), bytes) in self.chunks.iter().zip(stored) {
             let decoded = hdf5_reader::filters::apply_pipeline_with_limit(
