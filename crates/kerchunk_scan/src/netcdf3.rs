@@ -84,13 +84,7 @@ pub(crate) async fn scan(
                 ));
             }
         }
-        if count > options.max_references.saturating_sub(references) {
-            return Err(invalid(
-                variable,
-                format!("more than {} references (ScanOptions::with_max_references)", options.max_references),
-            ));
-        }
-        references += count;
+        options.count_references(&mut references, count, url, &variable.name)?;
         let pieces = (0..count).map(|i| variable.data_offset + i * stride);
         let chunks: Vec<u64> =
             if variable.is_record_var { [1].iter().chain(inner).copied().collect() } else { shape.clone() };

@@ -58,6 +58,31 @@ pub struct Skipped {
     pub reason: String,
 }
 
+impl ScanOptions {
+    /// `count` more references for `variable` of `url`, `made` so far: counted where they stay
+    /// within [`ScanOptions::with_max_references`].
+    ///
+    /// # Errors
+    /// [`ScanError::Variable`] naming the variable and the limit.
+    pub(crate) fn count_references(
+        &self,
+        made: &mut u64,
+        count: u64,
+        url: &str,
+        variable: &str,
+    ) -> Result<(), crate::ScanError> {
+        if count > self.max_references.saturating_sub(*made) {
+            return Err(crate::ScanError::Variable {
+                url: url.to_owned(),
+                variable: variable.to_owned(),
+                reason: format!("more than {} references (ScanOptions::with_max_references)", self.max_references),
+            });
+        }
+        *made += count;
+        Ok(())
+    }
+}
+
 impl Default for ScanOptions {
     /// kerchunk's inline thresholds (100 bytes for NetCDF-3, 500 for
     /// HDF5), metadata of at most 64 MiB, at most 10^7 references a file,

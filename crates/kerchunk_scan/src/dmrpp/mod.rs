@@ -298,18 +298,9 @@ impl Describer<'_> {
         let fill = self.fill(node, &element, &shape, &chunk_shape, nbytes, data.len())?;
         let (attributes, left_out) = attributes::transfer(node);
 
-        let count = data.len() as u64;
-        if count > self.options.max_references.saturating_sub(self.references) {
-            return Err(Trouble::Stop(ScanError::Variable {
-                url: self.url.to_owned(),
-                variable: path.to_owned(),
-                reason: format!(
-                    "more than {} references (ScanOptions::with_max_references)",
-                    self.options.max_references
-                ),
-            }));
-        }
-        self.references += count;
+        self.options
+            .count_references(&mut self.references, data.len() as u64, self.url, path)
+            .map_err(Trouble::Stop)?;
         let threshold = self.options.inline_threshold.unwrap_or(crate::hdf5::HDF5_INLINE_THRESHOLD);
         let mut all_attributes = vec![("_ARRAY_DIMENSIONS".to_owned(), AttrValue::Texts(names))];
         all_attributes.extend(attributes);

@@ -282,18 +282,9 @@ impl Scanner<'_> {
         let fill = fill_value(&element, &storage, &attributes);
         let (attributes, left_out) = attrs::transfer(&attributes);
 
-        let count = data.len() as u64;
-        if count > self.options.max_references.saturating_sub(self.references) {
-            return Err(Trouble::Stop(ScanError::Variable {
-                url: self.url.to_owned(),
-                variable: path.to_owned(),
-                reason: format!(
-                    "more than {} references (ScanOptions::with_max_references)",
-                    self.options.max_references
-                ),
-            }));
-        }
-        self.references += count;
+        self.options
+            .count_references(&mut self.references, data.len() as u64, self.url, path)
+            .map_err(Trouble::Stop)?;
         let threshold = self.options.inline_threshold.unwrap_or(HDF5_INLINE_THRESHOLD);
         // The chunks to inline, fetched together first: runs of missing
         // blocks, several at once, rather than one block at a time.
