@@ -181,7 +181,6 @@ mod zarr;
 
 use std::sync::Arc;
 
-use futures::StreamExt as _;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
@@ -470,13 +469,8 @@ async fn dmrpp_from(
                 .map(|(_, offset, length)| *offset..offset + length)
                 .chain(described.to_decode.iter().flat_map(|w| w.chunks.iter().map(|(_, o, l)| *o..o + l)))
                 .collect();
-            let fetched: Vec<Result<bytes::Bytes, ScanError>> = futures::stream::iter(
-                ranges.iter().map(|range| read::fetch_exact(store, &data_path, &data_url, range.clone())),
-            )
-            .buffered(8)
-            .collect()
-            .await;
-            let mut fetched = fetched.into_iter().collect::<Result<Vec<_>, _>>()?;
+            let fetched = read::fetch_exact_ranges(store, &data_path, &data_url, &ranges, |_| false).await?;
+            let mut fetched: Vec<bytes::Bytes> = fetched.into_iter().flatten().collect();
             stats.requests += fetched.len() as u64;
             stats.bytes += fetched.iter().map(|b| b.len() as u64).sum::<u64>();
             let mut wholes = fetched.split_off(described.to_inline.len());
@@ -485,7 +479,7 @@ async fn dmrpp_from(
                 let rest = wholes.split_off(whole.chunks.len());
                 let bytes = whole.assemble(&wholes).map_err(|reason| ScanError::Variable {
                     url: data_url.clone(),
-                    variable: whole.key.rsplit_once('/').map_or("", |(path, _)| path).to_owned(),
+                    variable: whole.variable().to_owned(),
                     reason,
                 })?;
                 decoded.push(bytes);
@@ -498,7 +492,7 @@ async fn dmrpp_from(
             let whole = &described.to_decode[0];
             return Err(ScanError::Variable {
                 url: url.to_owned(),
-                variable: whole.key.rsplit_once('/').map_or("", |(path, _)| path).to_owned(),
+                variable: whole.variable().to_owned(),
                 reason: format!(
                     "held whole to combine, it is read from the data file, {}, which is not beside the sidecar \
                      in its store",

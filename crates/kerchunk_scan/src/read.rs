@@ -301,22 +301,14 @@ impl BlockReader<'_> {
     /// variable, one per record), where whole blocks would read far more
     /// than the values and one request each in turn would wait longest.
     pub(crate) async fn read_exact_ranges(&mut self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>, ScanError> {
-        let (store, path, url, blocks) = (self.store, self.path, self.url, &self.blocks);
-        let fetched: Vec<Result<Option<Bytes>, ScanError>> = futures::stream::iter(ranges.iter().map(|range| {
-            let skip = range.is_empty() || blocks.holds(range);
-            async move {
-                if skip {
-                    return Ok(None);
-                }
-                fetch_exact(store, path, url, range.clone()).await.map(Some)
-            }
-        }))
-        .buffered(CONCURRENT_RANGES)
-        .collect()
-        .await;
+        let blocks = &self.blocks;
+        let fetched = fetch_exact_ranges(self.store, self.path, self.url, ranges, |range| {
+            range.is_empty() || blocks.holds(range)
+        })
+        .await?;
         let mut out = Vec::with_capacity(ranges.len());
         for (range, fetched) in ranges.iter().zip(fetched) {
-            match fetched? {
+            match fetched {
                 Some(bytes) => {
                     self.stats.requests += 1;
                     self.stats.bytes += bytes.len() as u64;
@@ -327,6 +319,30 @@ impl BlockReader<'_> {
         }
         Ok(out)
     }
+}
+
+/// Each of `ranges` of a file fetched exactly, [`CONCURRENT_RANGES`] at once, in order: `None`
+/// for those `had` says are had already.
+pub(crate) async fn fetch_exact_ranges(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    url: &str,
+    ranges: &[Range<u64>],
+    had: impl Fn(&Range<u64>) -> bool,
+) -> Result<Vec<Option<Bytes>>, ScanError> {
+    let fetched: Vec<Result<Option<Bytes>, ScanError>> = futures::stream::iter(ranges.iter().map(|range| {
+        let skip = had(range);
+        async move {
+            if skip {
+                return Ok(None);
+            }
+            fetch_exact(store, path, url, range.clone()).await.map(Some)
+        }
+    }))
+    .buffered(CONCURRENT_RANGES)
+    .collect()
+    .await;
+    fetched.into_iter().collect()
 }
 
 /// The block size (at least 1) and the request for a file's first `first` bytes, rounded up to

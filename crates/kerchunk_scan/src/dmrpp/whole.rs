@@ -16,6 +16,11 @@ pub(crate) struct Whole {
 }
 
 impl Whole {
+    /// The array's path.
+    pub(crate) fn variable(&self) -> &str {
+        self.key.rsplit_once('/').map_or("", |(path, _)| path)
+    }
+
     /// The array's bytes, from its chunks' `stored` bytes (in the order of [`Whole::chunks`]).
     ///
     /// # Errors
