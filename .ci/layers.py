@@ -24,7 +24,7 @@ OTHER_CRATES = {"zarrs_kerchunk_python": ROOT / "python"}
 
 # The workspace's crates, lowest first: the format, then what reads it, then the tools.
 CRATE_LAYERS = [
-    ("kerchunk", "kerchunk_v3", "zarrs_zlib_sized", "hdf5_plugin_filters", "grib_grids", "zarrs_kerchunk_codecs", "zarrs_cf"),
+    ("kerchunk", "kerchunk_v3", "zarrs_zlib_sized", "hdf5_plugin_filters", "grib_grids", "zarrs_kerchunk_codecs", "zarrs_cf", "object_store_disk_cache"),
     ("zarrs_kerchunk", "kerchunk_scan", "kerchunk_combine"),
     ("kerchunk_icechunk",),
     ("zarrs_kerchunk_tools", "zarrs_kerchunk_examples"),
@@ -45,6 +45,7 @@ MODULE_LAYERS = {
         ("lib",),
     ],
     "zarrs_zlib_sized": [("lib",)],
+    "object_store_disk_cache": [("error", "entry"), ("layout",), ("evict",), ("cache", "store"), ("lib",)],
     "hdf5_plugin_filters": [("lib",)],
     "kerchunk_v3": [("error",), ("grid", "metadata"), ("v2",), ("lib",)],
     "grib_grids": [("error",), ("section",), ("gaussian",), ("regular", "reduced", "conformal", "equal_area", "rotated", "space_view", "healpix"), ("lib",)],
