@@ -2,7 +2,7 @@
 //! object it has checked, which ranges each version's folder holds, and what
 //! its reads cost.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +15,7 @@ use object_store::ObjectStore;
 use crate::entry::{self, Described, Unusable};
 use crate::error::CacheError;
 use crate::evict;
-use crate::layout::{self, Layout};
+use crate::layout::{self, Layout, Piece, Ranges};
 use crate::store::CachedStore;
 
 /// The size a cache keeps under unless told otherwise: 10 GiB.
@@ -57,7 +57,7 @@ pub struct DiskCache {
     /// Versions named by ETag alone, as a pinned read names them, found on disk.
     pinned: Mutex<HashMap<(String, String), Described>>,
     /// The ranges each version's folder holds, as last listed or written by this process.
-    ranges: Mutex<HashMap<PathBuf, BTreeSet<(u64, u64)>>>,
+    ranges: Mutex<HashMap<PathBuf, Ranges>>,
     /// Range files whose time this process set.
     touched: Mutex<HashSet<PathBuf>>,
     /// The stores wrapped so far, by the inner store and the URL of its root,
@@ -238,14 +238,14 @@ impl DiskCache {
             return Some(known.clone());
         }
         let folder = self.layout.version_of_etag(url, etag);
-        let found = layout::ranges_in(&folder).into_iter().find_map(|(start, end)| {
-            let file = layout::range_file(&folder, &(start..end));
+        let found = Ranges::listed(&folder).iter().find_map(|listed| {
+            let file = layout::range_file(&folder, &listed);
             match entry::read_described(&file) {
-                Ok((what, range)) if what.url == url && what.etag.as_deref() == Some(etag) && range == (start..end) => {
+                Ok((what, range)) if what.url == url && what.etag.as_deref() == Some(etag) && range == listed => {
                     Some(what)
                 }
                 Ok(_) | Err(Unusable::Damaged(_)) => {
-                    self.discard(&folder, &file, &(start..end));
+                    self.discard(&folder, &file, &listed);
                     None
                 }
                 Err(Unusable::Missing | Unusable::Io) => None,
@@ -255,16 +255,17 @@ impl DiskCache {
         Some(found)
     }
 
-    /// The ranges of `what`'s version the cache holds, as this process knows
-    /// them; `fresh`: listed from the folder again (other processes may have added some).
-    pub(crate) fn ranges(&self, what: &Described, fresh: bool) -> BTreeSet<(u64, u64)> {
+    /// `wanted` of `what`'s version, as pieces of the ranges the cache holds
+    /// (as this process knows them) and gaps; `fresh`: the ranges listed
+    /// from the folder again (other processes may have added some).
+    pub(crate) fn plan(&self, what: &Described, wanted: &Range<u64>, fresh: bool) -> Vec<Piece> {
         let folder = self.layout.version(what);
         let mut ranges = lock(&self.ranges);
         if fresh || !ranges.contains_key(&folder) {
-            let listed = layout::ranges_in(&folder);
+            let listed = Ranges::listed(&folder);
             ranges.insert(folder.clone(), listed);
         }
-        ranges.get(&folder).cloned().unwrap_or_default()
+        ranges.get(&folder).map(|held| layout::pieces(held, wanted)).unwrap_or_default()
     }
 
     /// The cached bytes of `take`, inside the cached range `from` of `what`.
@@ -284,7 +285,7 @@ impl DiskCache {
             }
             Err(Unusable::Missing) => {
                 if let Some(ranges) = lock(&self.ranges).get_mut(&folder) {
-                    ranges.remove(&(from.start, from.end));
+                    ranges.remove(from);
                 }
                 Err(Unusable::Missing)
             }
@@ -302,7 +303,7 @@ impl DiskCache {
             Counters::add(&self.stats.write_failures, 1);
             return;
         }
-        lock(&self.ranges).entry(folder).or_default().insert((range.start, range.end));
+        lock(&self.ranges).entry(folder).or_default().insert(range);
         self.written_since_sweep.fetch_add(encoded.len() as u64, Ordering::Relaxed);
         self.sweep_if_due();
     }
@@ -333,7 +334,7 @@ impl DiskCache {
         let _ = std::fs::remove_file(file);
         Counters::add(&self.stats.discarded, 1);
         if let Some(ranges) = lock(&self.ranges).get_mut(folder) {
-            ranges.remove(&(range.start, range.end));
+            ranges.remove(range);
         }
     }
 

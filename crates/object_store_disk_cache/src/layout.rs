@@ -72,18 +72,45 @@ pub(crate) fn range_file(version: &Path, range: &Range<u64>) -> PathBuf {
     version.join(format!("{}-{}", range.start, range.end))
 }
 
-/// The ranges a version's folder holds, from their files' names (files that
-/// are not ranges are left out).
-pub(crate) fn ranges_in(version: &Path) -> BTreeSet<(u64, u64)> {
-    let Ok(entries) = std::fs::read_dir(version) else { return BTreeSet::new() };
-    entries
-        .filter_map(|entry| {
-            let name = entry.ok()?.file_name();
-            let (start, end) = name.to_str()?.split_once('-')?;
-            let (start, end) = (start.parse().ok()?, end.parse().ok()?);
-            (start < end).then_some((start, end))
-        })
-        .collect()
+/// The ranges cached of one version of an object, by start.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ranges {
+    held: BTreeSet<(u64, u64)>,
+    /// At least the length of the longest range held: a range covering a
+    /// byte starts at most this far before it.
+    longest: u64,
+}
+
+impl Ranges {
+    /// The ranges a version's folder holds, from their files' names (files
+    /// that are not ranges are left out).
+    pub(crate) fn listed(version: &Path) -> Self {
+        let mut ranges = Self::default();
+        let Ok(entries) = std::fs::read_dir(version) else { return ranges };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some((start, end)) = name.to_str().and_then(|name| name.split_once('-')) else { continue };
+            if let (Ok(start), Ok(end)) = (start.parse(), end.parse())
+                && start < end
+            {
+                ranges.insert(&(start..end));
+            }
+        }
+        ranges
+    }
+
+    pub(crate) fn insert(&mut self, range: &Range<u64>) {
+        self.held.insert((range.start, range.end));
+        self.longest = self.longest.max(range.end - range.start);
+    }
+
+    pub(crate) fn remove(&mut self, range: &Range<u64>) {
+        self.held.remove(&(range.start, range.end));
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Range<u64>> + '_ {
+        self.held.iter().map(|&(start, end)| start..end)
+    }
 }
 
 /// One part of a range asked for: bytes a cached range holds, or bytes to fetch.
@@ -97,22 +124,17 @@ pub(crate) enum Piece {
     Missing(Range<u64>),
 }
 
-/// How many cached ranges starting before a byte are looked at for one covering it.
-const LOOK_BACK: usize = 64;
-
 /// `wanted`, in order, as parts of the cached `ranges` (the one reaching
 /// furthest where several cover a byte) and the gaps between them.
-pub(crate) fn pieces(ranges: &BTreeSet<(u64, u64)>, wanted: &Range<u64>) -> Vec<Piece> {
+pub(crate) fn pieces(ranges: &Ranges, wanted: &Range<u64>) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut at = wanted.start;
     while at < wanted.end {
-        // Of the nearest ranges starting at or before `at`, the one reaching
-        // furthest. Looking no further back keeps a read of an object with
-        // many cached ranges fast; a long range it misses is only fetched again.
+        // Of the ranges starting at or before `at` (no earlier than the
+        // longest range's length), the one reaching furthest.
         let covering = ranges
-            .range(..=(at, u64::MAX))
-            .rev()
-            .take(LOOK_BACK)
+            .held
+            .range((at.saturating_sub(ranges.longest), 0)..=(at, u64::MAX))
             .filter(|(_, end)| *end > at)
             .max_by_key(|(_, end)| *end);
         if let Some(&(start, end)) = covering {
@@ -120,7 +142,7 @@ pub(crate) fn pieces(ranges: &BTreeSet<(u64, u64)>, wanted: &Range<u64>) -> Vec<
             out.push(Piece::Cached { from: start..end, take: at..to });
             at = to;
         } else {
-            let next = ranges.range((at, 0)..).map(|(start, _)| *start).next().unwrap_or(u64::MAX);
+            let next = ranges.held.range((at, 0)..).map(|(start, _)| *start).next().unwrap_or(u64::MAX);
             let to = next.min(wanted.end);
             out.push(Piece::Missing(at..to));
             at = to;
@@ -135,7 +157,10 @@ mod tests {
 
     #[test]
     fn cached_ranges_serve_what_they_cover_and_the_gaps_are_fetched() {
-        let ranges: BTreeSet<(u64, u64)> = [(0, 10), (5, 20), (30, 40)].into_iter().collect();
+        let mut ranges = Ranges::default();
+        for range in [0..10, 5..20, 30..40] {
+            ranges.insert(&range);
+        }
         assert_eq!(pieces(&ranges, &(2..8)), vec![Piece::Cached { from: 0..10, take: 2..8 }]);
         assert_eq!(
             pieces(&ranges, &(8..35)),
@@ -146,6 +171,12 @@ mod tests {
             ]
         );
         assert_eq!(pieces(&ranges, &(40..50)), vec![Piece::Missing(40..50)]);
-        assert_eq!(pieces(&BTreeSet::new(), &(0..1)), vec![Piece::Missing(0..1)]);
+        assert_eq!(pieces(&Ranges::default(), &(0..1)), vec![Piece::Missing(0..1)]);
+        // A long range far before the byte still covers it.
+        ranges.insert(&(100..10_000));
+        for start in 101..200 {
+            ranges.insert(&(start..start + 1));
+        }
+        assert_eq!(pieces(&ranges, &(5000..5010)), vec![Piece::Cached { from: 100..10_000, take: 5000..5010 }]);
     }
 }

@@ -17,7 +17,7 @@ use object_store::{
 
 use crate::cache::{Counters, DiskCache};
 use crate::entry::{Described, Unusable};
-use crate::layout::{Piece, pieces};
+use crate::layout::Piece;
 
 /// An object store whose reads go through a [`DiskCache`].
 ///
@@ -82,7 +82,9 @@ impl CachedStore {
         if let Some(etag) = options.if_match.as_ref().filter(|_| !self.cache.revalidates_pinned()) {
             let (cache, url_owned, etag) = (Arc::clone(&self.cache), url.to_owned(), etag.clone());
             if let Some(Some(known)) = blocking(move || cache.pinned_version(&url_owned, &etag)).await {
-                return Ok(known);
+                // The version a read named is the one this process reads from now on.
+                let _ = self.cache.checked_cell(url).set(known.clone());
+                return Ok(self.cache.checked(url).unwrap_or(known));
             }
         }
         self.checked(location, url).await
@@ -94,10 +96,10 @@ impl CachedStore {
         for fresh in [false, true, true, true] {
             let (cache, version, range) = (Arc::clone(&self.cache), what.clone(), wanted.clone());
             let planned = blocking(move || {
-                let mut plan = pieces(&cache.ranges(&version, fresh), &range);
+                let mut plan = cache.plan(&version, &range, fresh);
                 // A gap: another process may have cached it since this one listed the folder.
                 if !fresh && plan.iter().any(|p| matches!(p, Piece::Missing(_))) {
-                    plan = pieces(&cache.ranges(&version, true), &range);
+                    plan = cache.plan(&version, &range, true);
                 }
                 let read: Vec<Option<Result<Bytes, Unusable>>> = plan
                     .iter()
@@ -188,6 +190,18 @@ impl CachedStore {
     }
 }
 
+/// `sorted` with ranges less than `gap` apart merged into one.
+fn merge(sorted: Vec<Range<u64>>, gap: u64) -> Vec<Range<u64>> {
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
+    for range in sorted {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end.saturating_add(gap) => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
+}
+
 /// Whether a get can be answered from the cache: not one that asks for
 /// what changed since (`If-None-Match`, `If-Modified-Since`) or for a version id.
 fn cacheable(options: &GetOptions) -> bool {
@@ -220,12 +234,13 @@ fn changed(location: &Path, was: &Described, now: &Described) -> object_store::E
     }
 }
 
-/// The range a get asks for, in the object's offsets; `None` if it does not
-/// lie inside the object (the store answers it, with its own error).
+/// The range a get asks for, in the object's offsets, its end cut at the
+/// object's as `object_store`'s stores cut it; `None` if it does not start
+/// inside the object, or is empty (the store answers it, with its own error).
 fn wanted(range: Option<&GetRange>, size: u64) -> Option<Range<u64>> {
     let wanted = match range {
         None => 0..size,
-        Some(GetRange::Bounded(range)) => range.clone(),
+        Some(GetRange::Bounded(range)) => range.start..range.end.min(size),
         Some(GetRange::Offset(offset)) => *offset..size,
         Some(GetRange::Suffix(n)) => size.saturating_sub(*n)..size,
     };
@@ -270,6 +285,35 @@ impl ObjectStore for CachedStore {
         };
         let bytes = self.read(location, &what, wanted.clone()).await?;
         Ok(result(meta, wanted, bytes))
+    }
+
+    /// The bytes of each of `ranges`: what the cache lacks of all of them is
+    /// merged (ranges closer than `object_store`'s coalescing gap), fetched
+    /// and cached first, so that the cache then holds the bytes between
+    /// the ranges too, and a later read merged another way finds them.
+    async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let url = self.url(location);
+        let what = self.version_for(location, &url, &GetOptions::default()).await?;
+        if ranges.iter().any(|range| range.start >= range.end || range.end > what.size) {
+            return self.inner.get_ranges(location, ranges).await;
+        }
+        let (cache, version, wanted) = (Arc::clone(&self.cache), what.clone(), ranges.to_vec());
+        let missing = blocking(move || {
+            let mut missing: Vec<Range<u64>> = wanted
+                .iter()
+                .flat_map(|range| cache.plan(&version, range, true))
+                .filter_map(|piece| match piece {
+                    Piece::Missing(range) => Some(range),
+                    Piece::Cached { .. } => None,
+                })
+                .collect();
+            missing.sort_by_key(|range| range.start);
+            merge(missing, object_store::OBJECT_STORE_COALESCE_DEFAULT)
+        })
+        .await
+        .unwrap_or_default();
+        futures::future::try_join_all(missing.into_iter().map(|range| self.fetch(location, &what, range))).await?;
+        futures::future::try_join_all(ranges.iter().map(|range| self.read(location, &what, range.clone()))).await
     }
 
     async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
