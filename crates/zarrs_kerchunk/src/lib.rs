@@ -103,6 +103,8 @@ mod store;
 mod write;
 
 pub use error::{OpenError, ReadError, ResolveError};
+/// The disk cache remote reads may go through ([`ReferenceStoreBuilder::with_cache`]).
+pub use object_store_disk_cache::{CacheError, CacheStats, DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES, DiskCache};
 pub use open::{DEFAULT_READ_AHEAD, ReferenceStoreBuilder};
 pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]

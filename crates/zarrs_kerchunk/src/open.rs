@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use object_store::ObjectStore;
 use object_store::registry::ObjectStoreRegistry;
+use object_store_disk_cache::DiskCache;
 use url::Url;
 
 use crate::error::{OpenError, ReadError, ResolveError};
 use crate::fetch::{self, BatchOptions, Coalescing};
-use crate::resolve::{ANONYMOUS, DEFAULT_READ_DEADLINE, Location, Pins, Resolver, Source, StoreRegistry, UrlRewrite};
+use crate::resolve::{
+    ANONYMOUS, CachedRegistry, DEFAULT_READ_DEADLINE, Location, Pins, Resolver, Source, StoreRegistry, UrlRewrite,
+};
 #[cfg(feature = "parquet")]
 use crate::sources::parquet::{ParquetRoot, RecordCacheOptions};
 use crate::store::{AsyncReferenceStore, Core, IoRuntime, MetadataPolicy, ReferenceStore};
@@ -63,6 +66,7 @@ pub struct ReferenceStoreBuilder {
     batch: BatchOptions,
     read_ahead: Option<u64>,
     codec_check: Option<CodecCheck>,
+    cache: Option<Arc<DiskCache>>,
 }
 
 /// The default read-ahead budget of a store: [`ReferenceStoreBuilder::with_read_ahead`].
@@ -240,6 +244,32 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn with_pins(mut self, pins: Pins) -> Self {
         self.pins = Some(Arc::new(pins));
+        self
+    }
+
+    /// Read remote targets, and remote reference documents and parquet
+    /// record files, through `cache`: a folder of byte ranges shared by
+    /// processes, each served only for the version (ETag, else size and
+    /// last-modified time) of the object it came from, and checked against
+    /// its checksum on every read. Each remote object's version is checked
+    /// with one `HEAD` per process, or none if it is pinned
+    /// ([`with_pins`](Self::with_pins)) unless the cache was asked to
+    /// ([`DiskCache::with_pinned_revalidation`]). Local files are read as they
+    /// are. Applies to the builder's own registry and to one given to
+    /// [`with_registry`](Self::with_registry).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrs_kerchunk::{DiskCache, ReferenceStoreBuilder};
+    ///
+    /// let folder = tempfile::tempdir()?;
+    /// let cache = Arc::new(DiskCache::new(folder.path())?.with_max_bytes(2 << 30));
+    /// let builder = ReferenceStoreBuilder::new().with_cache(Arc::clone(&cache));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_cache(mut self, cache: Arc<DiskCache>) -> Self {
+        self.cache = Some(cache);
         self
     }
 
@@ -467,10 +497,20 @@ impl ReferenceStoreBuilder {
         Arc::new(registry)
     }
 
+    /// The registry targets are found in: the caller's or the builder's own,
+    /// read through the cache if there is one.
+    fn registry(&self) -> Arc<dyn ObjectStoreRegistry> {
+        let registry = self.registry.clone().unwrap_or_else(|| self.default_registry());
+        match &self.cache {
+            Some(cache) => Arc::new(CachedRegistry { inner: registry, cache: Arc::clone(cache) }),
+            None => registry,
+        }
+    }
+
     fn prepare(&self, location: &str) -> Result<(Location, Arc<Resolver>), OpenError> {
         let invalid = |location: &str, source| OpenError::Resolve { location: location.to_owned(), source };
         let parsed = Location::parse(location).map_err(|source| invalid(location, source))?;
-        let registry = self.registry.clone().unwrap_or_else(|| self.default_registry());
+        let registry = self.registry();
         let mut local_overrides = Vec::new();
         for (prefix, store) in &self.stores {
             let url: Url =
@@ -488,6 +528,9 @@ impl ReferenceStoreBuilder {
         let mut resolver = Resolver::new(registry, local_overrides, self.allow_local_from_remote)
             .with_read_deadline(self.read_deadline.unwrap_or(DEFAULT_READ_DEADLINE))
             .with_rewrites(rewrites);
+        if self.cache.is_some() {
+            resolver = resolver.with_cached_reads();
+        }
         if let Some(pins) = &self.pins {
             resolver = resolver.with_pins(Arc::clone(pins));
         }

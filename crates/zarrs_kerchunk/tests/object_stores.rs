@@ -23,10 +23,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::Case;
 use common::faults::{
     Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall, deadline_for,
 };
-use common::{Case, Reads};
+use common::remote::{read_case, read_one, var};
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
@@ -34,19 +35,6 @@ use object_store::http::HttpBuilder;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::Value;
 use zarrs_kerchunk::{OpenError, ReadError, ReferenceStoreBuilder};
-
-/// A server's variable, or `None` (and a note) if the servers are not running.
-fn var(name: &str) -> Option<String> {
-    if let Ok(value) = std::env::var(name) {
-        return Some(value);
-    }
-    assert!(
-        std::env::var_os("ZK_REQUIRE_SERVERS").is_none(),
-        "{name} is not set but ZK_REQUIRE_SERVERS is: start the servers with .ci/servers.sh"
-    );
-    eprintln!("{name} not set: this test needs `eval \"$(bash .ci/servers.sh start)\"` first; not run");
-    None
-}
 
 /// Two buckets of one service: `refs` for reference files, `data` for targets.
 struct Buckets {
@@ -151,36 +139,6 @@ fn builder(buckets: &Buckets) -> ReferenceStoreBuilder {
         .with_store(&buckets.refs.0, Arc::clone(&buckets.refs.1))
         .with_store(&buckets.data.0, Arc::clone(&buckets.data.1))
         .with_read_deadline(Duration::from_secs(30))
-}
-
-/// Read every array of `case` from the reference file at `location`, sync or async: the
-/// errors and the wrong values apart (a set that cannot be opened is an error).
-async fn read_one(builder: &ReferenceStoreBuilder, case: &Case, location: &str, sync: bool) -> Reads {
-    let failed = |e: &dyn std::fmt::Display| Reads { errors: vec![format!("{location}: {e}")], wrong: Vec::new() };
-    if sync {
-        let (builder, owned) = (builder.clone(), location.to_owned());
-        let case = Case::all().into_iter().find(|c| c.name == case.name).unwrap();
-        let opened = tokio::task::spawn_blocking(move || {
-            builder.open(&owned).map(|store| common::read_sync(&case, &Arc::new(store)))
-        });
-        return match opened.await.unwrap() {
-            Ok(reads) => reads,
-            Err(e) => failed(&e),
-        };
-    }
-    match builder.open_async(location).await {
-        Ok(store) => common::read_async(case, Arc::new(store)).await,
-        Err(e) => failed(&e),
-    }
-}
-
-/// [`read_one`], sync and async.
-async fn read_case(builder: &ReferenceStoreBuilder, case: &Case, location: &str) -> Reads {
-    let mut reads = read_one(builder, case, location, true).await;
-    let more = read_one(builder, case, location, false).await;
-    reads.errors.extend(more.errors);
-    reads.wrong.extend(more.wrong);
-    reads
 }
 
 async fn conformance_on(buckets: Buckets) {

@@ -47,8 +47,12 @@ impl Object<'_> {
             // range is checked for length before it is sliced. The object's
             // size each answer states is kept for `Request::Fits`.
             let size = std::sync::atomic::AtomicU64::new(u64::MAX);
-            let fetch = |range: Range<u64>| self.get_exact(range, &size);
-            let mut fetched = object_store::coalesce_ranges(&bounded, fetch, COALESCE_GAP).await?.into_iter();
+            let mut fetched = if self.policy.through_cache && !bounded.is_empty() {
+                self.get_through_cache(&bounded, &size).await?.into_iter()
+            } else {
+                let fetch = |range: Range<u64>| self.get_exact(range, &size);
+                object_store::coalesce_ranges(&bounded, fetch, COALESCE_GAP).await?.into_iter()
+            };
             let mut out = Vec::with_capacity(requests.len());
             for request in requests {
                 let bytes = match request {
@@ -67,7 +71,7 @@ impl Object<'_> {
                         bytes
                     }
                     // The whole object, or an open-ended range of it (from an offset, or a suffix).
-                    Request::Whole | Request::Part(_) => self.get(request.get_range()).await?.bytes().await?,
+                    Request::Whole | Request::Part(_) => self.get(request.get_range(), false).await?.bytes().await?,
                 };
                 out.push(bytes);
             }
@@ -81,7 +85,7 @@ impl Object<'_> {
     /// its body streams in (a server may not say, or lie).
     pub(crate) async fn read_if_exists(&self, limit: u64) -> Result<Option<Bytes>, ReadError> {
         self.within_deadline(async {
-            let got = match self.get(None).await {
+            let got = match self.get(None, false).await {
                 Ok(got) => got,
                 Err(ReadError::ObjectStore(e)) if matches!(*e, object_store::Error::NotFound { .. }) => {
                     return Ok(None);
@@ -128,9 +132,27 @@ impl Object<'_> {
         .await
     }
 
+    /// The bytes of each of `ranges`, from a store that reads through a disk
+    /// cache: the ranges as they are (the cache merges what it lacks, and a
+    /// warm cache then answers whichever ranges are asked), after one check
+    /// of the version it reads (from the cache's memory, or one `HEAD` per process).
+    async fn get_through_cache(
+        &self,
+        ranges: &[Range<u64>],
+        size: &std::sync::atomic::AtomicU64,
+    ) -> Result<Vec<Bytes>, ReadError> {
+        let meta = self.get(None, true).await?.meta;
+        size.store(meta.size, std::sync::atomic::Ordering::Relaxed);
+        let fetched = self.store.get_ranges(self.path, ranges).await?;
+        for (range, bytes) in ranges.iter().zip(&fetched) {
+            check_length(range, bytes)?;
+        }
+        Ok(fetched)
+    }
+
     /// Exactly the bytes of `range`; the object's size, as the answer states it, goes to `size`.
     async fn get_exact(&self, range: Range<u64>, size: &std::sync::atomic::AtomicU64) -> Result<Bytes, ReadError> {
-        let got = self.get(Some(GetRange::Bounded(range.clone()))).await?;
+        let got = self.get(Some(GetRange::Bounded(range.clone())), false).await?;
         size.store(got.meta.size, std::sync::atomic::Ordering::Relaxed);
         let bytes = got.bytes().await?;
         check_length(&range, &bytes)?;
@@ -140,13 +162,13 @@ impl Object<'_> {
     /// A get of the pinned version of the object: asked for with `If-Match`
     /// (or `If-Unmodified-Since`, for a pin without an ETag), so that a
     /// store that honours it refuses a changed object, and checked on arrival
-    /// (for stores that do not).
-    async fn get(&self, range: Option<GetRange>) -> Result<GetResult, ReadError> {
+    /// (for stores that do not). `head`: the object's metadata only.
+    async fn get(&self, range: Option<GetRange>, head: bool) -> Result<GetResult, ReadError> {
         let key = self.key();
         let first_seen = self.policy.pinned(&key);
         let if_match = self.pin.and_then(|pin| pin.etag.clone()).or_else(|| first_seen.clone());
         let if_unmodified_since = self.pin.filter(|pin| pin.etag.is_none()).and_then(|pin| pin.last_modified);
-        let options = GetOptions { range, if_match, if_unmodified_since, ..GetOptions::default() };
+        let options = GetOptions { range, if_match, if_unmodified_since, head, ..GetOptions::default() };
         match self.store.get_opts(self.path, options).await {
             Ok(got) => {
                 self.check_version(&key, &got.meta)?;

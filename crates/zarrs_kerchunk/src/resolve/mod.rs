@@ -24,8 +24,9 @@ pub(crate) use location::Location;
 pub use pins::{Pin, Pins, PinsError};
 pub(crate) use policy::{DEFAULT_READ_DEADLINE, ReadPolicy};
 pub(crate) use registry::ANONYMOUS;
+pub(crate) use registry::CachedRegistry;
 pub use registry::StoreRegistry;
-use registry::is_prefix;
+use registry::{is_cached_scheme, is_prefix};
 pub(crate) use rewrite::UrlRewrite;
 
 use crate::error::ResolveError;
@@ -89,6 +90,8 @@ pub(crate) struct Resolver {
     rewrites: Vec<UrlRewrite>,
     /// The rules every object read obeys.
     policy: Arc<ReadPolicy>,
+    /// The same, for objects read through a disk cache, if there is one.
+    cached_policy: Option<Arc<ReadPolicy>>,
 }
 
 impl Resolver {
@@ -105,12 +108,22 @@ impl Resolver {
             allowed: None,
             rewrites: Vec::new(),
             policy: Arc::default(),
+            cached_policy: None,
         }
     }
 
     /// Give up on any one read of an object after `deadline`.
     pub(crate) fn with_read_deadline(mut self, deadline: std::time::Duration) -> Self {
-        self.policy = Arc::new(ReadPolicy::new(deadline));
+        self.policy = Arc::new(ReadPolicy::new(deadline, false));
+        if self.cached_policy.is_some() {
+            self.cached_policy = Some(Arc::new(ReadPolicy::new(deadline, true)));
+        }
+        self
+    }
+
+    /// Remote objects are read through a disk cache: ask it for the ranges needed, unmerged.
+    pub(crate) fn with_cached_reads(mut self) -> Self {
+        self.cached_policy = Some(Arc::new(ReadPolicy::new(self.policy.deadline, true)));
         self
     }
 
@@ -186,7 +199,11 @@ impl Resolver {
             .registry
             .resolve(url)
             .map_err(|source| ResolveError::ObjectStore { url: url.to_string(), source: Box::new(source) })?;
-        Ok(Source::Object { store, path, policy: Arc::clone(&self.policy), pin: None })
+        let policy = match &self.cached_policy {
+            Some(cached) if is_cached_scheme(url) => cached,
+            _ => &self.policy,
+        };
+        Ok(Source::Object { store, path, policy: Arc::clone(policy), pin: None })
     }
 }
 

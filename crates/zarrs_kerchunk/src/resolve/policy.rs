@@ -20,19 +20,24 @@ pub(crate) const DEFAULT_READ_DEADLINE: Duration = Duration::from_mins(2);
 pub(crate) struct ReadPolicy {
     /// The longest one read of one object may take.
     pub(crate) deadline: Duration,
+    /// Whether objects are read through a disk cache, which fetches what it
+    /// lacks in merged ranges itself: reads then ask for the ranges they
+    /// need, never for the bytes between them, so that a warm cache serves
+    /// every read whichever way the cold one was merged.
+    pub(crate) through_cache: bool,
     /// The ETag first seen for each object, by store and path.
     versions: Mutex<HashMap<String, Arc<str>>>,
 }
 
 impl Default for ReadPolicy {
     fn default() -> Self {
-        Self::new(DEFAULT_READ_DEADLINE)
+        Self::new(DEFAULT_READ_DEADLINE, false)
     }
 }
 
 impl ReadPolicy {
-    pub(crate) fn new(deadline: Duration) -> Self {
-        Self { deadline, versions: Mutex::default() }
+    pub(crate) fn new(deadline: Duration, through_cache: bool) -> Self {
+        Self { deadline, through_cache, versions: Mutex::default() }
     }
 
     /// The version of `object` that reads must match, once one was seen.

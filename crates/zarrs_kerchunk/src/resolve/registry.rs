@@ -12,6 +12,7 @@ use object_store::path::Path;
 use object_store::registry::{DefaultObjectStoreRegistry, ObjectStoreRegistry};
 #[cfg(feature = "remote")]
 use object_store::{BackoffConfig, ObjectStoreScheme, RetryConfig};
+use object_store_disk_cache::DiskCache;
 use url::Url;
 
 /// The environment variables a created store reads: the three clouds' own
@@ -80,6 +81,8 @@ pub struct StoreRegistry {
     options: Vec<(String, String)>,
     #[cfg(feature = "remote")]
     retry: RetryConfig,
+    /// The disk cache every remote store's reads go through, if any.
+    cache: Option<Arc<DiskCache>>,
 }
 
 impl Default for StoreRegistry {
@@ -91,6 +94,7 @@ impl Default for StoreRegistry {
             options: Vec::new(),
             #[cfg(feature = "remote")]
             retry: default_retry(),
+            cache: None,
         }
     }
 }
@@ -131,6 +135,15 @@ impl StoreRegistry {
         ANONYMOUS.iter().fold(self, |registry, (key, value)| registry.with_option(*key, *value))
     }
 
+    /// Read every remote store's objects through `cache` (local files and
+    /// in-memory stores are read as they are): the stores this registry
+    /// creates and those registered with it.
+    #[must_use]
+    pub fn with_cache(mut self, cache: Arc<DiskCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
     fn is_registered(&self, url: &Url) -> bool {
         self.registered.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|prefix| is_prefix(prefix, url))
     }
@@ -162,12 +175,7 @@ impl StoreRegistry {
         #[cfg(not(feature = "remote"))]
         let (store, path) = object_store::parse_url_opts(url, options)?;
         // The store may be scoped below the host (a bucket in the path): register it at that depth.
-        let depth = segments(url.path()).count().saturating_sub(segments(path.as_ref()).count());
-        let mut base = url.clone();
-        base.set_query(None);
-        base.set_fragment(None);
-        base.set_path(&segments(url.path()).take(depth).fold(String::from("/"), |p, s| p + s + "/"));
-        self.stores.register(base, Arc::from(store));
+        self.stores.register(root_of(url, &path), Arc::from(store));
         created.insert(authority);
         Ok(())
     }
@@ -183,8 +191,60 @@ impl ObjectStoreRegistry for StoreRegistry {
         if !self.is_registered(url) {
             self.create_store_for(url)?;
         }
-        self.stores.resolve(url)
+        let resolved = self.stores.resolve(url)?;
+        Ok(match &self.cache {
+            Some(cache) => through_cache(cache, url, resolved),
+            None => resolved,
+        })
     }
+}
+
+/// A registry whose remote stores are read through a disk cache: a caller's
+/// registry, given to a builder that was asked for a cache.
+#[derive(Debug)]
+pub(crate) struct CachedRegistry {
+    pub(crate) inner: Arc<dyn ObjectStoreRegistry>,
+    pub(crate) cache: Arc<DiskCache>,
+}
+
+impl ObjectStoreRegistry for CachedRegistry {
+    fn register(&self, url: Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+        self.inner.register(url, store)
+    }
+
+    fn resolve(&self, url: &Url) -> object_store::Result<(Arc<dyn ObjectStore>, Path)> {
+        Ok(through_cache(&self.cache, url, self.inner.resolve(url)?))
+    }
+}
+
+/// The store `url` resolved to, read through `cache` if it is remote (not
+/// local files, not memory): the same decorator for the same store each time.
+fn through_cache(
+    cache: &Arc<DiskCache>,
+    url: &Url,
+    (store, path): (Arc<dyn ObjectStore>, Path),
+) -> (Arc<dyn ObjectStore>, Path) {
+    if !is_cached_scheme(url) {
+        return (store, path);
+    }
+    (cache.wrap(root_of(url, &path).as_str(), store), path)
+}
+
+/// Whether objects at `url` are read through a disk cache, when there is
+/// one: all but local files and in-memory stores.
+pub(crate) fn is_cached_scheme(url: &Url) -> bool {
+    !matches!(url.scheme(), "file" | "memory")
+}
+
+/// The URL of the root of the store that serves `url` as `path`: `url`
+/// without the segments of `path` (a bucket or a prefix may stay in it).
+fn root_of(url: &Url, path: &Path) -> Url {
+    let depth = segments(url.path()).count().saturating_sub(segments(path.as_ref()).count());
+    let mut root = url.clone();
+    root.set_query(None);
+    root.set_fragment(None);
+    root.set_path(&segments(url.path()).take(depth).fold(String::from("/"), |p, s| p + s + "/"));
+    root
 }
 
 #[cfg(feature = "remote")]

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod faults;
+pub(crate) mod remote;
 pub(crate) mod server;
 
 use std::collections::BTreeMap;

@@ -7,6 +7,7 @@
 #![allow(unused_imports)]
 
 mod changing;
+mod counted;
 mod ignores_range;
 mod latency;
 mod reset;
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use bytes::Bytes;
 pub(crate) use changing::Changing;
+pub(crate) use counted::Counted;
 use futures::stream::BoxStream;
 pub(crate) use ignores_range::IgnoresRange;
 pub(crate) use latency::Latency;

@@ -1,0 +1,167 @@
+//! Reads through the disk cache ([`ReferenceStoreBuilder::with_cache`]) from
+//! real servers: nginx (ETags from size and modification time), S3 (moto:
+//! content ETags) and an in-test file server without ETags (size and
+//! last-modified), each behind a counter of what reaches it. Every value is
+//! checked against the case's expected arrays (written by the files' own
+//! libraries). A "process" is a new `DiskCache` on the same folder: it
+//! knows nothing the last one checked.
+//!
+//! - the conformance cases read exactly through a cold cache and a warm
+//!   one, and the warm one makes no data request (only `HEAD`s, at most one
+//!   per object); the reference documents and parquet record files included;
+//! - every cached file damaged: still exact, each damaged file discarded.
+
+#![cfg(all(feature = "http", feature = "aws", feature = "parquet"))]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Case;
+use common::faults::{Counted, Faulty};
+use common::remote::{read_case, var};
+use object_store::aws::AmazonS3Builder;
+use object_store::http::HttpBuilder;
+use object_store::{ClientOptions, ObjectStore};
+use zarrs_kerchunk::{DiskCache, ReferenceStoreBuilder};
+
+/// Every case's reference files (JSON and parquet) under `prefix`, read
+/// through a new cache process on `dir` over `store` (behind `counted`);
+/// the failures.
+async fn read_all(prefix: &str, store: &Arc<dyn ObjectStore>, dir: &std::path::Path) -> (Vec<String>, Arc<DiskCache>) {
+    let cache = Arc::new(DiskCache::new(dir).unwrap());
+    let builder = ReferenceStoreBuilder::new()
+        .with_store(prefix, Arc::clone(store))
+        .with_cache(Arc::clone(&cache))
+        .with_read_deadline(Duration::from_secs(30));
+    let mut failures = Vec::new();
+    for case in Case::all() {
+        for file in case.references(true).into_iter().chain(case.references(false)) {
+            let location = format!("{prefix}{}/{file}", case.name);
+            failures.extend(read_case(&builder, &case, &location).await.failures());
+        }
+    }
+    (failures, cache)
+}
+
+/// The objects the cases hold: the most `HEAD`s a warm process may make.
+fn objects() -> u64 {
+    Case::all().iter().map(|case| common::files_under(&case.dir).len() as u64).sum()
+}
+
+/// Cold, then warm: both exact, and the warm process makes no data request.
+async fn cold_then_warm(service: &str, prefix: &str, inner: Arc<dyn ObjectStore>) -> tempfile::TempDir {
+    let counted = Arc::new(Counted::default());
+    let store: Arc<dyn ObjectStore> = Arc::new(Faulty::new(inner, Arc::clone(&counted)));
+    let dir = tempfile::tempdir().unwrap();
+    let (failures, _) = read_all(prefix, &store, dir.path()).await;
+    assert!(failures.is_empty(), "{service}, cold: {failures:#?}");
+    let cold = (counted.heads(), counted.gets());
+    let (failures, cache) = read_all(prefix, &store, dir.path()).await;
+    assert!(failures.is_empty(), "{service}, warm: {failures:#?}");
+    let warm = (counted.heads() - cold.0, counted.gets() - cold.1);
+    eprintln!(
+        "{service}: cold {} HEAD, {} GET; warm {} HEAD, {} GET; {:?}",
+        cold.0,
+        cold.1,
+        warm.0,
+        warm.1,
+        cache.stats()
+    );
+    assert!(cold.1 > 0, "{service}: the cold pass read nothing from the server");
+    assert_eq!(warm.1, 0, "{service}: the warm pass made data requests");
+    assert!(warm.0 <= objects(), "{service}: {} HEADs for {} objects", warm.0, objects());
+    dir
+}
+
+fn nginx() -> Option<(String, Arc<dyn ObjectStore>)> {
+    let prefix = format!("{}/data/", var("ZK_NGINX")?);
+    let http = HttpBuilder::new()
+        .with_url(&prefix)
+        .with_client_options(ClientOptions::new().with_allow_http(true))
+        .build()
+        .unwrap();
+    Some((prefix, Arc::new(http)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_a_warm_read_makes_no_data_request() {
+    let Some((prefix, http)) = nginx() else { return };
+    cold_then_warm("nginx", &prefix, http).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_a_warm_read_makes_no_data_request() {
+    let Some(endpoint) = var("ZK_S3") else { return };
+    let key = |part: &str| var(&format!("ZK_S3_DATA_{part}")).expect("keys are printed with ZK_S3");
+    let bucket: Arc<dyn ObjectStore> = Arc::new(
+        AmazonS3Builder::new()
+            .with_endpoint(&endpoint)
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_bucket_name("zk-data")
+            .with_access_key_id(key("KEY"))
+            .with_secret_access_key(key("SECRET"))
+            .build()
+            .unwrap(),
+    );
+    let folder = format!("cache-{}", std::process::id());
+    let scoped: Arc<dyn ObjectStore> =
+        Arc::new(object_store::prefix::PrefixStore::new(Arc::clone(&bucket), folder.as_str()));
+    for case in Case::all() {
+        case.upload_to(scoped.as_ref()).await;
+    }
+    cold_then_warm("S3 (moto)", &format!("s3://zk-data/{folder}/"), scoped).await;
+}
+
+/// An in-test file server: no ETags, so versions are sizes and last-modified times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_etags_is_cached_by_size_and_time() {
+    let (server, log) = common::server::files_logged();
+    let prefix = format!("{server}/files/");
+    let http: Arc<dyn ObjectStore> = Arc::new(
+        HttpBuilder::new()
+            .with_url(&prefix)
+            .with_client_options(ClientOptions::new().with_allow_http(true))
+            .build()
+            .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (failures, _) = read_all(&prefix, &http, dir.path()).await;
+    assert!(failures.is_empty(), "cold: {failures:#?}");
+    let cold = log.lock().unwrap().len();
+    let (failures, _) = read_all(&prefix, &http, dir.path()).await;
+    assert!(failures.is_empty(), "warm: {failures:#?}");
+    // The server's own log: the warm process asked only for metadata.
+    let warm: Vec<_> = log.lock().unwrap()[cold..].to_vec();
+    assert!(!warm.is_empty() && warm.iter().all(|(method, _, _)| method == "HEAD"), "{warm:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_cached_file_damaged_still_reads_exactly() {
+    let Some((prefix, http)) = nginx() else { return };
+    let dir = cold_then_warm("nginx", &prefix, Arc::clone(&http)).await;
+    let files = common::files_under(&dir.path().join("v1/objects"));
+    assert!(files.len() > 50, "{} cached files", files.len());
+    for (i, file) in files.iter().enumerate() {
+        let mut bytes = std::fs::read(file).unwrap();
+        // Each file damaged somewhere else: its header, its body, its end, or cut short.
+        match i % 4 {
+            0 => bytes[10] ^= 0x01,
+            1 => bytes.truncate(bytes.len() - 1),
+            2 => {
+                let at = bytes.len() / 2;
+                bytes[at] = bytes[at].wrapping_add(1);
+            }
+            _ => {
+                let at = bytes.len() - 1;
+                bytes[at] ^= 0x80;
+            }
+        }
+        std::fs::write(file, bytes).unwrap();
+    }
+    let (failures, cache) = read_all(&prefix, &http, dir.path()).await;
+    assert!(failures.is_empty(), "damaged: {failures:#?}");
+    assert_eq!(cache.stats().discarded, files.len() as u64, "{:?}", cache.stats());
+}
