@@ -70,8 +70,20 @@ pub(crate) fn flatten_numbers(value: &serde_json::Value) -> Vec<f64> {
 /// The values `cat REFS ARRAY` prints, in C order: its rows are comments (`#`), then values,
 /// after their place (`[member=2, ...]: `) if any.
 pub(crate) fn cat_numbers(refs: &str, array: &str) -> Vec<f64> {
-    let (code, stdout, stderr) = run(&["cat", refs, array]);
+    cat_numbers_with(refs, array, &[])
+}
+
+/// [`cat_numbers`], with more options.
+pub(crate) fn cat_numbers_with(refs: &str, array: &str, options: &[&str]) -> Vec<f64> {
+    let mut args = vec!["cat", refs, array];
+    args.extend(options);
+    let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 0, "{stderr}");
+    numbers_of(&stdout)
+}
+
+/// The values of what `cat` printed, in C order.
+pub(crate) fn numbers_of(stdout: &str) -> Vec<f64> {
     let rows = stdout.lines().filter(|line| !line.starts_with('#'));
     let values = rows.flat_map(|line| line.rsplit_once("]: ").map_or(line, |(_, values)| values).split_whitespace());
     values.map(|value| value.parse().unwrap_or_else(|_| panic!("{value} in {stdout}"))).collect()

@@ -23,7 +23,7 @@ pub(crate) fn run(store: &ReferenceStore, json: bool, concurrency: usize) -> Res
 /// `audit --encodings`: each target's own packing and fill values against the set's.
 pub(crate) fn encodings(open: &Opening, json: bool, concurrency: usize) -> Result {
     let store = open.open()?;
-    let audit = audit_encodings(&store, &open.refs, &open.registry(), concurrency)?;
+    let audit = audit_encodings(&store, &open.refs, &open.registry()?, concurrency)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&audit)?);
     } else {

@@ -44,7 +44,7 @@ pub(crate) struct Combine {
 impl Combine {
     pub(crate) fn run(self) -> Result {
         let start = Instant::now();
-        let registry = Arc::new(self.open.registry());
+        let registry = Arc::new(self.open.registry()?);
         let mut sets = Vec::new();
         for refs in &self.refs {
             // icechunk repositories are not patterns: `@` and the rest as written.

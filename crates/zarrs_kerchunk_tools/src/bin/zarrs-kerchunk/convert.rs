@@ -197,7 +197,7 @@ impl Convert {
             );
             return Ok(Outcome::Done);
         }
-        let written = self.format.write(source.source().as_ref(), &self.output, &self.open.registry())?;
+        let written = self.format.write(source.source().as_ref(), &self.output, &self.open.registry()?)?;
         eprintln!("{written} references written to {} in {:.2?}", self.output, start.elapsed());
         Ok(Outcome::Done)
     }

@@ -2,7 +2,9 @@
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use zarrs_kerchunk::{Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
+use std::sync::Arc;
+
+use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
 
 /// How to reach object stores: the options every command that reads or writes a URL takes.
 #[derive(Args)]
@@ -13,6 +15,20 @@ pub(crate) struct Access {
     /// An object store configuration key, such as `aws_region=us-west-2` (repeatable).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = pair)]
     options: Vec<(String, String)>,
+    /// Keep the byte ranges read from remote files (and remote reference files) in this folder,
+    /// shared by every process that uses it: a warm read costs one HEAD per file and no GET.
+    /// Each range is served only for the version of the file it came from (ETag, else size and
+    /// last-modified time) and checked against its checksum. Off unless given.
+    #[arg(long, value_name = "DIR", env = "ZARRS_KERCHUNK_CACHE", hide_env_values = true)]
+    cache: Option<std::path::PathBuf>,
+    /// The most the cache holds, such as `500M` or `20G` (K, M, G, T: powers of 1024; default
+    /// 10G); the least recently read ranges are removed past it, approximately.
+    #[arg(long, value_name = "SIZE", value_parser = byte_size, requires = "cache")]
+    cache_size: Option<u64>,
+    /// Check pinned files' versions too (one HEAD per file per process) when reading through the
+    /// cache: otherwise a range cached for a pinned ETag is read with no request.
+    #[arg(long, requires = "cache")]
+    cache_check_pins: bool,
 }
 
 impl Access {
@@ -28,11 +44,42 @@ impl Access {
 
     /// The registry that makes object stores for URLs with these options, as
     /// the store builder's does: from the options given and the cloud
-    /// environment's own variables, never from the rest of the environment.
-    pub(crate) fn registry(&self) -> StoreRegistry {
+    /// environment's own variables, never from the rest of the environment;
+    /// remote stores read through the cache, if one is asked for.
+    pub(crate) fn registry(&self) -> Result<StoreRegistry, Box<dyn std::error::Error>> {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
-        self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value))
+        let registry = self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
+        Ok(match self.cache()? {
+            Some(cache) => registry.with_cache(cache),
+            None => registry,
+        })
     }
+
+    /// The disk cache `--cache` (or `ZARRS_KERCHUNK_CACHE`) names, opened.
+    pub(crate) fn cache(&self) -> Result<Option<Arc<DiskCache>>, Box<dyn std::error::Error>> {
+        let Some(dir) = self.cache.as_ref().filter(|dir| !dir.as_os_str().is_empty()) else { return Ok(None) };
+        let cache = DiskCache::new(dir)?
+            .with_max_bytes(self.cache_size.unwrap_or(DEFAULT_CACHE_BYTES))
+            .with_pinned_revalidation(self.cache_check_pins);
+        Ok(Some(Arc::new(cache)))
+    }
+}
+
+/// A size in bytes: a number, with K, M, G or T (powers of 1024; `KiB`, `MB` and so on read the same).
+fn byte_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let number: u64 = number.parse().map_err(|_| format!("expected a size such as 500M or 20G, found {text:?}"))?;
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches('B').trim_end_matches('I') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("expected a size such as 500M or 20G, found {text:?}")),
+    };
+    number.checked_mul(1 << shift).ok_or_else(|| format!("{text:?} is too large"))
 }
 
 /// Where the references are, and how to open them.
@@ -55,7 +102,7 @@ impl Opening {
 
     /// The registry that makes object stores for URLs with these options,
     /// as the builder's does: for outputs (`convert`).
-    pub(crate) fn registry(&self) -> StoreRegistry {
+    pub(crate) fn registry(&self) -> Result<StoreRegistry, Box<dyn std::error::Error>> {
         self.how.registry()
     }
 
@@ -119,6 +166,9 @@ impl HowToOpen {
         for (key, value) in &self.access.options {
             builder = builder.with_option(key, value);
         }
+        if let Some(cache) = self.access.cache()? {
+            builder = builder.with_cache(cache);
+        }
         if let Some(target) = &self.target {
             builder = builder.with_target(target);
         }
@@ -145,7 +195,7 @@ impl HowToOpen {
 
     /// The registry that makes object stores for URLs with these options,
     /// as the builder's does: for outputs (`convert`).
-    pub(crate) fn registry(&self) -> StoreRegistry {
+    pub(crate) fn registry(&self) -> Result<StoreRegistry, Box<dyn std::error::Error>> {
         self.access.registry()
     }
 

@@ -103,7 +103,7 @@ impl Scan {
     pub(crate) fn run(self) -> Result {
         let start = Instant::now();
 
-        let registry = Arc::new(self.access.registry());
+        let registry = Arc::new(self.access.registry()?);
         let mut files = Vec::new();
         for file in &self.files {
             files.extend(expand(file, &registry)?);
@@ -125,7 +125,7 @@ impl Scan {
         let combining = self.combining.combining()?;
         let (made, references): (Made, Box<dyn ReferenceSource>) = if let Some(location) = &self.append_to {
             let existing =
-                ReferenceStoreBuilder::new().with_registry(Arc::new(self.access.registry())).open(location)?;
+                ReferenceStoreBuilder::new().with_registry(Arc::new(self.access.registry()?)).open(location)?;
             let existing = load_references(existing.source().as_ref(), location)?;
             let (made, appended) = append_references(
                 existing,
