@@ -34,7 +34,7 @@ fn combine(
     // The sets' coordinates are decoded here, with any codec their references name.
     runtime::register_codecs();
     let (json, parquet) = options.formats(output)?;
-    let registry = Arc::new(options.registry());
+    let registry = Arc::new(options.registry()?);
     let (_, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let mut sets = Vec::new();

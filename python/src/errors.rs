@@ -130,6 +130,15 @@ fn io_kind(error: &std::io::Error) -> Kind {
     }
 }
 
+/// A disk cache whose folder cannot be used: the folder named, and why.
+pub(crate) fn cache_error(error: &zarrs_kerchunk::CacheError) -> Error {
+    let kind = match error {
+        zarrs_kerchunk::CacheError::Folder { source, .. } => io_kind(source),
+        _ => Kind::Invalid,
+    };
+    Error::new(kind, error.to_string())
+}
+
 /// A failed local read of `what`.
 pub(crate) fn io_error(what: &str, error: &std::io::Error) -> PyErr {
     Error::new(io_kind(error), format!("cannot read {what}: {error}")).into()

@@ -3,13 +3,14 @@
 //! words of the Rust API and of `object_store`'s configuration keys.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zarrs_kerchunk::kerchunk::{Limits, ParseOptions};
-use zarrs_kerchunk::{Pins, ReferenceStoreBuilder};
+use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStoreBuilder};
 
 /// Every option a store takes, as the Python caller gave them.
 #[derive(Debug, Default)]
@@ -27,6 +28,9 @@ pub(crate) struct StoreOptions {
     read_ahead: Option<u64>,
     fetch_concurrency: Option<usize>,
     timeout: Option<f64>,
+    cache: Option<String>,
+    cache_size: Option<u64>,
+    cache_check_pins: bool,
 }
 
 /// The object store's options for an icechunk repository's own storage: `storage_options`,
@@ -41,7 +45,8 @@ pub(crate) fn repository_options(storage_options: &BTreeMap<String, String>, ano
 
 /// The names `options` may use, for the error that names an unknown one.
 const NAMES: &str = "storage_options, anonymous, target, templates, allowed_prefixes, allow_local, \
-                     url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout";
+                     url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout, cache, \
+                     cache_size, cache_check_pins";
 
 impl StoreOptions {
     /// The object store's options for an icechunk repository's own storage:
@@ -83,6 +88,9 @@ impl StoreOptions {
                     parsed.fetch_concurrency = Some(value.extract().map_err(|e| typed("an int", e))?);
                 }
                 "timeout" => parsed.timeout = Some(value.extract().map_err(|e| typed("a number of seconds", e))?),
+                "cache" => parsed.cache = Some(value.extract().map_err(|e| typed("a folder (str)", e))?),
+                "cache_size" => parsed.cache_size = Some(value.extract().map_err(|e| typed("an int (bytes)", e))?),
+                "cache_check_pins" => parsed.cache_check_pins = value.extract().map_err(|e| typed("a bool", e))?,
                 _ => return Err(PyTypeError::new_err(format!("unknown option {name:?}; the options are {NAMES}"))),
             }
         }
@@ -135,6 +143,9 @@ impl StoreOptions {
         if let Some(reads) = self.fetch_concurrency {
             builder = builder.with_fetch_concurrency(reads);
         }
+        if let Some(cache) = open_cache(self.cache.as_deref(), self.cache_size, self.cache_check_pins)? {
+            builder = builder.with_cache(cache);
+        }
         if let Some(seconds) = self.timeout {
             let timeout = Duration::try_from_secs_f64(seconds)
                 .map_err(|e| PyValueError::new_err(format!("option timeout: {seconds} seconds: {e}")))?;
@@ -167,6 +178,21 @@ impl StoreOptions {
         }
         Ok(limits)
     }
+}
+
+/// The disk cache in `folder` (none if `None` or empty), kept under `size`
+/// bytes (default [`DEFAULT_CACHE_BYTES`]).
+///
+/// # Errors
+/// The folder named, if it cannot be created.
+pub(crate) fn open_cache(
+    folder: Option<&str>,
+    size: Option<u64>,
+    check_pins: bool,
+) -> Result<Option<Arc<DiskCache>>, crate::errors::Error> {
+    let Some(folder) = folder.filter(|folder| !folder.is_empty()) else { return Ok(None) };
+    let cache = DiskCache::new(folder).map_err(|e| crate::errors::cache_error(&e))?;
+    Ok(Some(Arc::new(cache.with_max_bytes(size.unwrap_or(DEFAULT_CACHE_BYTES)).with_pinned_revalidation(check_pins))))
 }
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {

@@ -83,7 +83,7 @@ fn scan(
 ) -> PyResult<String> {
     runtime::check_process()?;
     let (json, parquet) = options.formats(output)?;
-    let registry = options.registry();
+    let registry = options.registry()?;
     let (scan_options, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
         let expanded = without_named_sidecars(expand_all(&files, &registry)?, arguments.sidecars()?);
@@ -220,7 +220,7 @@ impl ScanArguments {
         let (written, update) = match self.append_to.as_deref().filter(|location| *location == output) {
             Some(location) => {
                 let previous = ReferenceStoreBuilder::new()
-                    .with_registry(Arc::new(options.registry()))
+                    .with_registry(Arc::new(options.registry()?))
                     .with_record_cache(RecordCacheOptions::default().with_max_records(2))
                     .open(location)
                     .map_err(|e| errors::open_error(location, &e))?;
@@ -242,7 +242,7 @@ impl ScanArguments {
 /// The set at `location` (JSON or parquet), all of it, in memory: what an append adds to.
 pub(crate) fn load(location: &str, options: &WriteOptions) -> Result<ReferenceSet, Error> {
     let existing = ReferenceStoreBuilder::new()
-        .with_registry(Arc::new(options.registry()))
+        .with_registry(Arc::new(options.registry()?))
         .open(location)
         .map_err(|e| errors::open_error(location, &e))?;
     load_references(existing.source().as_ref(), location).map_err(|e| make_error(&e))
@@ -266,7 +266,7 @@ fn report_of(made: &Made) -> serde_json::Value {
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn expand_files(py: Python<'_>, files: Vec<String>, options: WriteOptions) -> PyResult<Vec<String>> {
     runtime::check_process()?;
-    let registry = options.registry();
+    let registry = options.registry()?;
     py.detach(|| expand_all(&files, &registry)).map_err(Into::into)
 }
 
@@ -295,7 +295,7 @@ fn scan_share(
     options: WriteOptions,
 ) -> PyResult<(Share, String)> {
     runtime::check_process()?;
-    let registry = options.registry();
+    let registry = options.registry()?;
     let (scan_options, combining) = arguments.prepared()?;
     let (made, (urls, packed)) = py.detach(|| -> Result<_, Error> {
         let Scanned { made, sets, .. } = scan_files(
@@ -329,7 +329,7 @@ fn combine_shares(
 ) -> PyResult<String> {
     runtime::check_process()?;
     let (json, parquet) = options.formats(output)?;
-    let registry = options.registry();
+    let registry = options.registry()?;
     let (_, combining) = arguments.prepared()?;
     // Borrowed from the shares' `bytes`, which are immutable and outlive the call.
     let shares: Vec<(&[String], &[u8])> =

@@ -109,7 +109,7 @@ impl ShareCombiner {
                 let reason = format!("{} of {} files' references were added", state.rests.len(), state.urls.len());
                 return Err(Error::new(Kind::Invalid, reason));
             }
-            let registry = state.options.registry();
+            let registry = state.options.registry()?;
             let reader = shares_reader(&state.urls, state.files, &registry)?;
             let combined = combine_set_aside(state.rests, &state.concat, state.set_aside, &state.urls, reader)
                 .map_err(|e| make_error(&e))?;

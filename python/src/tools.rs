@@ -55,7 +55,7 @@ fn audit(py: Python<'_>, store: &StoreHandle, concurrency: usize) -> PyResult<St
 #[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
 fn audit_encodings(py: Python<'_>, store: &StoreHandle, concurrency: usize, options: WriteOptions) -> PyResult<String> {
     runtime::check_process()?;
-    let (location, store, registry) = (store.location().to_owned(), store.zarrs_store(), options.registry());
+    let (location, store, registry) = (store.location().to_owned(), store.zarrs_store(), options.registry()?);
     let audit = py
         .detach(|| encodings::audit_encodings(store, &location, &registry, concurrency))
         .map_err(|e| crate::scan::make_error(&e))?;
@@ -85,6 +85,8 @@ pub(crate) struct WriteOptions {
     compression: bool,
     storage_options: std::collections::BTreeMap<String, String>,
     anonymous: bool,
+    cache: Option<String>,
+    cache_size: Option<u64>,
 }
 
 impl WriteOptions {
@@ -94,9 +96,19 @@ impl WriteOptions {
         crate::options::repository_options(&self.storage_options, self.anonymous)
     }
 
-    pub(crate) fn registry(&self) -> StoreRegistry {
+    /// The registry of the stores files and outputs are read and written
+    /// through: remote ones through the disk cache, if one is asked for.
+    ///
+    /// # Errors
+    /// The cache folder named, if it cannot be created.
+    pub(crate) fn registry(&self) -> Result<StoreRegistry, crate::errors::Error> {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
-        self.storage_options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value))
+        let registry =
+            self.storage_options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
+        Ok(match crate::options::open_cache(self.cache.as_deref(), self.cache_size, false)? {
+            Some(cache) => registry.with_cache(cache),
+            None => registry,
+        })
     }
 
     pub(crate) fn formats(&self, output: &str) -> PyResult<(JsonWriteOptions, ParquetWriteOptions)> {
@@ -130,7 +142,7 @@ impl WriteOptions {
 fn convert(py: Python<'_>, store: &StoreHandle, output: &str, options: WriteOptions) -> PyResult<u64> {
     runtime::check_process()?;
     let (json, parquet) = options.formats(output)?;
-    let registry = options.registry();
+    let registry = options.registry()?;
     let source = store.zarrs_store();
     py.detach(|| write_references(source.source().as_ref(), output, &registry, &json, &parquet))
         .map_err(|e| output_error(&e).into())

@@ -114,7 +114,14 @@ class ReferenceStore(Store):
     - ``url_rewrite``: read targets under each key from its value instead;
     - ``pins`` (a pins file written by ``zarrs-kerchunk pin``) and ``relax_pins``;
     - ``limits``: ``{"max_document_bytes": ..., "max_generated_references": ..., ...}``;
-    - ``read_ahead`` (bytes), ``fetch_concurrency``, ``timeout`` (seconds).
+    - ``read_ahead`` (bytes), ``fetch_concurrency``, ``timeout`` (seconds);
+    - ``cache``: a folder keeping the byte ranges read from remote files (and remote reference
+      documents and parquet record files), shared by every process and Dask worker on the
+      machine (``ZARRS_KERCHUNK_CACHE`` if not given); each range is served only for the version
+      of the file it came from (ETag, else size and last-modified time), checked with one HEAD
+      per file per process (none for a pinned file unless ``cache_check_pins``), and against its
+      checksum on every read. ``cache_size`` (bytes, 10 GiB by default) bounds it, least recently
+      read ranges removed first.
 
     The store pickles as its location and options, never as its references: a Dask worker
     opens each reference set once per process, whatever the number of tasks. A key's read that
@@ -142,6 +149,7 @@ class ReferenceStore(Store):
             raise ValueError("ReferenceStore is read-only: kerchunk references cannot be written through it")
         super().__init__(read_only=True)
         self._location = _absolute(location)
+        options = with_cache_from_environment(options)
         self._options = options
         self._spec = _spec(self._location, options)
         self._handle = StoreHandle.open(self._location, options)
@@ -253,6 +261,14 @@ class ReferenceStore(Store):
     def delete_sync(self, key: str) -> None:
         self._check_writable()
         raise NotImplementedError("ReferenceStore is read-only")
+
+
+def with_cache_from_environment(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with ``cache`` as a str: as given, else ``ZARRS_KERCHUNK_CACHE`` if set."""
+    cache = options.get("cache", os.environ.get("ZARRS_KERCHUNK_CACHE") or None)
+    if cache is None:
+        return options
+    return {**options, "cache": os.fspath(cache)}
 
 
 def _spec(location: str, options: dict[str, Any]) -> str:

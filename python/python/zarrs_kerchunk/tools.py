@@ -93,7 +93,15 @@ def _write_options(
         "compression": compression,
         "storage_options": options.get("storage_options") or {},
         "anonymous": bool(options.get("anonymous", False)),
+        "cache": _cache_folder(options.get("cache")),
+        "cache_size": options.get("cache_size"),
     }
+
+
+def _cache_folder(cache: str | os.PathLike[str] | None) -> str | None:
+    """The disk cache's folder: ``cache``, else ``ZARRS_KERCHUNK_CACHE`` if set."""
+    cache = cache if cache is not None else os.environ.get("ZARRS_KERCHUNK_CACHE") or None
+    return None if cache is None else os.fspath(cache)
 
 
 def convert(
@@ -167,6 +175,8 @@ def scan(
     compression: bool = True,
     storage_options: dict[str, str] | None = None,
     anonymous: bool = False,
+    cache: str | os.PathLike[str] | None = None,
+    cache_size: int | None = None,
     executor: Any = None,
 ) -> dict[str, Any]:
     r"""References made from NetCDF-3, NetCDF-4, HDF5, GRIB2 and TIFF files, as kerchunk makes them, reading
@@ -222,13 +232,17 @@ def scan(
     A process pool must spawn its workers (``mp_context=multiprocessing.get_context("spawn")``):
     a child forked after this process started its I/O runtime refuses it, as Dask never forks.
 
+    ``cache`` (``ZARRS_KERCHUNK_CACHE`` if not given) is a folder keeping the byte ranges read
+    from remote files, as :class:`~zarrs_kerchunk.ReferenceStore`'s: a file scanned again costs
+    one HEAD and no GET; ``cache_size`` bounds it (bytes, 10 GiB by default).
+
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
     if isinstance(files, (str, os.PathLike)):
         files = [files]
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
-        {"storage_options": storage_options, "anonymous": anonymous},
+        {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size},
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, executor), merge,
                            identical, append_to, skip_existing)
@@ -295,6 +309,8 @@ def combine(
     compression: bool = True,
     storage_options: dict[str, str] | None = None,
     anonymous: bool = False,
+    cache: str | os.PathLike[str] | None = None,
+    cache_size: int | None = None,
 ) -> dict[str, Any]:
     """Reference sets that exist combined into one, written to ``output`` (as :func:`convert`
     writes): kerchunk's per-file JSONs (``SingleHdf5ToZarr``, ``NetCDF3ToZarr``, ``scan_grib``),
@@ -311,14 +327,15 @@ def combine(
     set, the array, the attribute and both values; times along the dimension in units of each
     set's own (the coordinate, its ``bounds``) are written again in one unit. ``append_to``
     adds the sets to a set made by combining, as :func:`scan`'s adds files (``output`` may be
-    that set; ``skip_existing`` leaves out sets it records already).
+    that set; ``skip_existing`` leaves out sets it records already). ``cache`` and ``cache_size``
+    are :func:`scan`'s: remote sets and their coordinates read through the disk cache.
 
     Returns the references written and the sets combined (or added), in order."""
     if isinstance(refs, (str, os.PathLike)):
         refs = [refs]
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
-        {"storage_options": storage_options, "anonymous": anonymous},
+        {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size},
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, None), merge,
                            identical, append_to, skip_existing)

@@ -7,7 +7,9 @@ the GIL released, straight into a NumPy array: no zarr-python codec pipeline, no
 Variable-length strings are read through zarr-python, as the zarr engine reads them.
 
 Keyword arguments that are not xarray's decoders are the options of
-:class:`~zarrs_kerchunk.ReferenceStore` (``storage_options``, ``allowed_prefixes`` ...).
+:class:`~zarrs_kerchunk.ReferenceStore` (``storage_options``, ``allowed_prefixes`` ...), but for
+its disk cache, ``cache_dir`` (xarray's own ``cache`` argument keeps arrays in memory):
+``backend_kwargs={"cache_dir": "/var/tmp/ranges"}``.
 
 ``xr.open_datatree(location, engine="zarrs_kerchunk")`` opens every group of the set as a node of
 a tree, each as :func:`open_dataset` opens it: a COG's overviews (``overview_1``...) or a GRIB
@@ -174,6 +176,18 @@ class _RustDecodedStore(ZarrStore):
         return Variable(variable.dims, indexing.LazilyIndexedArray(array), variable.attrs, variable.encoding)
 
 
+def _store_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The store's options from the engine's: ``cache_dir`` is the store's ``cache`` (xarray's
+    own ``cache`` argument, arrays kept in memory, takes the name)."""
+    if "cache_dir" not in options:
+        return options
+    if "cache" in options:
+        raise TypeError("cache_dir is the store's cache: give it once")
+    options = dict(options)
+    options["cache"] = options.pop("cache_dir")
+    return options
+
+
 class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
     """``engine="zarrs_kerchunk"``: kerchunk references, decoded in Rust."""
 
@@ -214,7 +228,7 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
                 raise TypeError(f"options {sorted(options)} are for opening a location, not an opened ReferenceStore")
             store = filename_or_obj
         else:
-            store = ReferenceStore(filename_or_obj, **options)
+            store = ReferenceStore(filename_or_obj, **_store_options(options))
         decoders = {
             "mask_and_scale": mask_and_scale,
             "decode_times": decode_times,
@@ -254,7 +268,11 @@ class ZarrsKerchunkBackendEntrypoint(BackendEntrypoint):
         import zarr
 
         decoders = {key: kwargs.pop(key) for key in list(kwargs) if key in self.open_dataset_parameters}
-        store = filename_or_obj if isinstance(filename_or_obj, ReferenceStore) else ReferenceStore(filename_or_obj, **kwargs)
+        store = (
+            filename_or_obj
+            if isinstance(filename_or_obj, ReferenceStore)
+            else ReferenceStore(filename_or_obj, **_store_options(kwargs))
+        )
         base = (group or "").strip("/")
         top = zarr.open_group(store, mode="r", zarr_format=2, path=base or None)
         paths = [""] + sorted(path for path, member in top.members(max_depth=None) if isinstance(member, zarr.Group))
