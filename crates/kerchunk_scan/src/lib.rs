@@ -12,7 +12,9 @@
 //! except that of arrays smaller than
 //! [`ScanOptions::with_inline_threshold`], which are held in the references.
 //! Write the set with the `kerchunk` crate's writers, or read it at once
-//! with `zarrs_kerchunk`.
+//! with `zarrs_kerchunk`. To scan through a disk cache (a file scanned again
+//! then costs one `HEAD`), pass a store wrapped by
+//! `object_store_disk_cache::DiskCache::wrap`, as the command line's `--cache` does.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -345,12 +345,10 @@ impl DiskCache {
             return;
         }
         let now = SystemTime::now();
-        let Ok(handle) = std::fs::File::options().write(true).open(file) else { return };
-        let recent = handle
-            .metadata()
+        let recent = std::fs::metadata(file)
             .and_then(|meta| meta.modified())
             .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() < TOUCH_AFTER);
-        if !recent {
+        if !recent && let Ok(handle) = std::fs::File::options().write(true).open(file) {
             let _ = handle.set_modified(now);
         }
     }

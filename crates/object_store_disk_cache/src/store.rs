@@ -299,14 +299,21 @@ impl ObjectStore for CachedStore {
         }
         let (cache, version, wanted) = (Arc::clone(&self.cache), what.clone(), ranges.to_vec());
         let missing = blocking(move || {
-            let mut missing: Vec<Range<u64>> = wanted
-                .iter()
-                .flat_map(|range| cache.plan(&version, range, true))
-                .filter_map(|piece| match piece {
-                    Piece::Missing(range) => Some(range),
-                    Piece::Cached { .. } => None,
-                })
-                .collect();
+            let gaps = |fresh: bool| -> Vec<Range<u64>> {
+                wanted
+                    .iter()
+                    .flat_map(|range| cache.plan(&version, range, fresh))
+                    .filter_map(|piece| match piece {
+                        Piece::Missing(range) => Some(range),
+                        Piece::Cached { .. } => None,
+                    })
+                    .collect()
+            };
+            // A gap: another process may have cached it since this one listed the folder.
+            let mut missing = gaps(false);
+            if !missing.is_empty() {
+                missing = gaps(true);
+            }
             missing.sort_by_key(|range| range.start);
             merge(missing, object_store::OBJECT_STORE_COALESCE_DEFAULT)
         })
