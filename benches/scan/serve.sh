@@ -1,7 +1,7 @@
 # Sourced by http.sh and large.sh, with `python`, `folder` and `here` set:
 # serves FOLDER with nginx on 127.0.0.1:8795 behind the 20 ms proxy of
 # benches/tools/small_chunks.py on 127.0.0.1:8766 (both stopped on exit),
-# builds the command line and sets `work` (a scratch folder) and `bin`.
+# builds the command line (unless `serve_python_only` is set) and sets `work` (a scratch folder) and `bin`.
 work="$(mktemp -d)"
 mkdir -p "$work/tmp"
 cat > "$work/nginx.conf" <<CONF
@@ -23,5 +23,6 @@ nginx_pid=$!
 proxy_pid=$!
 trap 'kill $proxy_pid $nginx_pid 2>/dev/null; rm -rf "$work"' EXIT
 sleep 2
-cargo build --quiet --release --bin zarrs-kerchunk
+# `serve_python_only=1`: a benchmark of the Python package alone, with no binary to build.
+[ -n "${serve_python_only:-}" ] || cargo build --quiet --release --bin zarrs-kerchunk
 bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/zarrs-kerchunk"
