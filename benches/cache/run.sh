@@ -6,6 +6,8 @@
 #
 #   benches/cache/run.sh PYTHON [RUNS]
 #
+# Then data.bin is rewritten in place, and each warm cache read again: which serve stale chunks.
+#
 # PYTHON has zarrs_kerchunk, fsspec, aiohttp and numpy (target/python-venv has them). nginx
 # serves the workload (make.py) on 127.0.0.1:8795 behind the proxy on 127.0.0.1:8766.
 set -euo pipefail
@@ -27,4 +29,12 @@ for run in $(seq "$runs"); do
             echo "$engine $mode cache: $(du -sb "$cache" | cut -f1) bytes on disk"
         done
     done
+done
+# Stale reads: data.bin rewritten in place with other values (the same size, a later time, so
+# nginx's ETag changes), then each warm cache of the last run read again ("wrong" counts the
+# chunks that are not the new file's).
+"$python" -c "import numpy as np, sys; np.random.default_rng(56).standard_normal(20_000 * 1024, dtype=np.float32).tofile(sys.argv[1])" "$folder/data.bin"
+touch -d '+2 seconds' "$folder/data.bin"
+for engine in ours blockcache simplecache; do
+    echo "$engine batch after a rewrite: $(proxy "$python" "$here/read.py" "$engine" "$work/$engine-batch-$runs" "$folder" batch)"
 done
