@@ -20,10 +20,9 @@ use std::time::Duration;
 
 use common::Case;
 use common::faults::{Counted, Faulty};
-use common::remote::{read_case, var};
+use common::remote::{http_store, read_case, var};
+use object_store::ObjectStore;
 use object_store::aws::AmazonS3Builder;
-use object_store::http::HttpBuilder;
-use object_store::{ClientOptions, ObjectStore};
 use zarrs_kerchunk::{DiskCache, ReferenceStoreBuilder};
 
 /// Every case's reference files (JSON and parquet) under `prefix`, read
@@ -77,12 +76,8 @@ async fn cold_then_warm(service: &str, prefix: &str, inner: Arc<dyn ObjectStore>
 
 fn nginx() -> Option<(String, Arc<dyn ObjectStore>)> {
     let prefix = format!("{}/data/", var("ZK_NGINX")?);
-    let http = HttpBuilder::new()
-        .with_url(&prefix)
-        .with_client_options(ClientOptions::new().with_allow_http(true))
-        .build()
-        .unwrap();
-    Some((prefix, Arc::new(http)))
+    let http = http_store(&prefix);
+    Some((prefix, http))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,13 +115,7 @@ async fn s3_a_warm_read_makes_no_data_request() {
 async fn a_server_without_etags_is_cached_by_size_and_time() {
     let (server, log) = common::server::files_logged();
     let prefix = format!("{server}/files/");
-    let http: Arc<dyn ObjectStore> = Arc::new(
-        HttpBuilder::new()
-            .with_url(&prefix)
-            .with_client_options(ClientOptions::new().with_allow_http(true))
-            .build()
-            .unwrap(),
-    );
+    let http = http_store(&prefix);
     let dir = tempfile::tempdir().unwrap();
     let (failures, _) = read_all(&prefix, &http, dir.path()).await;
     assert!(failures.is_empty(), "cold: {failures:#?}");

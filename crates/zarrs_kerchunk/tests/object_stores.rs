@@ -27,11 +27,10 @@ use common::Case;
 use common::faults::{
     Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall, deadline_for,
 };
-use common::remote::{read_case, read_one, var};
+use common::remote::{http_store, read_case, read_one, var};
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
-use object_store::http::HttpBuilder;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::Value;
 use zarrs_kerchunk::{OpenError, ReadError, ReferenceStoreBuilder};
@@ -310,14 +309,7 @@ async fn nginx() {
     }
     assert!(failures.is_empty(), "nginx: {failures:#?}");
     let prefix = format!("{server}/data/");
-    let http: Arc<dyn ObjectStore> = Arc::new(
-        HttpBuilder::new()
-            .with_url(&prefix)
-            .with_client_options(ClientOptions::new().with_allow_http(true))
-            .build()
-            .unwrap(),
-    );
-    faults_on("nginx", &prefix, http, false).await;
+    faults_on("nginx", &prefix, http_store(&prefix), false).await;
     // A location that ignores Range: errors, never wrong bytes.
     let (mut errors, mut wrong) = (0, Vec::new());
     for case in fault_cases() {
