@@ -21,6 +21,10 @@ use crate::store::CachedStore;
 /// The size a cache keeps under unless told otherwise: 10 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 10 << 30;
 
+/// What a read lacks is fetched in one request where the pieces are less
+/// than this apart, unless told otherwise: 64 KiB, fsspec's gap.
+pub const DEFAULT_MERGE_GAP: u64 = 64 << 10;
+
 /// A range's file read less recently than this has its time set again when read.
 const TOUCH_AFTER: Duration = Duration::from_mins(1);
 
@@ -51,6 +55,7 @@ pub struct DiskCache {
     root: PathBuf,
     layout: Layout,
     max_bytes: u64,
+    merge_gap: u64,
     revalidate_pinned: bool,
     /// The version of each object checked in this process, by URL.
     checked: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Described>>>>,
@@ -130,6 +135,7 @@ impl DiskCache {
             root,
             layout,
             max_bytes: DEFAULT_MAX_BYTES,
+            merge_gap: DEFAULT_MERGE_GAP,
             revalidate_pinned: false,
             checked: Mutex::default(),
             pinned: Mutex::default(),
@@ -147,6 +153,15 @@ impl DiskCache {
     #[must_use]
     pub fn with_max_bytes(mut self, bytes: u64) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// Fetch what one `get_ranges` lacks in one request where the pieces
+    /// are less than `bytes` apart (default [`DEFAULT_MERGE_GAP`]); the bytes
+    /// between them are cached too.
+    #[must_use]
+    pub fn with_merge_gap(mut self, bytes: u64) -> Self {
+        self.merge_gap = bytes;
         self
     }
 
@@ -198,6 +213,10 @@ impl DiskCache {
             (store, cached)
         });
         Arc::clone(cached)
+    }
+
+    pub(crate) fn merge_gap(&self) -> u64 {
+        self.merge_gap
     }
 
     pub(crate) fn revalidates_pinned(&self) -> bool {

@@ -53,6 +53,6 @@ mod evict;
 mod layout;
 mod store;
 
-pub use cache::{CacheStats, DEFAULT_MAX_BYTES, DiskCache};
+pub use cache::{CacheStats, DEFAULT_MAX_BYTES, DEFAULT_MERGE_GAP, DiskCache};
 pub use error::CacheError;
 pub use store::CachedStore;

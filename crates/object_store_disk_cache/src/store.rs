@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetRange, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
@@ -18,6 +18,13 @@ use object_store::{
 use crate::cache::{Counters, DiskCache};
 use crate::entry::{Described, Unusable};
 use crate::layout::Piece;
+
+/// Fetches of one `get_ranges` in flight at once (as `object_store`'s own
+/// `get_ranges` fetches its merged ranges).
+const FETCHES_IN_FLIGHT: usize = 10;
+
+/// Cached ranges of one `get_ranges` read from disk at once.
+const READS_IN_FLIGHT: usize = 32;
 
 /// An object store whose reads go through a [`DiskCache`].
 ///
@@ -288,7 +295,7 @@ impl ObjectStore for CachedStore {
     }
 
     /// The bytes of each of `ranges`: what the cache lacks of all of them is
-    /// merged (ranges closer than `object_store`'s coalescing gap), fetched
+    /// merged (pieces closer than [`DiskCache::with_merge_gap`]), fetched
     /// and cached first, so that the cache then holds the bytes between
     /// the ranges too, and a later read merged another way finds them.
     async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
@@ -315,12 +322,14 @@ impl ObjectStore for CachedStore {
                 missing = gaps(true);
             }
             missing.sort_by_key(|range| range.start);
-            merge(missing, object_store::OBJECT_STORE_COALESCE_DEFAULT)
+            merge(missing, cache.merge_gap())
         })
         .await
         .unwrap_or_default();
-        futures::future::try_join_all(missing.into_iter().map(|range| self.fetch(location, &what, range))).await?;
-        futures::future::try_join_all(ranges.iter().map(|range| self.read(location, &what, range.clone()))).await
+        let fetches: Vec<_> = missing.into_iter().map(|range| self.fetch(location, &what, range)).collect();
+        let _: Vec<Bytes> = futures::stream::iter(fetches).buffer_unordered(FETCHES_IN_FLIGHT).try_collect().await?;
+        let reads: Vec<_> = ranges.iter().cloned().map(|range| self.read(location, &what, range)).collect();
+        futures::stream::iter(reads).buffered(READS_IN_FLIGHT).try_collect().await
     }
 
     async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {

@@ -365,3 +365,23 @@ async fn a_folder_that_cannot_be_written_serves_from_the_store() {
     assert_eq!(store.get_range(&path, 0..4096).await.unwrap(), object(4096, 8));
     assert_eq!(cache.stats().write_failures, 1);
 }
+
+#[tokio::test]
+async fn what_a_batch_lacks_is_merged_within_the_gap_and_the_bytes_between_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = Remote::new(false);
+    let path = Path::from("a.bin");
+    let bytes = object(1 << 20, 9);
+    remote.memory.put(&path, bytes.clone().into()).await.unwrap();
+    let (_, store) = remote.through(dir.path());
+    let ranges = [0..10, 100..110, 500_000..500_010];
+    let got = store.get_ranges(&path, &ranges).await.unwrap();
+    for (range, got) in ranges.iter().zip(&got) {
+        assert_eq!(got, at(&bytes, range));
+    }
+    assert_eq!(remote.gets(), 2, "the first two, 90 bytes apart, in one request; the third alone");
+    // The bytes between the first two were kept: a read of them, in another process, makes no GET.
+    let (_, warm) = remote.through(dir.path());
+    assert_eq!(warm.get_range(&path, 5..105).await.unwrap(), at(&bytes, &(5..105)));
+    assert_eq!(remote.gets(), 2);
+}

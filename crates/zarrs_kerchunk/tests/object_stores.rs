@@ -19,6 +19,7 @@
 #![cfg(all(feature = "http", feature = "aws", feature = "azure", feature = "gcp"))]
 
 mod common;
+mod plain_http;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,11 +28,12 @@ use common::Case;
 use common::faults::{
     Changing, Fault, Faulty, IgnoresRange, Latency, Reset, ServerErrors, ShortBody, Stall, deadline_for,
 };
-use common::remote::{http_store, read_case, read_one, var};
+use common::remote::{read_case, read_one, var};
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload};
+use plain_http::http_store;
 use serde_json::Value;
 use zarrs_kerchunk::{OpenError, ReadError, ReferenceStoreBuilder};
 

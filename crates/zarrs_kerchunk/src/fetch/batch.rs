@@ -37,7 +37,7 @@ pub(crate) async fn read_batch(files: Vec<FileRequests>, options: BatchOptions) 
     // Per file: the reads to make, and where each wanted range lies in them.
     let plans: Vec<(Vec<Request>, Vec<Placement>)> = files
         .iter()
-        .map(|(_, wanted)| {
+        .map(|(source, wanted)| {
             if wanted.iter().any(Option::is_none) {
                 let placed = wanted
                     .iter()
@@ -49,45 +49,74 @@ pub(crate) async fn read_batch(files: Vec<FileRequests>, options: BatchOptions) 
                 (vec![Request::Whole], placed)
             } else {
                 let ranges: Vec<Range<u64>> = wanted.iter().flatten().cloned().collect();
-                let (blocks, placed) = coalesce::coalesce(&ranges, options.coalescing);
+                // Through a disk cache, blocks hold only the bytes wanted (ranges
+                // that touch still merge): the cache merges what it lacks itself,
+                // and a warm cache then serves whichever way a batch is planned.
+                let coalescing = if source.through_cache() {
+                    Coalescing { max_gap: 0, ..options.coalescing }
+                } else {
+                    options.coalescing
+                };
+                let (blocks, placed) = coalesce::coalesce(&ranges, coalescing);
                 (blocks.into_iter().map(|b| Request::Part(GetRange::Bounded(b))).collect(), placed)
             }
         })
         .collect();
-    let reads: Vec<(usize, usize, Request)> = plans
+    // Each read: a file, the blocks it reads and their requests. A block a
+    // read, but through a cache, where a file's blocks are one read, so that
+    // the cache sees them together and merges what it lacks of all of them.
+    let reads: Vec<(usize, Vec<usize>, Vec<Request>)> = plans
         .iter()
         .enumerate()
         .flat_map(|(file, (requests, _))| {
-            requests.iter().enumerate().map(move |(block, request)| (file, block, request.clone()))
+            if files[file].0.through_cache() {
+                vec![(file, (0..requests.len()).collect(), requests.clone())]
+            } else {
+                requests.iter().enumerate().map(|(block, request)| (file, vec![block], vec![request.clone()])).collect()
+            }
         })
         .collect();
-    let mut fetched: Vec<Vec<Option<Result<Bytes, ReadError>>>> =
+    let mut fetched: Vec<Vec<Option<Bytes>>> =
         plans.iter().map(|(requests, _)| requests.iter().map(|_| None).collect()).collect();
+    // A file's first failed read fails the file.
+    let mut failed: Vec<Option<ReadError>> = plans.iter().map(|_| None).collect();
     let mut stream = futures::stream::iter(reads)
-        .map(|(file, block, request)| {
+        .map(|(file, blocks, requests)| {
             let source = files[file].0.clone();
             async move {
-                let read =
-                    async move { read_async(&source, vec![request]).await.map(|mut v| v.pop().unwrap_or_default()) };
+                let read = async move { read_async(&source, requests).await };
                 // Each read a task of its own: polled from one task, every
                 // response would be received (and copied) on one thread.
                 let bytes = match tokio::runtime::Handle::try_current() {
                     Ok(runtime) => runtime.spawn(read).await.unwrap_or_else(|e| Err(ReadError::Task(e))),
                     Err(_) => read.await,
                 };
-                (file, block, bytes)
+                (file, blocks, bytes)
             }
         })
         .buffer_unordered(options.concurrency.max(1));
-    while let Some((file, block, bytes)) = stream.next().await {
-        fetched[file][block] = Some(bytes);
+    while let Some((file, blocks, bytes)) = stream.next().await {
+        match bytes {
+            Ok(read) => {
+                for (block, bytes) in blocks.into_iter().zip(read) {
+                    fetched[file][block] = Some(bytes);
+                }
+            }
+            Err(error) => {
+                failed[file].get_or_insert(error);
+            }
+        }
     }
     plans
         .into_iter()
         .zip(fetched)
-        .map(|((_, placed), blocks)| {
+        .zip(failed)
+        .map(|(((_, placed), blocks), failed)| {
+            if let Some(error) = failed {
+                return Err(error);
+            }
             let blocks: Vec<Bytes> =
-                blocks.into_iter().map(|b| b.expect("every block of the plan is read")).collect::<Result<_, _>>()?;
+                blocks.into_iter().map(|b| b.ok_or(ReadError::MissingRanges)).collect::<Result<_, _>>()?;
             placed.into_iter().map(|placement| placement.slice(&blocks)).collect()
         })
         .collect()

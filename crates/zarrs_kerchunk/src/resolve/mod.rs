@@ -56,6 +56,12 @@ impl Source {
         matches!(self, Self::Object { .. })
     }
 
+    /// Whether reads of this source go through a disk cache, which merges
+    /// what it lacks itself.
+    pub(crate) fn through_cache(&self) -> bool {
+        matches!(self, Self::Object { policy, .. } if policy.through_cache)
+    }
+
     /// The local file at `path`, unpinned.
     pub(crate) fn local(path: PathBuf) -> Self {
         Self::Local { path, pin: None }

@@ -7,13 +7,6 @@ use zarrs_kerchunk::ReferenceStoreBuilder;
 
 use super::{Case, Reads};
 
-/// An HTTP store over plain `http://` for the folder at `prefix`.
-#[cfg(feature = "http")]
-pub(crate) fn http_store(prefix: &str) -> Arc<dyn object_store::ObjectStore> {
-    let client = object_store::ClientOptions::new().with_allow_http(true);
-    Arc::new(object_store::http::HttpBuilder::new().with_url(prefix).with_client_options(client).build().unwrap())
-}
-
 /// A server's variable, or `None` (and a note) if the servers are not running.
 pub(crate) fn var(name: &str) -> Option<String> {
     if let Ok(value) = std::env::var(name) {
