@@ -25,12 +25,18 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The layout under `root`, its folders created.
+    /// The layout under `root`, its folders created: readable by their
+    /// owner only where the file system says who owns what, since cached
+    /// bytes may come from private buckets.
     pub(crate) fn create(root: &Path) -> std::io::Result<Self> {
         let base = root.join("v1");
         let layout = Self { objects: base.join("objects"), temporary: base.join("tmp") };
-        std::fs::create_dir_all(&layout.objects)?;
-        std::fs::create_dir_all(&layout.temporary)?;
+        let mut folders = std::fs::DirBuilder::new();
+        folders.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut folders, 0o700);
+        folders.create(&layout.objects)?;
+        folders.create(&layout.temporary)?;
         Ok(layout)
     }
 

@@ -385,3 +385,16 @@ async fn what_a_batch_lacks_is_merged_within_the_gap_and_the_bytes_between_are_k
     assert_eq!(warm.get_range(&path, 5..105).await.unwrap(), at(&bytes, &(5..105)));
     assert_eq!(remote.gets(), 2);
 }
+
+#[cfg(unix)]
+#[test]
+fn the_folders_it_makes_are_its_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("new");
+    DiskCache::new(&root).unwrap();
+    for folder in ["new", "new/v1", "new/v1/objects", "new/v1/tmp"] {
+        let mode = std::fs::metadata(dir.path().join(folder)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{folder}: {mode:o}");
+    }
+}
