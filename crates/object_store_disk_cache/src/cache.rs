@@ -50,7 +50,6 @@ const TOUCH_AFTER: Duration = Duration::from_mins(1);
 /// The cache never fails a read: a range that cannot be written (a full
 /// disk, a read-only folder) is served from the store and counted in
 /// [`CacheStats::write_failures`].
-#[derive(Debug)]
 pub struct DiskCache {
     root: PathBuf,
     layout: Layout,
@@ -120,6 +119,18 @@ impl Counters {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+// What it is, not what it holds: the stores it wraps may show credentials.
+impl std::fmt::Debug for DiskCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiskCache")
+            .field("dir", &self.root)
+            .field("max_bytes", &self.max_bytes)
+            .field("merge_gap", &self.merge_gap)
+            .field("revalidate_pinned", &self.revalidate_pinned)
+            .finish_non_exhaustive()
+    }
 }
 
 impl DiskCache {

@@ -39,7 +39,6 @@ const READS_IN_FLIGHT: usize = 32;
 /// A metadata request (`head`) is answered from the version checked in this
 /// process, once it was: by default each object costs one `HEAD` per
 /// process, and a warm read no other request.
-#[derive(Debug)]
 pub struct CachedStore {
     inner: Arc<dyn ObjectStore>,
     cache: Arc<DiskCache>,
@@ -263,9 +262,17 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     }
 }
 
+// Named by its root and its folder only: the inner store's own output may
+// show credentials (object_store's HTTP store shows a URL's password).
 impl fmt::Display for CachedStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DiskCache({}, {})", self.cache.dir().display(), self.inner)
+        write!(f, "DiskCache({} through {})", self.root, self.cache.dir().display())
+    }
+}
+
+impl fmt::Debug for CachedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachedStore").field("root", &self.root).field("cache", &self.cache).finish_non_exhaustive()
     }
 }
 

@@ -227,7 +227,11 @@ fn through_cache(
     if !is_cached_scheme(url) {
         return (store, path);
     }
-    (cache.wrap(root_of(url, &path).as_str(), store), path)
+    // The cache records each range's URL: never a user name or password a URL carries.
+    let mut root = root_of(url, &path);
+    let _ = root.set_username("");
+    let _ = root.set_password(None);
+    (cache.wrap(root.as_str(), store), path)
 }
 
 /// Whether objects at `url` are read through a disk cache, when there is
@@ -321,6 +325,20 @@ mod tests {
         assert_eq!(path.as_ref(), "a/b.nc");
         let (_, path) = registry.resolve(&Url::parse("memory:///x/y").unwrap()).unwrap();
         assert_eq!(path.as_ref(), "x/y");
+    }
+
+    #[test]
+    fn a_cached_store_is_named_without_the_query_or_credentials_of_its_url() {
+        let folder = tempfile::tempdir().unwrap();
+        let cache = Arc::new(DiskCache::new(folder.path()).unwrap());
+        let registry = StoreRegistry::new().with_cache(Arc::clone(&cache));
+        let url = Url::parse("https://user:secret@example.com/data/a.nc?token=secret").unwrap();
+        let (store, path) = registry.resolve(&url).unwrap();
+        assert_eq!(path.as_ref(), "data/a.nc");
+        let shown = store.to_string();
+        assert!(shown.starts_with("DiskCache("), "{shown}");
+        assert!(!shown.contains("secret") && !format!("{store:?}").contains("secret"), "{store:?}");
+        assert!(format!("{cache:?}").starts_with("DiskCache { dir: "), "{cache:?}");
     }
 
     #[test]
