@@ -207,3 +207,14 @@ def test_a_cache_folder_that_cannot_be_made_is_an_error_naming_it(tmp_path) -> N
     refs = str(ROOT / "tests" / "data" / "netcdf3_classic" / "refs.json")
     with pytest.raises(OSError, match=f"cannot use the cache folder {blocker / 'cache'}"):
         ReferenceStore(refs, cache=str(blocker / "cache"))
+
+
+def test_the_variable_names_the_cache_and_an_empty_name_turns_it_off(tmp_path, monkeypatch) -> None:
+    refs = str(ROOT / "tests" / "data" / "netcdf3_classic" / "refs.json")
+    folder = tmp_path / "from-the-variable"
+    monkeypatch.setenv("ZARRS_KERCHUNK_CACHE", str(folder))
+    ReferenceStore(refs, cache="")
+    tools.scan(str(COMBINE / FILES[0]), str(tmp_path / "a.json"), cache="")
+    assert not folder.exists()
+    ReferenceStore(refs)
+    assert (folder / "v1" / "objects").is_dir()

@@ -117,11 +117,11 @@ class ReferenceStore(Store):
     - ``read_ahead`` (bytes), ``fetch_concurrency``, ``timeout`` (seconds);
     - ``cache``: a folder keeping the byte ranges read from remote files (and remote reference
       documents and parquet record files), shared by every process and Dask worker on the
-      machine (``ZARRS_KERCHUNK_CACHE`` if not given); each range is served only for the version
-      of the file it came from (ETag, else size and last-modified time), checked with one HEAD
-      per file per process (none for a pinned file unless ``cache_check_pins``), and against its
-      checksum on every read. ``cache_size`` (bytes, 10 GiB by default) bounds it, least recently
-      read ranges removed first.
+      machine (``ZARRS_KERCHUNK_CACHE`` if not given; ``cache=""`` turns that off). Each range is
+      served only for the version of the file it came from (ETag, else size and last-modified
+      time), checked with one HEAD per file per process (none for a pinned file unless
+      ``cache_check_pins``), and against its checksum on every read. ``cache_size`` (bytes, 10 GiB
+      by default) bounds it, least recently read ranges removed first.
 
     The store pickles as its location and options, never as its references: a Dask worker
     opens each reference set once per process, whatever the number of tasks. A key's read that
@@ -264,8 +264,10 @@ class ReferenceStore(Store):
 
 
 def with_cache_from_environment(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with ``cache`` as a str: as given, else ``ZARRS_KERCHUNK_CACHE`` if set."""
-    cache = options.get("cache", os.environ.get("ZARRS_KERCHUNK_CACHE") or None)
+    """``options`` with ``cache`` as a str: as given (``""``: none), else ``ZARRS_KERCHUNK_CACHE`` if set."""
+    cache = options.get("cache")
+    if cache is None:
+        cache = os.environ.get("ZARRS_KERCHUNK_CACHE") or None
     if cache is None:
         return options
     return {**options, "cache": os.fspath(cache)}

@@ -99,7 +99,7 @@ def _write_options(
 
 
 def _cache_folder(cache: str | os.PathLike[str] | None) -> str | None:
-    """The disk cache's folder: ``cache``, else ``ZARRS_KERCHUNK_CACHE`` if set."""
+    """The disk cache's folder: ``cache`` (``""``: none), else ``ZARRS_KERCHUNK_CACHE`` if set."""
     cache = cache if cache is not None else os.environ.get("ZARRS_KERCHUNK_CACHE") or None
     return None if cache is None else os.fspath(cache)
 
