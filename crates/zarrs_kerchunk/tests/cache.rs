@@ -10,7 +10,8 @@
 //!   one, and the warm one makes no data request (only `HEAD`s, at most one
 //!   per object); the reference documents and parquet record files included;
 //! - every cached file damaged: still exact, each damaged file discarded and
-//!   written again whole.
+//!   written again whole;
+//! - every file pinned: a warm process reads the targets with no request at all.
 
 #![cfg(all(feature = "http", feature = "aws", feature = "parquet"))]
 
@@ -23,23 +24,38 @@ use std::time::Duration;
 use common::Case;
 use common::faults::{Counted, Faulty};
 use common::remote::{read_case, var};
-use object_store::ObjectStore;
 use object_store::aws::AmazonS3Builder;
+use object_store::{ObjectStore, ObjectStoreExt};
 use plain_http::http_store;
-use zarrs_kerchunk::{DiskCache, ReferenceStoreBuilder};
+use zarrs_kerchunk::{DiskCache, Pin, Pins, ReferenceStoreBuilder};
 
 /// Every case's reference files (JSON and parquet) under `prefix`, read
 /// through a new cache process on `dir` over `store` (behind `counted`);
 /// the failures.
 async fn read_all(prefix: &str, store: &Arc<dyn ObjectStore>, dir: &std::path::Path) -> (Vec<String>, Arc<DiskCache>) {
+    read_pinned(prefix, store, dir, None, true).await
+}
+
+/// [`read_all`], with `pins`, and the JSON reference files only or the parquet roots too.
+async fn read_pinned(
+    prefix: &str,
+    store: &Arc<dyn ObjectStore>,
+    dir: &std::path::Path,
+    pins: Option<Pins>,
+    parquet: bool,
+) -> (Vec<String>, Arc<DiskCache>) {
     let cache = Arc::new(DiskCache::new(dir).unwrap());
-    let builder = ReferenceStoreBuilder::new()
+    let mut builder = ReferenceStoreBuilder::new()
         .with_store(prefix, Arc::clone(store))
         .with_cache(Arc::clone(&cache))
         .with_read_deadline(Duration::from_secs(30));
+    if let Some(pins) = pins {
+        builder = builder.with_pins(pins);
+    }
     let mut failures = Vec::new();
     for case in Case::all() {
-        for file in case.references(true).into_iter().chain(case.references(false)) {
+        let parquet_roots = if parquet { case.references(false) } else { Vec::new() };
+        for file in case.references(true).into_iter().chain(parquet_roots) {
             let location = format!("{prefix}{}/{file}", case.name);
             failures.extend(read_case(&builder, &case, &location).await.failures());
         }
@@ -163,4 +179,32 @@ async fn every_cached_file_damaged_still_reads_exactly() {
     assert!(failures.is_empty(), "after: {failures:#?}");
     let stats = cache.stats();
     assert_eq!((stats.discarded, stats.fetched_ranges), (0, 0), "{stats:?}");
+}
+
+/// Every file of the cases pinned (its size, ETag and time, as nginx answers a HEAD for it): a
+/// warm process reads the targets with no request at all, and checks only the reference files,
+/// which no pin names, with one HEAD each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_a_pinned_set_reads_its_targets_warm_with_no_request() {
+    let Some((prefix, http)) = nginx() else { return };
+    let mut pins = Pins::default();
+    let mut documents = 0;
+    for case in Case::all() {
+        documents += case.references(true).len() as u64;
+        for file in common::files_under(&case.dir) {
+            let name = format!("{}/{}", case.name, file.strip_prefix(&case.dir).unwrap().display());
+            let meta = http.head(&name.as_str().into()).await.unwrap();
+            pins.insert(format!("{prefix}{name}"), Pin::new(meta.size, meta.e_tag, Some(meta.last_modified)));
+        }
+    }
+    let counted = Arc::new(Counted::default());
+    let store: Arc<dyn ObjectStore> = Arc::new(Faulty::new(http, Arc::clone(&counted)));
+    let dir = tempfile::tempdir().unwrap();
+    let (failures, _) = read_pinned(&prefix, &store, dir.path(), Some(pins.clone()), false).await;
+    assert!(failures.is_empty(), "cold: {failures:#?}");
+    let cold = (counted.heads(), counted.gets());
+    let (failures, cache) = read_pinned(&prefix, &store, dir.path(), Some(pins), false).await;
+    assert!(failures.is_empty(), "warm: {failures:#?}");
+    let warm = (counted.heads() - cold.0, counted.gets() - cold.1);
+    assert_eq!(warm, (documents, 0), "warm: (HEAD, GET); {:?}", cache.stats());
 }
