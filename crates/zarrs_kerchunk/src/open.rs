@@ -67,6 +67,8 @@ pub struct ReferenceStoreBuilder {
     read_ahead: Option<u64>,
     codec_check: Option<CodecCheck>,
     cache: Option<Arc<DiskCache>>,
+    #[cfg(feature = "aws")]
+    s3_credentials: Vec<(String, object_store::aws::AwsCredentialProvider)>,
 }
 
 /// The default read-ahead budget of a store: [`ReferenceStoreBuilder::with_read_ahead`].
@@ -270,6 +272,22 @@ impl ReferenceStoreBuilder {
     #[must_use]
     pub fn with_cache(mut self, cache: Arc<DiskCache>) -> Self {
         self.cache = Some(cache);
+        self
+    }
+
+    /// Sign requests to S3 buckets under `prefix` (`s3://bucket/`) with the
+    /// credentials `provider` gives, such as an [`S3CredentialsEndpoint`](crate::S3CredentialsEndpoint)'s
+    /// temporary ones, renewed as they expire (see [`StoreRegistry::with_s3_credentials`]).
+    /// For the builder's own registry, not one given to [`with_registry`](Self::with_registry).
+    /// A prefix that is not an `s3://` URL is an error when the references are opened.
+    #[cfg(feature = "aws")]
+    #[must_use]
+    pub fn with_s3_credentials(
+        mut self,
+        prefix: impl Into<String>,
+        provider: object_store::aws::AwsCredentialProvider,
+    ) -> Self {
+        self.s3_credentials.push((prefix.into(), provider));
         self
     }
 
@@ -486,31 +504,44 @@ impl ReferenceStoreBuilder {
         )
     }
 
-    /// A [`StoreRegistry`] with this builder's configuration keys and retries.
-    fn default_registry(&self) -> Arc<dyn ObjectStoreRegistry> {
+    /// A [`StoreRegistry`] with this builder's configuration keys, retries and S3 credentials.
+    #[cfg_attr(
+        not(feature = "aws"),
+        expect(clippy::unnecessary_wraps, reason = "S3 credentials' prefixes can be wrong")
+    )]
+    fn default_registry(&self) -> Result<Arc<dyn ObjectStoreRegistry>, OpenError> {
         let registry = self.options.iter().fold(StoreRegistry::new(), |r, (k, v)| r.with_option(k, v));
         #[cfg(feature = "remote")]
         let registry = match &self.retry {
             Some(retry) => registry.with_retry(retry.clone()),
             None => registry,
         };
-        Arc::new(registry)
+        #[cfg(feature = "aws")]
+        let registry = self.s3_credentials.iter().try_fold(registry, |registry, (prefix, provider)| {
+            registry
+                .with_s3_credentials(prefix, Arc::clone(provider))
+                .map_err(|source| OpenError::Resolve { location: prefix.clone(), source })
+        })?;
+        Ok(Arc::new(registry))
     }
 
     /// The registry targets are found in: the caller's or the builder's own,
     /// read through the cache if there is one.
-    fn registry(&self) -> Arc<dyn ObjectStoreRegistry> {
-        let registry = self.registry.clone().unwrap_or_else(|| self.default_registry());
-        match &self.cache {
+    fn registry(&self) -> Result<Arc<dyn ObjectStoreRegistry>, OpenError> {
+        let registry = match &self.registry {
+            Some(registry) => Arc::clone(registry),
+            None => self.default_registry()?,
+        };
+        Ok(match &self.cache {
             Some(cache) => Arc::new(CachedRegistry { inner: registry, cache: Arc::clone(cache) }),
             None => registry,
-        }
+        })
     }
 
     fn prepare(&self, location: &str) -> Result<(Location, Arc<Resolver>), OpenError> {
         let invalid = |location: &str, source| OpenError::Resolve { location: location.to_owned(), source };
         let parsed = Location::parse(location).map_err(|source| invalid(location, source))?;
-        let registry = self.registry();
+        let registry = self.registry()?;
         let mut local_overrides = Vec::new();
         for (prefix, store) in &self.stores {
             let url: Url =

@@ -12,6 +12,8 @@ mod pins;
 mod policy;
 mod registry;
 mod rewrite;
+#[cfg(all(feature = "aws", feature = "http"))]
+mod s3credentials;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,6 +30,8 @@ pub(crate) use registry::CachedRegistry;
 pub use registry::StoreRegistry;
 use registry::{is_cached_scheme, is_prefix};
 pub(crate) use rewrite::UrlRewrite;
+#[cfg(all(feature = "aws", feature = "http"))]
+pub use s3credentials::S3CredentialsEndpoint;
 
 use crate::error::ResolveError;
 

@@ -83,6 +83,9 @@ pub struct StoreRegistry {
     retry: RetryConfig,
     /// The disk cache every remote store's reads go through, if any.
     cache: Option<Arc<DiskCache>>,
+    /// Credential providers of the S3 buckets under each prefix.
+    #[cfg(feature = "aws")]
+    s3_credentials: Vec<(Url, object_store::aws::AwsCredentialProvider)>,
 }
 
 impl Default for StoreRegistry {
@@ -95,6 +98,8 @@ impl Default for StoreRegistry {
             #[cfg(feature = "remote")]
             retry: default_retry(),
             cache: None,
+            #[cfg(feature = "aws")]
+            s3_credentials: Vec::new(),
         }
     }
 }
@@ -144,6 +149,38 @@ impl StoreRegistry {
         self
     }
 
+    /// Sign requests to S3 buckets under `prefix` (`s3://bucket/`) with the
+    /// credentials `provider` gives, such as an [`S3CredentialsEndpoint`](crate::S3CredentialsEndpoint)'s
+    /// temporary ones, renewed as they expire; the longest prefix wins. The
+    /// store of a bucket is made once, so one provider serves each bucket.
+    ///
+    /// # Errors
+    /// [`ResolveError::InvalidLocation`](crate::ResolveError::InvalidLocation) if `prefix` is not an `s3://` URL.
+    #[cfg(feature = "aws")]
+    pub fn with_s3_credentials(
+        mut self,
+        prefix: &str,
+        provider: object_store::aws::AwsCredentialProvider,
+    ) -> Result<Self, crate::ResolveError> {
+        let invalid = |reason: String| crate::ResolveError::InvalidLocation { location: prefix.to_owned(), reason };
+        let url = Url::parse(prefix).map_err(|e| invalid(e.to_string()))?;
+        if url.scheme() != "s3" || url.host_str().is_none() {
+            return Err(invalid("S3 credentials are for s3://bucket/ prefixes".to_owned()));
+        }
+        self.s3_credentials.push((url, provider));
+        Ok(self)
+    }
+
+    /// The provider of the longest S3 prefix `url` lies under, if any.
+    #[cfg(feature = "aws")]
+    fn s3_credentials_for(&self, url: &Url) -> Option<object_store::aws::AwsCredentialProvider> {
+        self.s3_credentials
+            .iter()
+            .filter(|(prefix, _)| is_prefix(prefix, url))
+            .max_by_key(|(prefix, _)| prefix.path().len())
+            .map(|(_, provider)| Arc::clone(provider))
+    }
+
     fn is_registered(&self, url: &Url) -> bool {
         self.registered.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|prefix| is_prefix(prefix, url))
     }
@@ -170,7 +207,9 @@ impl StoreRegistry {
             .chain(allow_http)
             .chain(self.options.iter().cloned())
             .collect();
-        #[cfg(feature = "remote")]
+        #[cfg(all(feature = "remote", feature = "aws"))]
+        let (store, path) = create_store(url, options, &self.retry, self.s3_credentials_for(url))?;
+        #[cfg(all(feature = "remote", not(feature = "aws")))]
         let (store, path) = create_store(url, options, &self.retry)?;
         #[cfg(not(feature = "remote"))]
         let (store, path) = object_store::parse_url_opts(url, options)?;
@@ -259,23 +298,31 @@ fn create_store(
     url: &Url,
     options: Vec<(String, String)>,
     retry: &RetryConfig,
+    #[cfg(feature = "aws")] s3_credentials: Option<object_store::aws::AwsCredentialProvider>,
 ) -> object_store::Result<(Box<dyn ObjectStore>, Path)> {
-    macro_rules! build {
+    macro_rules! configured {
         ($builder:ty, $url:expr) => {{
-            let builder = options.into_iter().fold(<$builder>::new().with_url($url), |builder, (key, value)| match key
-                .to_ascii_lowercase()
-                .parse()
-            {
-                Ok(key) => builder.with_config(key, value),
-                Err(_) => builder,
-            });
-            Box::new(builder.with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
+            options.into_iter().fold(<$builder>::new().with_url($url), |builder, (key, value)| {
+                match key.to_ascii_lowercase().parse() {
+                    Ok(key) => builder.with_config(key, value),
+                    Err(_) => builder,
+                }
+            })
         }};
+    }
+    macro_rules! build {
+        ($builder:ty, $url:expr) => {{ Box::new(configured!($builder, $url).with_retry(retry.clone()).build()?) as Box<dyn ObjectStore> }};
     }
     let (scheme, path) = ObjectStoreScheme::parse(url)?;
     let store = match scheme {
         #[cfg(feature = "aws")]
-        ObjectStoreScheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder, url.to_string()),
+        ObjectStoreScheme::AmazonS3 => {
+            let mut builder = configured!(object_store::aws::AmazonS3Builder, url.to_string());
+            if let Some(credentials) = s3_credentials {
+                builder = builder.with_credentials(credentials);
+            }
+            Box::new(builder.with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
+        }
         #[cfg(feature = "gcp")]
         ObjectStoreScheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder, url.to_string()),
         #[cfg(feature = "azure")]

@@ -1,0 +1,119 @@
+//! Temporary S3 credentials from a credentials endpoint, as NASA's DAACs hand
+//! them out (issue 54): `.ci/s3credentials.py` answers a bearer token with
+//! moto's temporary keys for a role that reads zk-data (moto checks their
+//! session token on every request), announcing them valid for two seconds.
+//!
+//! - the conformance cases, read from zk-data with those credentials over
+//!   several of their lifetimes, read exactly, and the endpoint hands out
+//!   new credentials as the old ones expire;
+//! - a wrong token is an error naming the endpoint and "access denied",
+//!   never a missing chunk or a fill value, and the token is in no error.
+
+#![cfg(all(feature = "http", feature = "aws"))]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Case;
+use common::remote::{read_case, var};
+use object_store::aws::AmazonS3Builder;
+use object_store::prefix::PrefixStore;
+use object_store::{ObjectStore, ObjectStoreExt};
+use zarrs_kerchunk::{ReferenceStoreBuilder, S3CredentialsEndpoint};
+
+/// The endpoint's URL, its token, and S3's endpoint; `None` without the servers.
+fn servers() -> Option<(String, String, String)> {
+    Some((var("ZK_S3CREDENTIALS")?, var("ZK_EARTHDATA_TOKEN")?, var("ZK_S3")?))
+}
+
+/// The cases in zk-data under `folder`, put there with the bucket's own (permanent) keys.
+async fn upload(s3: &str, folder: &str) {
+    let key = |part: &str| var(&format!("ZK_S3_DATA_{part}")).expect("keys are printed with ZK_S3");
+    let bucket: Arc<dyn ObjectStore> = Arc::new(
+        AmazonS3Builder::new()
+            .with_endpoint(s3)
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_bucket_name("zk-data")
+            .with_access_key_id(key("KEY"))
+            .with_secret_access_key(key("SECRET"))
+            .build()
+            .unwrap(),
+    );
+    let scoped = PrefixStore::new(bucket, folder);
+    for case in Case::all() {
+        case.upload_to(&scoped).await;
+    }
+}
+
+/// A builder for zk-data signed with the endpoint's credentials (`lifetime` seconds each).
+fn builder(s3: &str, endpoint: &str, token: &str, lifetime: u64) -> ReferenceStoreBuilder {
+    let url = endpoint.replace("/s3credentials", &format!("/lifetime-{lifetime}/s3credentials"));
+    let provider = Arc::new(S3CredentialsEndpoint::new(&url, Some(token)).unwrap());
+    ReferenceStoreBuilder::new()
+        .with_option("aws_endpoint", s3)
+        .with_option("aws_allow_http", "true")
+        .with_option("aws_region", "us-east-1")
+        .with_s3_credentials("s3://zk-data/", provider)
+        .with_read_deadline(Duration::from_secs(30))
+}
+
+/// How many credentials the endpoint handed out so far.
+async fn handed_out(endpoint: &str) -> u64 {
+    let stats = endpoint.replace("/s3credentials", "/__stats");
+    let url = url::Url::parse(&stats).unwrap();
+    let http = object_store::http::HttpBuilder::new()
+        .with_url(&url[..url::Position::BeforePath])
+        .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
+        .build()
+        .unwrap();
+    let body = http.get(&"__stats".into()).await.unwrap().bytes().await.unwrap();
+    serde_json::from_slice::<serde_json::Value>(&body).unwrap()["credentials"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_that_expire_during_a_long_read_are_renewed_and_nothing_is_lost() {
+    let Some((endpoint, token, s3)) = servers() else { return };
+    let folder = format!("s3credentials-{}", std::process::id());
+    upload(&s3, &folder).await;
+    let before = handed_out(&endpoint).await;
+    // One builder, one provider: its credentials, announced for 2 s, are renewed in the last half second.
+    let builder = builder(&s3, &endpoint, &token, 2);
+    let started = Instant::now();
+    let mut passes = 0;
+    while started.elapsed() < Duration::from_secs(5) || passes < 2 {
+        let mut failures = Vec::new();
+        for case in Case::all() {
+            for file in case.references(true) {
+                let location = format!("s3://zk-data/{folder}/{}/{file}", case.name);
+                failures.extend(read_case(&builder, &case, &location).await.failures());
+            }
+        }
+        assert!(failures.is_empty(), "pass {passes}: {failures:#?}");
+        passes += 1;
+    }
+    let renewed = handed_out(&endpoint).await - before;
+    eprintln!("{passes} passes over {:?}: {renewed} credentials handed out", started.elapsed());
+    assert!(renewed >= 3, "{renewed} credentials over {:?}: not renewed as they expired", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_token_is_access_denied_naming_the_endpoint_never_a_fill_value() {
+    let Some((endpoint, token, s3)) = servers() else { return };
+    let folder = format!("s3credentials-wrong-{}", std::process::id());
+    upload(&s3, &folder).await;
+    let case = Case::all().into_iter().find(|case| case.name == "netcdf3_classic").unwrap();
+    let location = format!("s3://zk-data/{folder}/{}/{}", case.name, case.references(true)[0]);
+    let reads = read_case(&builder(&s3, &endpoint, "not-the-token", 3600), &case, &location).await;
+    assert!(reads.wrong.is_empty(), "{:#?}", reads.wrong);
+    assert!(!reads.errors.is_empty(), "a refused token read something");
+    for error in &reads.errors {
+        assert!(error.contains(&endpoint.replace("/s3credentials", "/lifetime-3600/s3credentials")), "{error}");
+        assert!(
+            error.contains("access denied") && !error.contains("not-the-token") && !error.contains(&token),
+            "{error}"
+        );
+    }
+}
