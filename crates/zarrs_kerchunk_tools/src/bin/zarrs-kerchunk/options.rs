@@ -4,7 +4,10 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
 
-use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
+use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
+use zarrs_kerchunk::{
+    DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStore, ReferenceStoreBuilder, S3CredentialsEndpoint, StoreRegistry,
+};
 
 /// How to reach object stores: the options every command that reads or writes a URL takes.
 #[derive(Args)]
@@ -29,6 +32,13 @@ pub(crate) struct Access {
     /// cache: otherwise a range cached for a pinned ETag is read with no request.
     #[arg(long, requires = "cache")]
     cache_check_pins: bool,
+    /// Where credentials come from, by URL prefix: a JSON file such as
+    /// `{"s3://podaac-ops-cumulus-protected/": {"s3credentials": "https://archive.podaac.earthdata.nasa.gov/s3credentials", "token_env": "EARTHDATA_TOKEN"}}`:
+    /// the buckets under a prefix are read with temporary keys from that endpoint (a DAAC's
+    /// `/s3credentials`, asked with the bearer token in the variable `token_env` names,
+    /// `EARTHDATA_TOKEN` by default), renewed before they expire. The longest prefix wins.
+    #[arg(long, value_name = "FILE")]
+    credentials: Option<std::path::PathBuf>,
 }
 
 impl Access {
@@ -48,11 +58,52 @@ impl Access {
     /// remote stores read through the cache, if one is asked for.
     pub(crate) fn registry(&self) -> Result<StoreRegistry, Box<dyn std::error::Error>> {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
-        let registry = self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
+        let mut registry =
+            self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
+        for (prefix, provider) in self.s3_credentials()? {
+            registry = registry.with_s3_credentials(&prefix, provider)?;
+        }
         Ok(match self.cache()? {
             Some(cache) => registry.with_cache(cache),
             None => registry,
         })
+    }
+
+    /// The S3 credential providers `--credentials` names, by prefix.
+    fn s3_credentials(&self) -> Result<Vec<(String, AwsCredentialProvider)>, Box<dyn std::error::Error>> {
+        let Some(file) = &self.credentials else { return Ok(Vec::new()) };
+        let what = file.display();
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read credentials {what}: {e}"))?;
+        let sources: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+            .map_err(|e| format!("credentials {what}: not a JSON object of URL prefixes: {e}"))?;
+        let mut providers = Vec::new();
+        for (prefix, source) in sources {
+            let bad = |why: &str| format!("credentials {what}: {prefix}: {why}");
+            let source =
+                source.as_object().ok_or_else(|| bad("expected an object such as {\"s3credentials\": URL}"))?;
+            let text_of = |key: &str| -> Result<Option<&str>, String> {
+                source.get(key).map(|v| v.as_str().ok_or_else(|| bad(&format!("{key} is not a string")))).transpose()
+            };
+            for key in source.keys() {
+                match key.as_str() {
+                    "s3credentials" | "token_env" => {}
+                    "bearer_env" => {
+                        return Err(bad("bearer tokens for HTTP(S) hosts (bearer_env) are not supported yet").into());
+                    }
+                    other => {
+                        return Err(
+                            bad(&format!("unknown key {other:?}; the keys are s3credentials and token_env")).into()
+                        );
+                    }
+                }
+            }
+            let endpoint = text_of("s3credentials")?.ok_or_else(|| bad("no s3credentials endpoint"))?;
+            let variable = text_of("token_env")?.unwrap_or("EARTHDATA_TOKEN");
+            let token = std::env::var(variable).ok().filter(|token| !token.is_empty());
+            let provider = S3CredentialsEndpoint::new(endpoint, token.as_deref()).map_err(|e| bad(&e.to_string()))?;
+            providers.push((prefix, Arc::new(provider) as AwsCredentialProvider));
+        }
+        Ok(providers)
     }
 
     /// The disk cache `--cache` (or `ZARRS_KERCHUNK_CACHE`) names, opened.
@@ -168,6 +219,9 @@ impl HowToOpen {
         }
         if let Some(cache) = self.access.cache()? {
             builder = builder.with_cache(cache);
+        }
+        for (prefix, provider) in self.access.s3_credentials()? {
+            builder = builder.with_s3_credentials(prefix, provider);
         }
         if let Some(target) = &self.target {
             builder = builder.with_target(target);
