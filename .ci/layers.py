@@ -77,7 +77,7 @@ MODULE_LAYERS = {
         ("export", "import"),
         ("lib",),
     ],
-    "zarrs_kerchunk_tools": [("inspect", "output", "icechunk"), ("make",), ("encodings",), ("lib",)],
+    "zarrs_kerchunk_tools": [("inspect", "output", "icechunk", "credentials"), ("make",), ("encodings",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
     "zarrs_kerchunk_python": [("errors", "runtime"), ("options", "packed"), ("store",), ("array", "tools", "scan", "combine", "codecs"), ("shares",), ("lib",)],
 }

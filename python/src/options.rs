@@ -10,7 +10,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zarrs_kerchunk::kerchunk::{Limits, ParseOptions};
+use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
 use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStoreBuilder};
+use zarrs_kerchunk_tools::credentials::s3_credential_providers;
 
 /// Every option a store takes, as the Python caller gave them.
 #[derive(Debug, Default)]
@@ -31,7 +33,11 @@ pub(crate) struct StoreOptions {
     cache: Option<String>,
     cache_size: Option<u64>,
     cache_check_pins: bool,
+    credentials: Option<Credentials>,
 }
+
+/// Where each URL prefix's credentials come from: `{prefix: {"s3credentials": URL, "token_env": NAME}}`.
+pub(crate) type Credentials = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The object store's options for an icechunk repository's own storage: `storage_options`,
 /// and `anonymous` as S3's unsigned requests.
@@ -46,7 +52,7 @@ pub(crate) fn repository_options(storage_options: &BTreeMap<String, String>, ano
 /// The names `options` may use, for the error that names an unknown one.
 const NAMES: &str = "storage_options, anonymous, target, templates, allowed_prefixes, allow_local, \
                      url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout, cache, \
-                     cache_size, cache_check_pins";
+                     cache_size, cache_check_pins, credentials";
 
 impl StoreOptions {
     /// The object store's options for an icechunk repository's own storage:
@@ -91,6 +97,9 @@ impl StoreOptions {
                 "cache" => parsed.cache = Some(value.extract().map_err(|e| typed("a folder (str)", e))?),
                 "cache_size" => parsed.cache_size = Some(value.extract().map_err(|e| typed("an int (bytes)", e))?),
                 "cache_check_pins" => parsed.cache_check_pins = value.extract().map_err(|e| typed("a bool", e))?,
+                "credentials" => {
+                    parsed.credentials = Some(value.extract().map_err(|e| typed("a dict of dicts of str", e))?);
+                }
                 _ => return Err(PyTypeError::new_err(format!("unknown option {name:?}; the options are {NAMES}"))),
             }
         }
@@ -146,6 +155,9 @@ impl StoreOptions {
         if let Some(cache) = open_cache(self.cache.as_deref(), self.cache_size, self.cache_check_pins)? {
             builder = builder.with_cache(cache);
         }
+        for (prefix, provider) in s3_credentials(self.credentials.as_ref())? {
+            builder = builder.with_s3_credentials(prefix, provider);
+        }
         if let Some(seconds) = self.timeout {
             let timeout = Duration::try_from_secs_f64(seconds)
                 .map_err(|e| PyValueError::new_err(format!("option timeout: {seconds} seconds: {e}")))?;
@@ -193,6 +205,26 @@ pub(crate) fn open_cache(
     let Some(folder) = folder.filter(|folder| !folder.is_empty()) else { return Ok(None) };
     let cache = DiskCache::new(folder).map_err(|e| crate::errors::cache_error(&e))?;
     Ok(Some(Arc::new(cache.with_max_bytes(size.unwrap_or(DEFAULT_CACHE_BYTES)).with_pinned_revalidation(check_pins))))
+}
+
+/// The S3 credential providers of `credentials`, each token read from the variable it names
+/// (the package reads it, in this process: a store unpickled by a Dask worker reads the worker's).
+///
+/// # Errors
+/// `InvalidReferencesError` naming the prefix of a source that cannot be used.
+pub(crate) fn s3_credentials(
+    credentials: Option<&Credentials>,
+) -> Result<Vec<(String, AwsCredentialProvider)>, crate::errors::Error> {
+    let Some(credentials) = credentials else { return Ok(Vec::new()) };
+    let sources: serde_json::Map<String, serde_json::Value> = credentials
+        .iter()
+        .map(|(prefix, source)| {
+            let source = source.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect();
+            (prefix.clone(), serde_json::Value::Object(source))
+        })
+        .collect();
+    s3_credential_providers(&sources, |variable| std::env::var(variable).ok())
+        .map_err(|e| crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}")))
 }
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {

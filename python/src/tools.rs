@@ -87,6 +87,7 @@ pub(crate) struct WriteOptions {
     anonymous: bool,
     cache: Option<String>,
     cache_size: Option<u64>,
+    credentials: Option<crate::options::Credentials>,
 }
 
 impl WriteOptions {
@@ -103,8 +104,13 @@ impl WriteOptions {
     /// The cache folder named, if it cannot be created.
     pub(crate) fn registry(&self) -> Result<StoreRegistry, crate::errors::Error> {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
-        let registry =
+        let mut registry =
             self.storage_options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
+        for (prefix, provider) in crate::options::s3_credentials(self.credentials.as_ref())? {
+            registry = registry.with_s3_credentials(&prefix, provider).map_err(|e| {
+                crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}"))
+            })?;
+        }
         Ok(match crate::options::open_cache(self.cache.as_deref(), self.cache_size, false)? {
             Some(cache) => registry.with_cache(cache),
             None => registry,

@@ -33,6 +33,8 @@
 //! |---|---|---|---|
 //! | 0.1 | 0.1 | 0.1 | 0.23 |
 
+#[cfg(feature = "credentials")]
+pub mod credentials;
 #[cfg(feature = "scan")]
 pub mod encodings;
 #[cfg(feature = "icechunk")]

@@ -121,7 +121,13 @@ class ReferenceStore(Store):
       served only for the version of the file it came from (ETag, else size and last-modified
       time), checked with one HEAD per file per process (none for a pinned file unless
       ``cache_check_pins``), and against its checksum on every read. ``cache_size`` (bytes, 10 GiB
-      by default) bounds it, least recently read ranges removed first.
+      by default) bounds it, least recently read ranges removed first;
+    - ``credentials``: where each URL prefix's credentials come from, as the command line's
+      ``--credentials`` file says it: ``{"s3://bucket/": {"s3credentials": URL, "token_env":
+      "EARTHDATA_TOKEN"}}`` reads the bucket with temporary keys from the endpoint (a NASA DAAC's
+      ``/s3credentials``), asked with the bearer token in that variable and renewed before they
+      expire. The store holds the variable's name, not the token: pickled to a Dask worker, it
+      reads the worker's variable and fetches its own keys.
 
     The store pickles as its location and options, never as its references: a Dask worker
     opens each reference set once per process, whatever the number of tasks. A key's read that

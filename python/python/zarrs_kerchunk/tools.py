@@ -95,6 +95,7 @@ def _write_options(
         "anonymous": bool(options.get("anonymous", False)),
         "cache": _cache_folder(options.get("cache")),
         "cache_size": options.get("cache_size"),
+        "credentials": options.get("credentials"),
     }
 
 
@@ -177,6 +178,7 @@ def scan(
     anonymous: bool = False,
     cache: str | os.PathLike[str] | None = None,
     cache_size: int | None = None,
+    credentials: dict[str, dict[str, str]] | None = None,
     executor: Any = None,
 ) -> dict[str, Any]:
     r"""References made from NetCDF-3, NetCDF-4, HDF5, GRIB2 and TIFF files, as kerchunk makes them, reading
@@ -234,7 +236,8 @@ def scan(
 
     ``cache`` (``ZARRS_KERCHUNK_CACHE`` if not given) is a folder keeping the byte ranges read
     from remote files, as :class:`~zarrs_kerchunk.ReferenceStore`'s: a file scanned again costs
-    one HEAD and no GET; ``cache_size`` bounds it (bytes, 10 GiB by default).
+    one HEAD and no GET; ``cache_size`` bounds it (bytes, 10 GiB by default). ``credentials`` is
+    :class:`~zarrs_kerchunk.ReferenceStore`'s.
 
     Returns what was made: the references written, the files, the requests made and bytes read,
     and the arrays left out (``skipped``)."""
@@ -242,7 +245,8 @@ def scan(
         files = [files]
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
-        {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size},
+        {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size,
+         "credentials": credentials},
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, executor), merge,
                            identical, append_to, skip_existing)
@@ -311,6 +315,7 @@ def combine(
     anonymous: bool = False,
     cache: str | os.PathLike[str] | None = None,
     cache_size: int | None = None,
+    credentials: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Reference sets that exist combined into one, written to ``output`` (as :func:`convert`
     writes): kerchunk's per-file JSONs (``SingleHdf5ToZarr``, ``NetCDF3ToZarr``, ``scan_grib``),
@@ -335,7 +340,8 @@ def combine(
         refs = [refs]
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
-        {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size},
+        {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size,
+         "credentials": credentials},
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, None), merge,
                            identical, append_to, skip_existing)

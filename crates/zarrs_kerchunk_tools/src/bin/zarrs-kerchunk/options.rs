@@ -5,9 +5,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
 
 use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
-use zarrs_kerchunk::{
-    DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStore, ReferenceStoreBuilder, S3CredentialsEndpoint, StoreRegistry,
-};
+use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
+use zarrs_kerchunk_tools::credentials::s3_credential_providers;
 
 /// How to reach object stores: the options every command that reads or writes a URL takes.
 #[derive(Args)]
@@ -69,41 +68,16 @@ impl Access {
         })
     }
 
-    /// The S3 credential providers `--credentials` names, by prefix.
+    /// The S3 credential providers `--credentials` names, by prefix, each token read from the
+    /// variable the file names.
     fn s3_credentials(&self) -> Result<Vec<(String, AwsCredentialProvider)>, Box<dyn std::error::Error>> {
         let Some(file) = &self.credentials else { return Ok(Vec::new()) };
         let what = file.display();
         let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read credentials {what}: {e}"))?;
         let sources: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
             .map_err(|e| format!("credentials {what}: not a JSON object of URL prefixes: {e}"))?;
-        let mut providers = Vec::new();
-        for (prefix, source) in sources {
-            let bad = |why: &str| format!("credentials {what}: {prefix}: {why}");
-            let source =
-                source.as_object().ok_or_else(|| bad("expected an object such as {\"s3credentials\": URL}"))?;
-            let text_of = |key: &str| -> Result<Option<&str>, String> {
-                source.get(key).map(|v| v.as_str().ok_or_else(|| bad(&format!("{key} is not a string")))).transpose()
-            };
-            for key in source.keys() {
-                match key.as_str() {
-                    "s3credentials" | "token_env" => {}
-                    "bearer_env" => {
-                        return Err(bad("bearer tokens for HTTP(S) hosts (bearer_env) are not supported yet").into());
-                    }
-                    other => {
-                        return Err(
-                            bad(&format!("unknown key {other:?}; the keys are s3credentials and token_env")).into()
-                        );
-                    }
-                }
-            }
-            let endpoint = text_of("s3credentials")?.ok_or_else(|| bad("no s3credentials endpoint"))?;
-            let variable = text_of("token_env")?.unwrap_or("EARTHDATA_TOKEN");
-            let token = std::env::var(variable).ok().filter(|token| !token.is_empty());
-            let provider = S3CredentialsEndpoint::new(endpoint, token.as_deref()).map_err(|e| bad(&e.to_string()))?;
-            providers.push((prefix, Arc::new(provider) as AwsCredentialProvider));
-        }
-        Ok(providers)
+        let token = |variable: &str| std::env::var(variable).ok();
+        Ok(s3_credential_providers(&sources, token).map_err(|e| format!("credentials {what}: {e}"))?)
     }
 
     /// The disk cache `--cache` (or `ZARRS_KERCHUNK_CACHE`) names, opened.

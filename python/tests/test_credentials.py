@@ -1,0 +1,79 @@
+"""Temporary S3 credentials from a credentials endpoint as NASA's DAACs serve one (issue 54, in
+part): `.ci/s3credentials.py` hands out moto's temporary keys for a role that reads zk-data (moto
+checks their session token), for a bearer token. The store's `credentials=` names the endpoint
+and the variable holding the token; values against the conformance case's `.npy` (netCDF4's).
+
+- a store reads the case with the endpoint's keys; so does one unpickled in another process,
+  which reads the token from its own environment: the pickle holds the variable's name, never
+  the token;
+- a wrong token raises AccessDeniedError naming the endpoint, with no token in it."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import zarr
+from conftest import DATA, server
+
+from zarrs_kerchunk import AccessDeniedError, ReferenceStore
+
+CASE = DATA / "netcdf3_classic"
+
+
+@pytest.fixture(scope="module")
+def zk_data() -> tuple[str, dict[str, str], str]:
+    s3, endpoint = server("ZK_S3"), server("ZK_S3CREDENTIALS")
+    if s3 is None or endpoint is None:
+        pytest.skip("no S3 server or credentials endpoint: start the servers with .ci/servers.sh")
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1",
+                          aws_access_key_id=os.environ["ZK_S3_DATA_KEY"],
+                          aws_secret_access_key=os.environ["ZK_S3_DATA_SECRET"])
+    folder = f"python-credentials-{os.getpid()}"
+    for path in CASE.rglob("*"):
+        if path.is_file():
+            client.put_object(Bucket="zk-data", Key=f"{folder}/{path.relative_to(CASE).as_posix()}",
+                              Body=path.read_bytes())
+    options = {"aws_endpoint": s3, "aws_allow_http": "true", "aws_region": "us-east-1"}
+    return f"s3://zk-data/{folder}/refs.json", options, endpoint
+
+
+def _credentials(endpoint: str) -> dict[str, dict[str, str]]:
+    return {"s3://zk-data/": {"s3credentials": endpoint, "token_env": "ZK_TEST_TOKEN"}}
+
+
+def test_a_bucket_read_with_the_endpoints_keys_also_in_another_process(zk_data, monkeypatch) -> None:
+    refs, options, endpoint = zk_data
+    token = os.environ["ZK_EARTHDATA_TOKEN"]
+    monkeypatch.setenv("ZK_TEST_TOKEN", token)
+    store = ReferenceStore(refs, storage_options=options, credentials=_credentials(endpoint))
+    a = zarr.open_group(store, mode="r", zarr_format=2)["a"][:]
+    np.testing.assert_array_equal(a, np.load(CASE / "expected" / "a.npy"))
+    pickled = pickle.dumps(store)
+    assert token.encode() not in pickled and b"ZK_TEST_TOKEN" in pickled
+    script = (
+        "import pickle, sys, numpy as np, zarr; store = pickle.loads(sys.stdin.buffer.read());"
+        "np.save(sys.argv[1], zarr.open_group(store, mode='r', zarr_format=2)['a'][:])"
+    )
+    out = str(CASE.parent.parent.parent / "target" / f"credentials-{os.getpid()}.npy")
+    try:
+        subprocess.run([sys.executable, "-c", script, out], input=pickled, check=True,
+                       env={**os.environ, "ZK_TEST_TOKEN": token})
+        np.testing.assert_array_equal(np.load(out), np.load(CASE / "expected" / "a.npy"))
+    finally:
+        if os.path.exists(out):
+            os.remove(out)
+
+
+def test_a_wrong_token_is_an_error_naming_the_endpoint(zk_data, monkeypatch) -> None:
+    refs, options, endpoint = zk_data
+    monkeypatch.setenv("ZK_TEST_TOKEN", "not-the-token")
+    with pytest.raises(AccessDeniedError, match="access denied") as raised:
+        ReferenceStore(refs, storage_options=options, credentials=_credentials(endpoint))
+    assert endpoint in str(raised.value) and "not-the-token" not in str(raised.value)
