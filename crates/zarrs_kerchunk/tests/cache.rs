@@ -17,6 +17,7 @@
 
 mod common;
 mod plain_http;
+mod zk_data;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,10 +25,10 @@ use std::time::Duration;
 use common::Case;
 use common::faults::{Counted, Faulty};
 use common::remote::{read_case, var};
-use object_store::aws::AmazonS3Builder;
 use object_store::{ObjectStore, ObjectStoreExt};
 use plain_http::http_store;
 use zarrs_kerchunk::{DiskCache, Pin, Pins, ReferenceStoreBuilder};
+use zk_data::zk_data;
 
 /// Every case's reference files (JSON and parquet) under `prefix`, read
 /// through a new cache process on `dir` over `store` (behind `counted`);
@@ -108,18 +109,7 @@ async fn nginx_a_warm_read_makes_no_data_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_a_warm_read_makes_no_data_request() {
     let Some(endpoint) = var("ZK_S3") else { return };
-    let key = |part: &str| var(&format!("ZK_S3_DATA_{part}")).expect("keys are printed with ZK_S3");
-    let bucket: Arc<dyn ObjectStore> = Arc::new(
-        AmazonS3Builder::new()
-            .with_endpoint(&endpoint)
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_bucket_name("zk-data")
-            .with_access_key_id(key("KEY"))
-            .with_secret_access_key(key("SECRET"))
-            .build()
-            .unwrap(),
-    );
+    let bucket = zk_data(&endpoint);
     let folder = format!("cache-{}", std::process::id());
     let scoped: Arc<dyn ObjectStore> =
         Arc::new(object_store::prefix::PrefixStore::new(Arc::clone(&bucket), folder.as_str()));

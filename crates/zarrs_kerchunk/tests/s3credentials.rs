@@ -12,16 +12,17 @@
 #![cfg(all(feature = "http", feature = "aws"))]
 
 mod common;
+mod zk_data;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Case;
 use common::remote::{read_case, var};
-use object_store::aws::AmazonS3Builder;
+use object_store::ObjectStoreExt;
 use object_store::prefix::PrefixStore;
-use object_store::{ObjectStore, ObjectStoreExt};
 use zarrs_kerchunk::{ReferenceStoreBuilder, S3CredentialsEndpoint};
+use zk_data::zk_data;
 
 /// The endpoint's URL, its token, and S3's endpoint; `None` without the servers.
 fn servers() -> Option<(String, String, String)> {
@@ -30,19 +31,7 @@ fn servers() -> Option<(String, String, String)> {
 
 /// The cases in zk-data under `folder`, put there with the bucket's own (permanent) keys.
 async fn upload(s3: &str, folder: &str) {
-    let key = |part: &str| var(&format!("ZK_S3_DATA_{part}")).expect("keys are printed with ZK_S3");
-    let bucket: Arc<dyn ObjectStore> = Arc::new(
-        AmazonS3Builder::new()
-            .with_endpoint(s3)
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_bucket_name("zk-data")
-            .with_access_key_id(key("KEY"))
-            .with_secret_access_key(key("SECRET"))
-            .build()
-            .unwrap(),
-    );
-    let scoped = PrefixStore::new(bucket, folder);
+    let scoped = PrefixStore::new(zk_data(s3), folder);
     for case in Case::all() {
         case.upload_to(&scoped).await;
     }

@@ -7,10 +7,13 @@
 mod cli_support;
 #[path = "../../zarrs_kerchunk/tests/common/mod.rs"]
 mod common;
+#[path = "../../zarrs_kerchunk/tests/zk_data/mod.rs"]
+mod zk_data;
 
 use std::path::{Path, PathBuf};
 
 use cli_support::{case, native_values};
+use zk_data::zk_data;
 
 /// The servers' variables: S3, the endpoint and its token; `None` without them.
 fn servers() -> Option<(String, String, String)> {
@@ -28,16 +31,7 @@ fn servers() -> Option<(String, String, String)> {
 /// The case `netcdf3_classic` put in zk-data under a folder of this process, with the bucket's
 /// own keys; its reference file's URL.
 fn upload(s3: &str) -> String {
-    let key = |part: &str| std::env::var(format!("ZK_S3_DATA_{part}")).unwrap();
-    let store = object_store::aws::AmazonS3Builder::new()
-        .with_endpoint(s3)
-        .with_allow_http(true)
-        .with_region("us-east-1")
-        .with_bucket_name("zk-data")
-        .with_access_key_id(key("KEY"))
-        .with_secret_access_key(key("SECRET"))
-        .build()
-        .unwrap();
+    let store = zk_data(s3);
     let folder = format!("cli-credentials-{}", std::process::id());
     let scoped = object_store::prefix::PrefixStore::new(store, folder.as_str());
     let runtime = tokio::runtime::Runtime::new().unwrap();
