@@ -77,6 +77,29 @@ def server(name: str) -> str | None:
     return url
 
 
+def s3_user(who: str) -> tuple[object, dict[str, str]]:
+    """The S3 server's user `who` (``"REFS"`` or ``"DATA"``, each allowed its own bucket): a boto3
+    client to put objects with, and the object_store options that reach the server as that user.
+    Skips without the server (fails under ZK_REQUIRE_SERVERS)."""
+    endpoint = server("ZK_S3")
+    if endpoint is None:
+        pytest.skip("no S3 server: start the servers with .ci/servers.sh")
+    import boto3
+
+    key, secret = os.environ[f"ZK_S3_{who}_KEY"], os.environ[f"ZK_S3_{who}_SECRET"]
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=key, aws_secret_access_key=secret
+    )
+    options = {
+        "aws_access_key_id": key,
+        "aws_secret_access_key": secret,
+        "aws_endpoint": endpoint,
+        "aws_region": "us-east-1",
+        "aws_allow_http": "true",
+    }
+    return client, options
+
+
 @pytest.fixture
 def nginx() -> str:
     url = server("ZK_NGINX")

@@ -23,7 +23,7 @@ import netCDF4
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import ROOT, server
+from conftest import ROOT, s3_user
 
 from zarrs_kerchunk import ReferenceStore, tools
 
@@ -170,21 +170,9 @@ def test_dask_workers_share_one_cache(served, tmp_path) -> None:
 
 
 def test_s3_a_rewrite_with_the_same_size_is_read_again(tmp_path) -> None:
-    endpoint = server("ZK_S3")
-    if endpoint is None:
-        pytest.skip("no S3 server: start the servers with .ci/servers.sh")
-    import boto3
-
-    key, secret = os.environ["ZK_S3_DATA_KEY"], os.environ["ZK_S3_DATA_SECRET"]
-    client = boto3.client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=key, aws_secret_access_key=secret
-    )
+    client, options = s3_user("DATA")
     prefix = f"python-cache-{os.getpid()}"
     client.put_object(Bucket="zk-data", Key=f"{prefix}/x.nc", Body=(COMBINE / FILES[0]).read_bytes())
-    options = {
-        "aws_access_key_id": key, "aws_secret_access_key": secret, "aws_endpoint": endpoint,
-        "aws_region": "us-east-1", "aws_allow_http": "true",
-    }
     refs = str(tmp_path / "x.json")
     tools.scan(f"s3://zk-data/{prefix}/x.nc", refs, inline_threshold=0, storage_options=options)
     cache = str(tmp_path / "cache")

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 import zarr
-from conftest import DATA, server
+from conftest import DATA, s3_user, server
 
 from zarrs_kerchunk import AccessDeniedError, ReferenceStore
 
@@ -27,20 +27,18 @@ CASE = DATA / "netcdf3_classic"
 
 @pytest.fixture(scope="module")
 def zk_data() -> tuple[str, dict[str, str], str]:
-    s3, endpoint = server("ZK_S3"), server("ZK_S3CREDENTIALS")
-    if s3 is None or endpoint is None:
-        pytest.skip("no S3 server or credentials endpoint: start the servers with .ci/servers.sh")
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1",
-                          aws_access_key_id=os.environ["ZK_S3_DATA_KEY"],
-                          aws_secret_access_key=os.environ["ZK_S3_DATA_SECRET"])
+    endpoint = server("ZK_S3CREDENTIALS")
+    if endpoint is None:
+        pytest.skip("no credentials endpoint: start the servers with .ci/servers.sh")
+    client, with_keys = s3_user("DATA")
     folder = f"python-credentials-{os.getpid()}"
     for path in CASE.rglob("*"):
         if path.is_file():
             client.put_object(Bucket="zk-data", Key=f"{folder}/{path.relative_to(CASE).as_posix()}",
                               Body=path.read_bytes())
-    options = {"aws_endpoint": s3, "aws_allow_http": "true", "aws_region": "us-east-1"}
+    # S3 itself, without the user's keys: the endpoint's temporary keys sign every request.
+    options = {key: value for key, value in with_keys.items()
+               if key not in ("aws_access_key_id", "aws_secret_access_key")}
     return f"s3://zk-data/{folder}/refs.json", options, endpoint
 
 

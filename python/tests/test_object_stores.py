@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import cases, server
+from conftest import cases, s3_user, server
 from test_conformance import check
 
 from zarrs_kerchunk import AccessDeniedError, ReferenceStore
@@ -29,25 +29,11 @@ def _files(case):
 
 @pytest.fixture(scope="module")
 def s3() -> dict[str, str]:
-    endpoint = server("ZK_S3")
-    if endpoint is None:
-        pytest.skip("no S3 server: start the servers with .ci/servers.sh")
-    import boto3
-
-    key, secret = os.environ["ZK_S3_REFS_KEY"], os.environ["ZK_S3_REFS_SECRET"]
-    client = boto3.client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=key, aws_secret_access_key=secret
-    )
+    client, options = s3_user("REFS")
     for case in CASES:
         for path, name in _files(case):
             client.put_object(Bucket="zk-refs", Key=f"python/{name}", Body=path.read_bytes())
-    return {
-        "aws_access_key_id": key,
-        "aws_secret_access_key": secret,
-        "aws_endpoint": endpoint,
-        "aws_region": "us-east-1",
-        "aws_allow_http": "true",
-    }
+    return options
 
 
 @pytest.fixture(scope="module")
