@@ -108,6 +108,8 @@ pub use object_store_disk_cache::{CacheError, CacheStats, DEFAULT_MAX_BYTES as D
 pub use open::{DEFAULT_READ_AHEAD, ReferenceStoreBuilder};
 #[cfg(all(feature = "aws", feature = "http"))]
 pub use resolve::S3CredentialsEndpoint;
+#[cfg(feature = "http")]
+pub use resolve::{EARTHDATA_HOSTS, HttpCredentials, HttpCredentialsError};
 pub use resolve::{Pin, Pins, PinsError, StoreRegistry};
 #[cfg(feature = "parquet")]
 pub use sources::parquet::RecordCacheOptions;

@@ -69,6 +69,8 @@ pub struct ReferenceStoreBuilder {
     cache: Option<Arc<DiskCache>>,
     #[cfg(feature = "aws")]
     s3_credentials: Vec<(String, object_store::aws::AwsCredentialProvider)>,
+    #[cfg(feature = "http")]
+    http_credentials: Option<crate::HttpCredentials>,
 }
 
 /// The default read-ahead budget of a store: [`ReferenceStoreBuilder::with_read_ahead`].
@@ -291,6 +293,17 @@ impl ReferenceStoreBuilder {
         self
     }
 
+    /// Send bearer tokens, headers and `.netrc` logins with HTTP(S) requests,
+    /// each only to the hosts it is for (see [`HttpCredentials`](crate::HttpCredentials)
+    /// and [`StoreRegistry::with_http_credentials`]). For the builder's own
+    /// registry, not one given to [`with_registry`](Self::with_registry).
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn with_http_credentials(mut self, credentials: crate::HttpCredentials) -> Self {
+        self.http_credentials = Some(credentials);
+        self
+    }
+
     /// Read at most `reads` blocks at once in a batch ([`ReferenceStore::prefetch`]); default 16.
     #[must_use]
     pub fn with_fetch_concurrency(mut self, reads: usize) -> Self {
@@ -504,7 +517,7 @@ impl ReferenceStoreBuilder {
         )
     }
 
-    /// A [`StoreRegistry`] with this builder's configuration keys, retries and S3 credentials.
+    /// A [`StoreRegistry`] with this builder's configuration keys, retries and credentials.
     #[cfg_attr(
         not(feature = "aws"),
         expect(clippy::unnecessary_wraps, reason = "S3 credentials' prefixes can be wrong")
@@ -522,6 +535,11 @@ impl ReferenceStoreBuilder {
                 .with_s3_credentials(prefix, Arc::clone(provider))
                 .map_err(|source| OpenError::Resolve { location: prefix.clone(), source })
         })?;
+        #[cfg(feature = "http")]
+        let registry = match &self.http_credentials {
+            Some(credentials) => registry.with_http_credentials(credentials.clone()),
+            None => registry,
+        };
         Ok(Arc::new(registry))
     }
 

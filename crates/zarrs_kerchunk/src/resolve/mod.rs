@@ -7,6 +7,8 @@
 //! store reads passes through [`Resolver::source`], the one place where the
 //! access policy is applied, on the final URL.
 
+#[cfg(feature = "http")]
+mod http_auth;
 mod location;
 mod pins;
 mod policy;
@@ -22,6 +24,8 @@ use object_store::ObjectStore;
 use object_store::registry::ObjectStoreRegistry;
 use url::Url;
 
+#[cfg(feature = "http")]
+pub use http_auth::{EARTHDATA_HOSTS, HttpCredentials, HttpCredentialsError};
 pub(crate) use location::Location;
 pub use pins::{Pin, Pins, PinsError};
 pub(crate) use policy::{DEFAULT_READ_DEADLINE, ReadPolicy};

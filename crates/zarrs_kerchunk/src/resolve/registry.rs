@@ -86,6 +86,9 @@ pub struct StoreRegistry {
     /// Credential providers of the S3 buckets under each prefix.
     #[cfg(feature = "aws")]
     s3_credentials: Vec<(Url, object_store::aws::AwsCredentialProvider)>,
+    /// What HTTP(S) stores send, and to whom.
+    #[cfg(feature = "http")]
+    http_credentials: super::HttpCredentials,
 }
 
 impl Default for StoreRegistry {
@@ -100,6 +103,8 @@ impl Default for StoreRegistry {
             cache: None,
             #[cfg(feature = "aws")]
             s3_credentials: Vec::new(),
+            #[cfg(feature = "http")]
+            http_credentials: super::HttpCredentials::new(),
         }
     }
 }
@@ -171,6 +176,18 @@ impl StoreRegistry {
         Ok(self)
     }
 
+    /// Send bearer tokens, headers and `.netrc` logins with the requests of
+    /// the HTTP(S) stores this registry creates, each only to the hosts it
+    /// is for, with redirects followed hop by hop and cookies kept (see
+    /// [`HttpCredentials`](crate::HttpCredentials)). Stores registered by the
+    /// caller are used as they are.
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn with_http_credentials(mut self, credentials: super::HttpCredentials) -> Self {
+        self.http_credentials = credentials;
+        self
+    }
+
     /// The provider of the longest S3 prefix `url` lies under, if any.
     #[cfg(feature = "aws")]
     fn s3_credentials_for(&self, url: &Url) -> Option<object_store::aws::AwsCredentialProvider> {
@@ -179,6 +196,19 @@ impl StoreRegistry {
             .filter(|(prefix, _)| is_prefix(prefix, url))
             .max_by_key(|(prefix, _)| prefix.path().len())
             .map(|(_, provider)| Arc::clone(provider))
+    }
+
+    #[cfg(feature = "remote")]
+    /// The credentials a store created for `url` uses beyond its configuration keys.
+    fn authentication(&self, url: &Url) -> Authentication {
+        #[cfg(not(feature = "aws"))]
+        let _ = url;
+        Authentication {
+            #[cfg(feature = "aws")]
+            s3: self.s3_credentials_for(url),
+            #[cfg(feature = "http")]
+            http: self.http_credentials.clone(),
+        }
     }
 
     fn is_registered(&self, url: &Url) -> bool {
@@ -207,10 +237,8 @@ impl StoreRegistry {
             .chain(allow_http)
             .chain(self.options.iter().cloned())
             .collect();
-        #[cfg(all(feature = "remote", feature = "aws"))]
-        let (store, path) = create_store(url, options, &self.retry, self.s3_credentials_for(url))?;
-        #[cfg(all(feature = "remote", not(feature = "aws")))]
-        let (store, path) = create_store(url, options, &self.retry)?;
+        #[cfg(feature = "remote")]
+        let (store, path) = create_store(url, options, &self.retry, &self.authentication(url))?;
         #[cfg(not(feature = "remote"))]
         let (store, path) = object_store::parse_url_opts(url, options)?;
         // The store may be scoped below the host (a bucket in the path): register it at that depth.
@@ -291,6 +319,15 @@ fn root_of(url: &Url, path: &Path) -> Url {
 }
 
 #[cfg(feature = "remote")]
+/// Credentials a created store uses beyond its configuration keys.
+struct Authentication {
+    #[cfg(feature = "aws")]
+    s3: Option<object_store::aws::AwsCredentialProvider>,
+    #[cfg(feature = "http")]
+    http: super::HttpCredentials,
+}
+
+#[cfg(feature = "remote")]
 /// The store for `url`'s bucket or host, configured by `options` (keys a
 /// service does not know are skipped) and retrying as `retry` says: what
 /// [`object_store::parse_url_opts`] does, plus the retry configuration it has no key for.
@@ -298,7 +335,7 @@ fn create_store(
     url: &Url,
     options: Vec<(String, String)>,
     retry: &RetryConfig,
-    #[cfg(feature = "aws")] s3_credentials: Option<object_store::aws::AwsCredentialProvider>,
+    authentication: &Authentication,
 ) -> object_store::Result<(Box<dyn ObjectStore>, Path)> {
     macro_rules! configured {
         ($builder:ty, $url:expr) => {{
@@ -310,6 +347,7 @@ fn create_store(
             })
         }};
     }
+    #[allow(unused_macros, reason = "used by the gcp and azure features only")]
     macro_rules! build {
         ($builder:ty, $url:expr) => {{ Box::new(configured!($builder, $url).with_retry(retry.clone()).build()?) as Box<dyn ObjectStore> }};
     }
@@ -318,8 +356,8 @@ fn create_store(
         #[cfg(feature = "aws")]
         ObjectStoreScheme::AmazonS3 => {
             let mut builder = configured!(object_store::aws::AmazonS3Builder, url.to_string());
-            if let Some(credentials) = s3_credentials {
-                builder = builder.with_credentials(credentials);
+            if let Some(credentials) = &authentication.s3 {
+                builder = builder.with_credentials(Arc::clone(credentials));
             }
             Box::new(builder.with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
         }
@@ -328,7 +366,13 @@ fn create_store(
         #[cfg(feature = "azure")]
         ObjectStoreScheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder, url.to_string()),
         #[cfg(feature = "http")]
-        ObjectStoreScheme::Http => build!(object_store::http::HttpBuilder, &url[..url::Position::BeforePath]),
+        ObjectStoreScheme::Http => {
+            // Every created HTTP store follows its redirects itself, with or without
+            // credentials, so that a refusal names the host that refused.
+            let connector = super::http_auth::CredentialsConnector { credentials: authentication.http.clone() };
+            let builder = configured!(object_store::http::HttpBuilder, &url[..url::Position::BeforePath]);
+            Box::new(builder.with_http_connector(connector).with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
+        }
         // Local files and memory take no configuration.
         _ => return object_store::parse_url(url),
     };
