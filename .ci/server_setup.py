@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 BUCKETS = ["zk-refs", "zk-data"]
-# The role `.ci/s3credentials.py` hands out temporary credentials for (moto's account id).
+# The role `.ci/earthdata.py` hands out temporary credentials for (moto's account id).
 ROLE = "zk-data-temporary"
 ROLE_ARN = f"arn:aws:iam::123456789012:role/{ROLE}"
 

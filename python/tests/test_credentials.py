@@ -1,5 +1,5 @@
 """Temporary S3 credentials from a credentials endpoint as NASA's DAACs serve one (issue 54, in
-part): `.ci/s3credentials.py` hands out moto's temporary keys for a role that reads zk-data (moto
+part): `.ci/earthdata.py` hands out moto's temporary keys for a role that reads zk-data (moto
 checks their session token), for a bearer token. The store's `credentials=` names the endpoint
 and the variable holding the token; values against the conformance case's `.npy` (netCDF4's).
 

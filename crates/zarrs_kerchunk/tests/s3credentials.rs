@@ -1,5 +1,5 @@
 //! Temporary S3 credentials from a credentials endpoint, as NASA's DAACs hand
-//! them out (issue 54): `.ci/s3credentials.py` answers a bearer token with
+//! them out (issue 54): `.ci/earthdata.py` answers a bearer token with
 //! moto's temporary keys for a role that reads zk-data (moto checks their
 //! session token on every request), announcing them valid for two seconds.
 //!
