@@ -5,8 +5,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
 
 use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
-use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry};
-use zarrs_kerchunk_tools::credentials::s3_credential_providers;
+use zarrs_kerchunk::{
+    DEFAULT_CACHE_BYTES, DiskCache, HttpCredentials, Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry,
+};
+use zarrs_kerchunk_tools::credentials::{HttpOptions, s3_credential_providers, with_bearer_tokens};
 
 /// How to reach object stores: the options every command that reads or writes a URL takes.
 #[derive(Args)]
@@ -36,8 +38,30 @@ pub(crate) struct Access {
     /// the buckets under a prefix are read with temporary keys from that endpoint (a DAAC's
     /// `/s3credentials`, asked with the bearer token in the variable `token_env` names,
     /// `EARTHDATA_TOKEN` by default), renewed before they expire. The longest prefix wins.
+    /// An `https://` prefix may name the variable of its host's bearer token:
+    /// `{"https://data.ornldaac.earthdata.nasa.gov/": {"bearer_env": "EARTHDATA_TOKEN"}}`.
     #[arg(long, value_name = "FILE")]
     credentials: Option<std::path::PathBuf>,
+    /// A bearer token (an Earthdata Login token) for the `--token-host` hosts, NASA Earthdata's
+    /// (`*.earthdata.nasa.gov`, `*.earthdatacloud.nasa.gov`) unless given. Prefer the variable
+    /// to the option: other users can see a command line.
+    #[arg(long, value_name = "TOKEN", env = "EARTHDATA_TOKEN", hide_env_values = true)]
+    bearer_token: Option<String>,
+    /// A host the bearer token is sent to (repeatable): `data.example.org`,
+    /// `data.example.org:8443`, or `*.example.org` for every host below it. Never to any other,
+    /// even one a listed host redirects to.
+    #[arg(long = "token-host", value_name = "HOST")]
+    token_hosts: Vec<String>,
+    /// A header sent to HOST only, as `HOST='NAME: VALUE'` (repeatable).
+    #[arg(long = "header", value_name = "HOST=NAME: VALUE", value_parser = pair)]
+    headers: Vec<(String, String)>,
+    /// The `.netrc` file whose logins are used (basic authentication, to the machine named
+    /// only), as Earthdata Login's redirects ask for them; `~/.netrc` if there is one.
+    #[arg(long, value_name = "FILE", env = "NETRC")]
+    netrc: Option<std::path::PathBuf>,
+    /// Use no `.netrc` file.
+    #[arg(long, conflicts_with = "netrc")]
+    no_netrc: bool,
 }
 
 impl Access {
@@ -62,22 +86,54 @@ impl Access {
         for (prefix, provider) in self.s3_credentials()? {
             registry = registry.with_s3_credentials(&prefix, provider)?;
         }
+        let registry = registry.with_http_credentials(self.http_credentials()?);
         Ok(match self.cache()? {
             Some(cache) => registry.with_cache(cache),
             None => registry,
         })
     }
 
+    /// The sources `--credentials` names, by prefix.
+    fn credential_sources(
+        &self,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, Box<dyn std::error::Error>> {
+        let Some(file) = &self.credentials else { return Ok(None) };
+        let what = file.display();
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read credentials {what}: {e}"))?;
+        Ok(Some(
+            serde_json::from_str(&text)
+                .map_err(|e| format!("credentials {what}: not a JSON object of URL prefixes: {e}"))?,
+        ))
+    }
+
     /// The S3 credential providers `--credentials` names, by prefix, each token read from the
     /// variable the file names.
     fn s3_credentials(&self) -> Result<Vec<(String, AwsCredentialProvider)>, Box<dyn std::error::Error>> {
-        let Some(file) = &self.credentials else { return Ok(Vec::new()) };
-        let what = file.display();
-        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read credentials {what}: {e}"))?;
-        let sources: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
-            .map_err(|e| format!("credentials {what}: not a JSON object of URL prefixes: {e}"))?;
+        let Some(sources) = self.credential_sources()? else { return Ok(Vec::new()) };
         let token = |variable: &str| std::env::var(variable).ok();
+        let what = self.credentials.as_deref().unwrap_or_else(|| std::path::Path::new("")).display();
         Ok(s3_credential_providers(&sources, token).map_err(|e| format!("credentials {what}: {e}"))?)
+    }
+
+    /// What HTTP(S) requests carry: `--bearer-token` (or `EARTHDATA_TOKEN`) for its hosts,
+    /// `--header`s, the `.netrc` file's logins, and the tokens `--credentials` names.
+    fn http_credentials(&self) -> Result<HttpCredentials, Box<dyn std::error::Error>> {
+        let home_netrc = || std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".netrc"));
+        let netrc = match (&self.netrc, self.no_netrc) {
+            (_, true) => None,
+            (Some(file), false) => Some(file.clone()),
+            (None, false) => home_netrc().filter(|file| file.is_file()),
+        };
+        let mut options = HttpOptions::default();
+        options.bearer_token.clone_from(&self.bearer_token);
+        options.token_hosts.clone_from(&self.token_hosts);
+        options.headers.clone_from(&self.headers);
+        options.netrc = netrc;
+        let credentials = options.credentials()?;
+        let Some(sources) = self.credential_sources()? else { return Ok(credentials) };
+        let token = |variable: &str| std::env::var(variable).ok();
+        let what = self.credentials.as_deref().unwrap_or_else(|| std::path::Path::new("")).display();
+        Ok(with_bearer_tokens(&sources, token, credentials).map_err(|e| format!("credentials {what}: {e}"))?)
     }
 
     /// The disk cache `--cache` (or `ZARRS_KERCHUNK_CACHE`) names, opened.
@@ -197,6 +253,7 @@ impl HowToOpen {
         for (prefix, provider) in self.access.s3_credentials()? {
             builder = builder.with_s3_credentials(prefix, provider);
         }
+        builder = builder.with_http_credentials(self.access.http_credentials()?);
         if let Some(target) = &self.target {
             builder = builder.with_target(target);
         }
