@@ -11,8 +11,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zarrs_kerchunk::kerchunk::{Limits, ParseOptions};
 use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
-use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, Pins, ReferenceStoreBuilder};
-use zarrs_kerchunk_tools::credentials::s3_credential_providers;
+use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, HttpCredentials, Pins, ReferenceStoreBuilder};
+use zarrs_kerchunk_tools::credentials::{
+    DEFAULT_TOKEN_VARIABLE, HttpOptions, s3_credential_providers, with_bearer_tokens,
+};
 
 /// Every option a store takes, as the Python caller gave them.
 #[derive(Debug, Default)]
@@ -34,10 +36,84 @@ pub(crate) struct StoreOptions {
     cache_size: Option<u64>,
     cache_check_pins: bool,
     credentials: Option<Credentials>,
+    http: HttpAuth,
 }
 
 /// Where each URL prefix's credentials come from: `{prefix: {"s3credentials": URL, "token_env": NAME}}`.
 pub(crate) type Credentials = BTreeMap<String, BTreeMap<String, String>>;
+
+/// How HTTP(S) requests are authenticated: the options `bearer_token`, `token_hosts`,
+/// `headers` and `netrc`, as the command line's `--bearer-token`, `--token-host`, `--header`
+/// and `--netrc`. `Debug` shows no token and no header's value.
+#[derive(Clone, Default, FromPyObject)]
+#[pyo3(from_item_all)]
+pub(crate) struct HttpAuth {
+    bearer_token: Option<String>,
+    token_hosts: Vec<String>,
+    headers: BTreeMap<String, BTreeMap<String, String>>,
+    netrc: Option<NetrcChoice>,
+}
+
+impl std::fmt::Debug for HttpAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .flat_map(|(host, named)| named.keys().map(move |name| format!("{name} for {host}")))
+            .collect();
+        f.debug_struct("HttpAuth")
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<given>"))
+            .field("token_hosts", &self.token_hosts)
+            .field("headers", &headers)
+            .field("netrc", &self.netrc)
+            .finish()
+    }
+}
+
+/// `netrc=`: a file, or whether to look for one (`NETRC`, else `~/.netrc`).
+#[derive(Clone, Debug, FromPyObject)]
+pub(crate) enum NetrcChoice {
+    /// `True`: look for one (the default); `False`: none.
+    Look(bool),
+    /// This file.
+    File(std::path::PathBuf),
+}
+
+impl HttpAuth {
+    /// The credentials these options and `sources` describe. The token is `bearer_token`, else
+    /// `EARTHDATA_TOKEN`, read here: in this process, so a store unpickled by a Dask worker
+    /// reads the worker's (a token given as an option travels with the store).
+    ///
+    /// # Errors
+    /// `InvalidReferencesError` naming the option that cannot be used; never a secret.
+    pub(crate) fn credentials(&self, sources: Option<&Credentials>) -> Result<HttpCredentials, crate::errors::Error> {
+        let invalid =
+            |e: &dyn std::fmt::Display| crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option {e}"));
+        let look = || {
+            let file = std::env::var_os("NETRC")
+                .map(std::path::PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".netrc")));
+            file.filter(|file| file.is_file())
+        };
+        let mut options = HttpOptions::default();
+        options.bearer_token = self.bearer_token.clone().or_else(|| std::env::var(DEFAULT_TOKEN_VARIABLE).ok());
+        options.token_hosts.clone_from(&self.token_hosts);
+        options.headers = self
+            .headers
+            .iter()
+            .flat_map(|(host, named)| named.iter().map(move |(name, value)| (host.clone(), format!("{name}: {value}"))))
+            .collect();
+        options.netrc = match &self.netrc {
+            Some(NetrcChoice::File(file)) => Some(file.clone()),
+            Some(NetrcChoice::Look(false)) => None,
+            Some(NetrcChoice::Look(true)) | None => look(),
+        };
+        let credentials = options.credentials().map_err(|e| invalid(&e))?;
+        let Some(sources) = sources else { return Ok(credentials) };
+        with_bearer_tokens(&json_sources(sources), |variable| std::env::var(variable).ok(), credentials)
+            .map_err(|e| invalid(&format!("credentials: {e}")))
+    }
+}
 
 /// The object store's options for an icechunk repository's own storage: `storage_options`,
 /// and `anonymous` as S3's unsigned requests.
@@ -52,7 +128,7 @@ pub(crate) fn repository_options(storage_options: &BTreeMap<String, String>, ano
 /// The names `options` may use, for the error that names an unknown one.
 const NAMES: &str = "storage_options, anonymous, target, templates, allowed_prefixes, allow_local, \
                      url_rewrite, pins, relax_pins, limits, read_ahead, fetch_concurrency, timeout, cache, \
-                     cache_size, cache_check_pins, credentials";
+                     cache_size, cache_check_pins, credentials, bearer_token, token_hosts, headers, netrc";
 
 impl StoreOptions {
     /// The object store's options for an icechunk repository's own storage:
@@ -100,6 +176,22 @@ impl StoreOptions {
                 "credentials" => {
                     parsed.credentials = Some(value.extract().map_err(|e| typed("a dict of dicts of str", e))?);
                 }
+                // Never the value in an error: it is a secret.
+                "bearer_token" => {
+                    parsed.http.bearer_token = Some(value.extract().map_err(|_| {
+                        PyTypeError::new_err(format!("option bearer_token: expected a str, got {}", type_name(&value)))
+                    })?);
+                }
+                "token_hosts" => parsed.http.token_hosts = value.extract().map_err(|e| typed("a list of str", e))?,
+                "headers" => {
+                    parsed.http.headers = value.extract().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "option headers: expected a dict of hosts to dicts of str, got {}",
+                            type_name(&value)
+                        ))
+                    })?;
+                }
+                "netrc" => parsed.http.netrc = Some(value.extract().map_err(|e| typed("a path (str) or a bool", e))?),
                 _ => return Err(PyTypeError::new_err(format!("unknown option {name:?}; the options are {NAMES}"))),
             }
         }
@@ -158,6 +250,7 @@ impl StoreOptions {
         for (prefix, provider) in s3_credentials(self.credentials.as_ref())? {
             builder = builder.with_s3_credentials(prefix, provider);
         }
+        builder = builder.with_http_credentials(self.http.credentials(self.credentials.as_ref())?);
         if let Some(seconds) = self.timeout {
             let timeout = Duration::try_from_secs_f64(seconds)
                 .map_err(|e| PyValueError::new_err(format!("option timeout: {seconds} seconds: {e}")))?;
@@ -216,15 +309,19 @@ pub(crate) fn s3_credentials(
     credentials: Option<&Credentials>,
 ) -> Result<Vec<(String, AwsCredentialProvider)>, crate::errors::Error> {
     let Some(credentials) = credentials else { return Ok(Vec::new()) };
-    let sources: serde_json::Map<String, serde_json::Value> = credentials
+    s3_credential_providers(&json_sources(credentials), |variable| std::env::var(variable).ok())
+        .map_err(|e| crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}")))
+}
+
+/// `credentials` as the JSON object the command line's `--credentials` file holds.
+fn json_sources(credentials: &Credentials) -> serde_json::Map<String, serde_json::Value> {
+    credentials
         .iter()
         .map(|(prefix, source)| {
             let source = source.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect();
             (prefix.clone(), serde_json::Value::Object(source))
         })
-        .collect();
-    s3_credential_providers(&sources, |variable| std::env::var(variable).ok())
-        .map_err(|e| crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}")))
+        .collect()
 }
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {

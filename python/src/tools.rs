@@ -88,6 +88,7 @@ pub(crate) struct WriteOptions {
     cache: Option<String>,
     cache_size: Option<u64>,
     credentials: Option<crate::options::Credentials>,
+    http: crate::options::HttpAuth,
 }
 
 impl WriteOptions {
@@ -111,6 +112,7 @@ impl WriteOptions {
                 crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}"))
             })?;
         }
+        let registry = registry.with_http_credentials(self.http.credentials(self.credentials.as_ref())?);
         Ok(match crate::options::open_cache(self.cache.as_deref(), self.cache_size, false)? {
             Some(cache) => registry.with_cache(cache),
             None => registry,

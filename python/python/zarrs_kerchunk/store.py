@@ -127,7 +127,20 @@ class ReferenceStore(Store):
       "EARTHDATA_TOKEN"}}`` reads the bucket with temporary keys from the endpoint (a NASA DAAC's
       ``/s3credentials``), asked with the bearer token in that variable and renewed before they
       expire. The store holds the variable's name, not the token: pickled to a Dask worker, it
-      reads the worker's variable and fetches its own keys.
+      reads the worker's variable and fetches its own keys. An ``https://`` prefix may name the
+      variable holding its host's bearer token: ``{"https://data.example.org/": {"bearer_env":
+      "MY_TOKEN"}}``;
+    - ``bearer_token``: a bearer token (an Earthdata Login token) for ``token_hosts``, NASA
+      Earthdata's (``*.earthdata.nasa.gov``, ``*.earthdatacloud.nasa.gov``) if not given. Without
+      it, ``EARTHDATA_TOKEN`` is read, in each process: a store pickled to a Dask worker carries a
+      token given here, and otherwise reads the worker's variable;
+    - ``headers``: headers for a host each, ``{"tiles.example.org": {"X-Api-Key": "..."}}``;
+    - ``netrc``: the ``.netrc`` file whose logins are sent (basic authentication) to the machines
+      it names, as NASA Earthdata Login's redirects ask for them; by default ``NETRC``, else
+      ``~/.netrc`` if there is one; ``False`` for none. Redirects are followed hop by hop and
+      each host is sent only what is given for it: a data host's token never reaches the signed
+      URL it redirects to. A refusal raises naming the host that refused; no error shows a token,
+      a header's value or a password.
 
     The store pickles as its location and options, never as its references: a Dask worker
     opens each reference set once per process, whatever the number of tasks. A key's read that

@@ -96,7 +96,14 @@ def _write_options(
         "cache": _cache_folder(options.get("cache")),
         "cache_size": options.get("cache_size"),
         "credentials": options.get("credentials"),
+        "http": {name: options.get(name) for name in ("bearer_token", "netrc")}
+        | {"token_hosts": options.get("token_hosts") or [], "headers": options.get("headers") or {}},
     }
+
+
+def _netrc(netrc: str | os.PathLike[str] | bool | None) -> str | bool | None:
+    """``netrc=``: a file (as a str), or whether to look for one."""
+    return netrc if netrc is None or isinstance(netrc, bool) else os.fspath(netrc)
 
 
 def _cache_folder(cache: str | os.PathLike[str] | None) -> str | None:
@@ -179,6 +186,10 @@ def scan(
     cache: str | os.PathLike[str] | None = None,
     cache_size: int | None = None,
     credentials: dict[str, dict[str, str]] | None = None,
+    bearer_token: str | None = None,
+    token_hosts: list[str] | None = None,
+    headers: dict[str, dict[str, str]] | None = None,
+    netrc: str | os.PathLike[str] | bool | None = None,
     executor: Any = None,
 ) -> dict[str, Any]:
     r"""References made from NetCDF-3, NetCDF-4, HDF5, GRIB2 and TIFF files, as kerchunk makes them, reading
@@ -236,7 +247,8 @@ def scan(
 
     ``cache`` (``ZARRS_KERCHUNK_CACHE`` if not given) is a folder keeping the byte ranges read
     from remote files, as :class:`~zarrs_kerchunk.ReferenceStore`'s: a file scanned again costs
-    one HEAD and no GET; ``cache_size`` bounds it (bytes, 10 GiB by default). ``credentials`` is
+    one HEAD and no GET; ``cache_size`` bounds it (bytes, 10 GiB by default). ``credentials``,
+    ``bearer_token``, ``token_hosts``, ``headers`` and ``netrc`` are
     :class:`~zarrs_kerchunk.ReferenceStore`'s.
 
     Returns what was made: the references written, the files, the requests made and bytes read,
@@ -246,7 +258,8 @@ def scan(
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size,
-         "credentials": credentials},
+         "credentials": credentials, "bearer_token": bearer_token, "token_hosts": token_hosts, "headers": headers,
+         "netrc": _netrc(netrc)},
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, executor), merge,
                            identical, append_to, skip_existing)
@@ -316,6 +329,10 @@ def combine(
     cache: str | os.PathLike[str] | None = None,
     cache_size: int | None = None,
     credentials: dict[str, dict[str, str]] | None = None,
+    bearer_token: str | None = None,
+    token_hosts: list[str] | None = None,
+    headers: dict[str, dict[str, str]] | None = None,
+    netrc: str | os.PathLike[str] | bool | None = None,
 ) -> dict[str, Any]:
     """Reference sets that exist combined into one, written to ``output`` (as :func:`convert`
     writes): kerchunk's per-file JSONs (``SingleHdf5ToZarr``, ``NetCDF3ToZarr``, ``scan_grib``),
@@ -333,7 +350,9 @@ def combine(
     set's own (the coordinate, its ``bounds``) are written again in one unit. ``append_to``
     adds the sets to a set made by combining, as :func:`scan`'s adds files (``output`` may be
     that set; ``skip_existing`` leaves out sets it records already). ``cache`` and ``cache_size``
-    are :func:`scan`'s: remote sets and their coordinates read through the disk cache.
+    are :func:`scan`'s: remote sets and their coordinates read through the disk cache. The
+    credentials (``credentials``, ``bearer_token``, ``token_hosts``, ``headers``, ``netrc``) are
+    :class:`~zarrs_kerchunk.ReferenceStore`'s.
 
     Returns the references written and the sets combined (or added), in order."""
     if isinstance(refs, (str, os.PathLike)):
@@ -341,7 +360,8 @@ def combine(
     write = _write_options(
         version, url_templates, zstd, record_size, paths, compression,
         {"storage_options": storage_options, "anonymous": anonymous, "cache": cache, "cache_size": cache_size,
-         "credentials": credentials},
+         "credentials": credentials, "bearer_token": bearer_token, "token_hosts": token_hosts, "headers": headers,
+         "netrc": _netrc(netrc)},
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, None), merge,
                            identical, append_to, skip_existing)
