@@ -19,7 +19,6 @@
 mod common;
 mod zk_data;
 
-
 use common::Case;
 use common::remote::{read_case, var};
 use object_store::ObjectStoreExt;
