@@ -9,7 +9,8 @@ The DAAC, `http://127.0.0.3:PORT`:
       {"accessKeyId": ..., "secretAccessKey": ..., "sessionToken": ..., "expiration": "2026-01-27 00:50:09+00:00"}
   moto checks the session token of every request made with them. `/lifetime-SECONDS/s3credentials`
   sets the expiration announced (an hour by default), so that a test sees credentials expire.
-  A missing or wrong token is 401.
+  A wrong token is 401; the session cookie of a login serves as the token; neither is a redirect
+  to Earthdata Login, as for the objects.
 - `GET|HEAD /<bucket>/<key>`: the object, as a DAAC's HTTPS distribution serves what it also keeps in
   S3. With the bearer token, or the session cookie of a login: 307 to a signed URL on the
   object-store host. A wrong token: 401. Neither: 302 to Earthdata Login's `/oauth/authorize`, whose
@@ -118,7 +119,7 @@ def main() -> None:
             if url.path == "/__stats":
                 return self.json(200, stats)
             if parts[-1] == "s3credentials" and (len(parts) == 1 or (len(parts) == 2 and parts[0].startswith("lifetime-"))):
-                return self.credentials(int(parts[0].removeprefix("lifetime-")) if len(parts) == 2 else 3600)
+                return self.credentials(int(parts[0].removeprefix("lifetime-")) if len(parts) == 2 else 3600, url.path)
             if url.path == "/login":
                 code, state = query.get("code", [""])[0], query.get("state", ["/"])[0]
                 if code not in codes:
@@ -129,22 +130,31 @@ def main() -> None:
                 return self.redirect(302, state, f"daac_session={session}; Path=/; HttpOnly")
             if len(parts) < 2:
                 return self.json(404, {"error": "not found"})
-            authorization = self.headers.get("Authorization")
-            if authorization is not None and authorization != f"Bearer {token}":
-                return self.json(401, {"error": "Unauthorized", "error_description": "invalid bearer token"})
-            if authorization is None and self.cookie("daac_session") not in daac_sessions:
-                back = urllib.parse.urlencode({"client_id": "zk-daac", "response_type": "code",
-                                               "redirect_uri": f"{daac_url}/login", "state": url.path})
-                return self.redirect(302, f"{login_url}/oauth/authorize?{back}")
+            if not self.authorized(url.path):
+                return None
             expires = str(int(time.time()) + 3600)
             signed = urllib.parse.urlencode({"X-Amz-Expires": expires,
                                              "X-Amz-Signature": signature(signing_key, url.path, expires)})
             return self.redirect(307, f"{signed_url}{url.path}?{signed}")
 
-        def credentials(self, lifetime: int) -> None:
-            if self.headers.get("Authorization") != f"Bearer {token}":
+        def authorized(self, path: str) -> bool:
+            """The bearer token, or a login's cookie; otherwise answer: 401 for a wrong token, a
+            redirect to Earthdata Login (back to `path`) for neither."""
+            authorization = self.headers.get("Authorization")
+            if authorization is not None and authorization != f"Bearer {token}":
+                self.json(401, {"error": "Unauthorized", "error_description": "invalid bearer token"})
+                return False
+            if authorization is None and self.cookie("daac_session") not in daac_sessions:
+                back = urllib.parse.urlencode({"client_id": "zk-daac", "response_type": "code",
+                                               "redirect_uri": f"{daac_url}/login", "state": path})
+                self.redirect(302, f"{login_url}/oauth/authorize?{back}")
+                return False
+            return True
+
+        def credentials(self, lifetime: int, path: str) -> None:
+            if not self.authorized(path):
                 stats["refused"] += 1
-                return self.json(401, {"error": "Unauthorized", "error_description": "invalid bearer token"})
+                return None
             answer = sts.assume_role(RoleArn=ROLE_ARN, RoleSessionName="zk-tests", DurationSeconds=3600)["Credentials"]
             expiration = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=lifetime)
             stats["credentials"] += 1

@@ -247,10 +247,11 @@ impl StoreOptions {
         if let Some(cache) = open_cache(self.cache.as_deref(), self.cache_size, self.cache_check_pins)? {
             builder = builder.with_cache(cache);
         }
-        for (prefix, provider) in s3_credentials(self.credentials.as_ref())? {
+        let http = self.http.credentials(self.credentials.as_ref())?;
+        for (prefix, provider) in s3_credentials(self.credentials.as_ref(), &http)? {
             builder = builder.with_s3_credentials(prefix, provider);
         }
-        builder = builder.with_http_credentials(self.http.credentials(self.credentials.as_ref())?);
+        builder = builder.with_http_credentials(http);
         if let Some(seconds) = self.timeout {
             let timeout = Duration::try_from_secs_f64(seconds)
                 .map_err(|e| PyValueError::new_err(format!("option timeout: {seconds} seconds: {e}")))?;
@@ -301,15 +302,17 @@ pub(crate) fn open_cache(
 }
 
 /// The S3 credential providers of `credentials`, each token read from the variable it names
-/// (the package reads it, in this process: a store unpickled by a Dask worker reads the worker's).
+/// (the package reads it, in this process: a store unpickled by a Dask worker reads the worker's);
+/// without one, an endpoint is asked with `http` (a `.netrc` login).
 ///
 /// # Errors
 /// `InvalidReferencesError` naming the prefix of a source that cannot be used.
 pub(crate) fn s3_credentials(
     credentials: Option<&Credentials>,
+    http: &HttpCredentials,
 ) -> Result<Vec<(String, AwsCredentialProvider)>, crate::errors::Error> {
     let Some(credentials) = credentials else { return Ok(Vec::new()) };
-    s3_credential_providers(&json_sources(credentials), |variable| std::env::var(variable).ok())
+    s3_credential_providers(&json_sources(credentials), |variable| std::env::var(variable).ok(), http)
         .map_err(|e| crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}")))
 }
 

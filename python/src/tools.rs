@@ -107,12 +107,13 @@ impl WriteOptions {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
         let mut registry =
             self.storage_options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
-        for (prefix, provider) in crate::options::s3_credentials(self.credentials.as_ref())? {
+        let http = self.http.credentials(self.credentials.as_ref())?;
+        for (prefix, provider) in crate::options::s3_credentials(self.credentials.as_ref(), &http)? {
             registry = registry.with_s3_credentials(&prefix, provider).map_err(|e| {
                 crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option credentials: {e}"))
             })?;
         }
-        let registry = registry.with_http_credentials(self.http.credentials(self.credentials.as_ref())?);
+        let registry = registry.with_http_credentials(http);
         Ok(match crate::options::open_cache(self.cache.as_deref(), self.cache_size, false)? {
             Some(cache) => registry.with_cache(cache),
             None => registry,

@@ -6,6 +6,7 @@ and the variable holding the token; values against the conformance case's `.npy`
 - a store reads the case with the endpoint's keys; so does one unpickled in another process,
   which reads the token from its own environment: the pickle holds the variable's name, never
   the token;
+- with no token, `netrc=` logs in through Earthdata Login's redirects and gets the keys;
 - a wrong token raises AccessDeniedError naming the endpoint, with no token in it."""
 
 from __future__ import annotations
@@ -67,6 +68,18 @@ def test_a_bucket_read_with_the_endpoints_keys_also_in_another_process(zk_data, 
     finally:
         if os.path.exists(out):
             os.remove(out)
+
+
+def test_with_no_token_a_netrc_login_gets_the_keys(zk_data, monkeypatch, tmp_path) -> None:
+    refs, options, endpoint = zk_data
+    monkeypatch.delenv("ZK_TEST_TOKEN", raising=False)
+    monkeypatch.delenv("EARTHDATA_TOKEN", raising=False)
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine 127.0.0.2 login {os.environ['ZK_EARTHDATA_USER']} "
+                     f"password {os.environ['ZK_EARTHDATA_PASSWORD']}\n")
+    store = ReferenceStore(refs, storage_options=options, credentials=_credentials(endpoint), netrc=str(netrc))
+    a = zarr.open_group(store, mode="r", zarr_format=2)["a"][:]
+    np.testing.assert_array_equal(a, np.load(CASE / "expected" / "a.npy"))
 
 
 def test_a_wrong_token_is_an_error_naming_the_endpoint(zk_data, monkeypatch) -> None:

@@ -6,6 +6,7 @@
 //! - the conformance cases, read from zk-data with those credentials over
 //!   several of their lifetimes, read exactly, and the endpoint hands out
 //!   new credentials as the old ones expire;
+//! - with no token, a `.netrc` login through Earthdata Login's redirects gets them;
 //! - a wrong token is an error naming the endpoint and "access denied",
 //!   never a missing chunk or a fill value, and the token is in no error.
 
@@ -21,7 +22,7 @@ use common::Case;
 use common::remote::{read_case, var};
 use object_store::ObjectStoreExt;
 use object_store::prefix::PrefixStore;
-use zarrs_kerchunk::{ReferenceStoreBuilder, S3CredentialsEndpoint};
+use zarrs_kerchunk::{HttpCredentials, ReferenceStoreBuilder, S3CredentialsEndpoint};
 use zk_data::zk_data;
 
 /// The endpoint's URL, its token, and S3's endpoint; `None` without the servers.
@@ -105,4 +106,28 @@ async fn a_wrong_token_is_access_denied_naming_the_endpoint_never_a_fill_value()
             "{error}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_token_a_netrc_login_through_the_login_host_gets_the_keys() {
+    let Some((endpoint, _, s3)) = servers() else { return };
+    let (Some(user), Some(password)) = (var("ZK_EARTHDATA_USER"), var("ZK_EARTHDATA_PASSWORD")) else { return };
+    let folder = format!("s3credentials-netrc-{}", std::process::id());
+    upload(&s3, &folder).await;
+    let home = tempfile::tempdir().unwrap();
+    let netrc = home.path().join(".netrc");
+    std::fs::write(&netrc, format!("machine 127.0.0.2 login {user} password {password}\n")).unwrap();
+    let before = handed_out(&endpoint).await;
+    let login = HttpCredentials::new().with_netrc_file(&netrc).unwrap();
+    let provider = Arc::new(S3CredentialsEndpoint::with_http_credentials(&endpoint, login).unwrap());
+    let builder = ReferenceStoreBuilder::new()
+        .with_option("aws_endpoint", &s3)
+        .with_option("aws_allow_http", "true")
+        .with_option("aws_region", "us-east-1")
+        .with_s3_credentials("s3://zk-data/", provider);
+    let case = Case::all().into_iter().find(|case| case.name == "netcdf3_classic").unwrap();
+    let location = format!("s3://zk-data/{folder}/{}/{}", case.name, case.references(true)[0]);
+    let failures = read_case(&builder, &case, &location).await.failures();
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(handed_out(&endpoint).await > before, "no credentials were handed out for the login");
 }

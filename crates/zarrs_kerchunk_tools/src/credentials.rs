@@ -74,7 +74,9 @@ fn source<'a>(prefix: &str, value: &'a serde_json::Value) -> Result<Source<'a>, 
 }
 
 /// The S3 credential providers `sources` describes, by prefix, each token looked up by `token`
-/// (given a variable's name; `None` sends no token).
+/// (given a variable's name). An endpoint is asked with its token if the variable is set, and
+/// otherwise with what `http` gives the hosts on the way: a `.netrc` login for the login host
+/// the DAAC redirects to.
 ///
 /// # Errors
 /// [`CredentialsError`] naming the prefix for a source that is not an object, names an endpoint
@@ -82,13 +84,17 @@ fn source<'a>(prefix: &str, value: &'a serde_json::Value) -> Result<Source<'a>, 
 pub fn s3_credential_providers(
     sources: &serde_json::Map<String, serde_json::Value>,
     token: impl Fn(&str) -> Option<String>,
+    http: &HttpCredentials,
 ) -> Result<Vec<(String, AwsCredentialProvider)>, CredentialsError> {
     let mut providers = Vec::new();
     for (prefix, value) in sources {
         if let Source::S3Endpoint { endpoint, variable } = source(prefix, value)? {
-            let token = token(variable).filter(|token| !token.is_empty());
-            let provider = S3CredentialsEndpoint::new(endpoint, token.as_deref())
-                .map_err(|e| CredentialsError { prefix: prefix.clone(), reason: e.to_string() })?;
+            let bad = |e: &dyn std::fmt::Display| CredentialsError { prefix: prefix.clone(), reason: e.to_string() };
+            let credentials = match token(variable).filter(|token| !token.is_empty()) {
+                Some(token) => http.clone().with_bearer_token(&token, [endpoint]).map_err(|e| bad(&e))?,
+                None => http.clone(),
+            };
+            let provider = S3CredentialsEndpoint::with_http_credentials(endpoint, credentials).map_err(|e| bad(&e))?;
             providers.push((prefix.clone(), Arc::new(provider) as AwsCredentialProvider));
         }
     }
@@ -174,7 +180,7 @@ mod tests {
     fn keys_that_do_not_belong_to_a_prefix_are_refused_by_name() {
         let none = |_: &str| None;
         let wrong = sources(r#"{"https://data.example.org/": {"s3credentials": "https://e/s3credentials"}}"#);
-        let error = s3_credential_providers(&wrong, none).unwrap_err();
+        let error = s3_credential_providers(&wrong, none, &HttpCredentials::new()).unwrap_err();
         assert!(error.to_string().contains("unknown key \"s3credentials\"; for this prefix the keys are bearer_env"));
         let wrong = sources(r#"{"s3://bucket/": {"bearer_env": "T"}}"#);
         let error = with_bearer_tokens(&wrong, none, HttpCredentials::new()).unwrap_err();
@@ -183,7 +189,7 @@ mod tests {
         let error = with_bearer_tokens(&unset, none, HttpCredentials::new()).unwrap_err();
         assert!(error.to_string().contains("ZK_NOT_SET, which is not set"), "{error}");
         let defaults = sources(r#"{"s3://bucket/": {}, "https://data.example.org/": {}}"#);
-        assert!(s3_credential_providers(&defaults, none).unwrap().is_empty());
+        assert!(s3_credential_providers(&defaults, none, &HttpCredentials::new()).unwrap().is_empty());
         assert!(with_bearer_tokens(&defaults, none, HttpCredentials::new()).unwrap().is_empty());
     }
 

@@ -81,6 +81,27 @@ fn a_bucket_is_read_with_temporary_keys_from_its_endpoint() {
 }
 
 #[test]
+fn with_no_token_the_endpoint_is_asked_with_a_netrc_login() {
+    let Some((s3, endpoint, _)) = servers() else { return };
+    let Some((_, user, password)) = earthdata() else { return };
+    let refs = upload(&s3);
+    let dir = tempfile::tempdir().unwrap();
+    let credentials = credentials_file(dir.path(), &serde_json::json!({"s3credentials": endpoint}));
+    let netrc = dir.path().join("netrc");
+    std::fs::write(&netrc, format!("machine 127.0.0.2 login {user} password {password}\n")).unwrap();
+    let out = dir.path().join("a.npy");
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_zarrs-kerchunk"))
+        .args(["cat", &refs, "a", "--npy", out.to_str().unwrap(), "--credentials", credentials.to_str().unwrap()])
+        .args(["--netrc", netrc.to_str().unwrap(), "--option", &format!("aws_endpoint={s3}")])
+        .args(["--option", "aws_allow_http=true", "--option", "aws_region=us-east-1"])
+        .env_remove("EARTHDATA_TOKEN")
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(native_values(&out), native_values(&case("netcdf3_classic").dir.join("expected/a.npy")));
+}
+
+#[test]
 fn a_wrong_token_is_access_denied_naming_the_endpoint() {
     let Some((s3, endpoint, token)) = servers() else { return };
     let refs = upload(&s3);

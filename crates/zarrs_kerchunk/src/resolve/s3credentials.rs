@@ -12,9 +12,10 @@ use chrono::{DateTime, Utc};
 use object_store::aws::AwsCredential;
 use object_store::http::HttpBuilder;
 use object_store::path::Path;
-use object_store::{ClientOptions, CredentialProvider, HeaderMap, HeaderValue, ObjectStore, ObjectStoreExt};
+use object_store::{ClientOptions, CredentialProvider, ObjectStore, ObjectStoreExt};
 use url::Url;
 
+use super::http_auth::{CredentialsConnector, HttpCredentials};
 use crate::error::ResolveError;
 
 /// Renew credentials this long before they expire, at most (a quarter of
@@ -55,30 +56,41 @@ impl fmt::Debug for S3CredentialsEndpoint {
 impl S3CredentialsEndpoint {
     /// Credentials from the endpoint at `url` (`https://`, or `http://` for
     /// a local one), asked for with `Authorization: Bearer <bearer_token>`
-    /// if a token is given.
+    /// if a token is given (sent to the endpoint's host only).
     ///
     /// # Errors
     /// [`ResolveError::InvalidLocation`] for a URL that is not HTTP(S), or
     /// a token that cannot be a header's value.
     pub fn new(url: &str, bearer_token: Option<&str>) -> Result<Self, ResolveError> {
+        let credentials = match bearer_token {
+            Some(token) => HttpCredentials::new()
+                .with_bearer_token(token, [url])
+                .map_err(|e| ResolveError::InvalidLocation { location: url.to_owned(), reason: e.to_string() })?,
+            None => HttpCredentials::new(),
+        };
+        Self::with_http_credentials(url, credentials)
+    }
+
+    /// Credentials from the endpoint at `url`, asked for with what
+    /// `credentials` give each host on the way: a bearer token for the
+    /// endpoint's host, or a `.netrc` login for the login host a DAAC
+    /// redirects to (Earthdata Login), whose cookie is then kept.
+    ///
+    /// # Errors
+    /// [`ResolveError::InvalidLocation`] for a URL that is not HTTP(S).
+    pub fn with_http_credentials(url: &str, credentials: HttpCredentials) -> Result<Self, ResolveError> {
         let invalid =
             |reason: &str| ResolveError::InvalidLocation { location: url.to_owned(), reason: reason.to_owned() };
         let parsed = Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
         if !matches!(parsed.scheme(), "https" | "http") || parsed.host_str().is_none() {
             return Err(invalid("a credentials endpoint is an http(s):// URL"));
         }
-        let mut headers = HeaderMap::new();
-        if let Some(token) = bearer_token {
-            let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| invalid("the bearer token holds characters a header cannot"))?;
-            value.set_sensitive(true);
-            headers.insert("authorization", value);
-        }
-        let options = ClientOptions::new().with_default_headers(headers).with_allow_http(parsed.scheme() == "http");
+        let options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
         let origin = &parsed[..url::Position::BeforePath];
         let store = HttpBuilder::new()
             .with_url(origin)
             .with_client_options(options)
+            .with_http_connector(CredentialsConnector { credentials })
             .with_retry(super::registry::default_retry())
             .build()
             .map_err(|e| invalid(&e.to_string()))?;

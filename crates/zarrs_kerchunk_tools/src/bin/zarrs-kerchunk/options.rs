@@ -10,6 +10,9 @@ use zarrs_kerchunk::{
 };
 use zarrs_kerchunk_tools::credentials::{HttpOptions, s3_credential_providers, with_bearer_tokens};
 
+/// The S3 credential providers of `--credentials`, by prefix.
+type S3Providers = Vec<(String, AwsCredentialProvider)>;
+
 /// How to reach object stores: the options every command that reads or writes a URL takes.
 #[derive(Args)]
 pub(crate) struct Access {
@@ -83,10 +86,11 @@ impl Access {
         let registry = if self.anonymous { StoreRegistry::new().with_anonymous() } else { StoreRegistry::new() };
         let mut registry =
             self.options.iter().fold(registry, |registry, (key, value)| registry.with_option(key, value));
-        for (prefix, provider) in self.s3_credentials()? {
+        let (s3, http) = self.credentials()?;
+        for (prefix, provider) in s3 {
             registry = registry.with_s3_credentials(&prefix, provider)?;
         }
-        let registry = registry.with_http_credentials(self.http_credentials()?);
+        let registry = registry.with_http_credentials(http);
         Ok(match self.cache()? {
             Some(cache) => registry.with_cache(cache),
             None => registry,
@@ -107,12 +111,15 @@ impl Access {
     }
 
     /// The S3 credential providers `--credentials` names, by prefix, each token read from the
-    /// variable the file names.
-    fn s3_credentials(&self) -> Result<Vec<(String, AwsCredentialProvider)>, Box<dyn std::error::Error>> {
-        let Some(sources) = self.credential_sources()? else { return Ok(Vec::new()) };
+    /// variable the file names (without one, an endpoint is asked with the HTTP credentials: a
+    /// `.netrc` login); and the HTTP credentials.
+    fn credentials(&self) -> Result<(S3Providers, HttpCredentials), Box<dyn std::error::Error>> {
+        let http = self.http_credentials()?;
+        let Some(sources) = self.credential_sources()? else { return Ok((Vec::new(), http)) };
         let token = |variable: &str| std::env::var(variable).ok();
         let what = self.credentials.as_deref().unwrap_or_else(|| std::path::Path::new("")).display();
-        Ok(s3_credential_providers(&sources, token).map_err(|e| format!("credentials {what}: {e}"))?)
+        let s3 = s3_credential_providers(&sources, token, &http).map_err(|e| format!("credentials {what}: {e}"))?;
+        Ok((s3, http))
     }
 
     /// What HTTP(S) requests carry: `--bearer-token` (or `EARTHDATA_TOKEN`) for its hosts,
@@ -250,10 +257,11 @@ impl HowToOpen {
         if let Some(cache) = self.access.cache()? {
             builder = builder.with_cache(cache);
         }
-        for (prefix, provider) in self.access.s3_credentials()? {
+        let (s3, http) = self.access.credentials()?;
+        for (prefix, provider) in s3 {
             builder = builder.with_s3_credentials(prefix, provider);
         }
-        builder = builder.with_http_credentials(self.access.http_credentials()?);
+        builder = builder.with_http_credentials(http);
         if let Some(target) = &self.target {
             builder = builder.with_target(target);
         }
