@@ -100,6 +100,17 @@ def s3_user(who: str) -> tuple[object, dict[str, str]]:
     return client, options
 
 
+def put_in_zk_data(folder: Path, prefix: str) -> dict[str, str]:
+    """Every file under `folder` put in the S3 server's bucket zk-data under `prefix`, with its
+    own user's keys; those keys' object_store options."""
+    client, options = s3_user("DATA")
+    for path in folder.rglob("*"):
+        if path.is_file():
+            client.put_object(Bucket="zk-data", Key=f"{prefix}/{path.relative_to(folder).as_posix()}",
+                              Body=path.read_bytes())
+    return options
+
+
 @pytest.fixture
 def nginx() -> str:
     url = server("ZK_NGINX")

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import pytest
 import zarr
-from conftest import DATA, s3_user, server
+from conftest import DATA, put_in_zk_data, server
 
 from zarrs_kerchunk import AccessDeniedError, ReferenceStore
 
@@ -31,12 +31,8 @@ def zk_data() -> tuple[str, dict[str, str], str]:
     endpoint = server("ZK_S3CREDENTIALS")
     if endpoint is None:
         pytest.skip("no credentials endpoint: start the servers with .ci/servers.sh")
-    client, with_keys = s3_user("DATA")
     folder = f"python-credentials-{os.getpid()}"
-    for path in CASE.rglob("*"):
-        if path.is_file():
-            client.put_object(Bucket="zk-data", Key=f"{folder}/{path.relative_to(CASE).as_posix()}",
-                              Body=path.read_bytes())
+    with_keys = put_in_zk_data(CASE, folder)
     # S3 itself, without the user's keys: the endpoint's temporary keys sign every request.
     options = {key: value for key, value in with_keys.items()
                if key not in ("aws_access_key_id", "aws_secret_access_key")}

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from conftest import DATA, s3_user, server
+from conftest import DATA, put_in_zk_data, server
 
 from zarrs_kerchunk import AccessDeniedError, ReferenceStore, tools
 
@@ -37,12 +37,8 @@ def daac() -> str:
     url = server("ZK_DAAC")
     if url is None:
         pytest.skip("no Earthdata stand-ins: start the servers with .ci/servers.sh")
-    client, _ = s3_user("DATA")
     folder = f"python-earthdata-{os.getpid()}"
-    for path in CASE.rglob("*"):
-        if path.is_file():
-            client.put_object(Bucket="zk-data", Key=f"{folder}/{path.relative_to(CASE).as_posix()}",
-                              Body=path.read_bytes())
+    put_in_zk_data(CASE, folder)
     return f"{url}/zk-data/{folder}"
 
 

@@ -17,12 +17,13 @@
 #![cfg(all(feature = "http", feature = "aws"))]
 
 mod common;
+mod plain_http;
 mod zk_data;
 
 use common::Case;
 use common::remote::{read_case, var};
-use object_store::ObjectStoreExt;
 use object_store::prefix::PrefixStore;
+use plain_http::get_json;
 use serde_json::Value;
 use zarrs_kerchunk::{HttpCredentials, ReferenceStoreBuilder};
 use zarrs_storage::{ReadableStorageTraits, StoreKey};
@@ -67,14 +68,7 @@ fn builder(agent: &str, credentials: HttpCredentials) -> ReferenceStoreBuilder {
 
 /// What `host` was sent by the requests whose user agent is `agent`: each request's headers.
 async fn seen(host: &str, agent: &str) -> Vec<Value> {
-    let url = url::Url::parse(host).unwrap();
-    let store = object_store::http::HttpBuilder::new()
-        .with_url(&url[..url::Position::BeforePath])
-        .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
-        .build()
-        .unwrap();
-    let body = store.get(&"__seen".into()).await.unwrap().bytes().await.unwrap();
-    let all: Vec<Value> = serde_json::from_slice(&body).unwrap();
+    let Value::Array(all) = get_json(host, "__seen").await else { panic!("{host}/__seen is not a list") };
     all.into_iter().filter(|request| header(request, "user-agent").as_deref() == Some(agent)).collect()
 }
 

@@ -13,6 +13,7 @@
 #![cfg(all(feature = "http", feature = "aws"))]
 
 mod common;
+mod plain_http;
 mod zk_data;
 
 use std::sync::Arc;
@@ -20,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use common::Case;
 use common::remote::{read_case, var};
-use object_store::ObjectStoreExt;
 use object_store::prefix::PrefixStore;
+use plain_http::get_json;
 use zarrs_kerchunk::{HttpCredentials, ReferenceStoreBuilder, S3CredentialsEndpoint};
 use zk_data::zk_data;
 
@@ -52,15 +53,7 @@ fn builder(s3: &str, endpoint: &str, token: &str, lifetime: u64) -> ReferenceSto
 
 /// How many credentials the endpoint handed out so far.
 async fn handed_out(endpoint: &str) -> u64 {
-    let stats = endpoint.replace("/s3credentials", "/__stats");
-    let url = url::Url::parse(&stats).unwrap();
-    let http = object_store::http::HttpBuilder::new()
-        .with_url(&url[..url::Position::BeforePath])
-        .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
-        .build()
-        .unwrap();
-    let body = http.get(&"__stats".into()).await.unwrap().bytes().await.unwrap();
-    serde_json::from_slice::<serde_json::Value>(&body).unwrap()["credentials"].as_u64().unwrap()
+    get_json(endpoint, "__stats").await["credentials"].as_u64().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
