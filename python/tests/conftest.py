@@ -100,6 +100,21 @@ def s3_user(who: str) -> tuple[object, dict[str, str]]:
     return client, options
 
 
+def array_read_in_another_process(pickled: bytes, array: str, env: dict[str, str], tmp: Path):
+    """The array `array` of the group in the pickled store `pickled`, read by a new Python process
+    with `env`: what a Dask worker sees."""
+    import subprocess
+    import sys
+
+    script = (
+        "import pickle, sys, numpy as np, zarr; store = pickle.loads(sys.stdin.buffer.read());"
+        "np.save(sys.argv[1], zarr.open_group(store, mode='r', zarr_format=2)[sys.argv[2]][:])"
+    )
+    out = tmp / "read-in-another-process.npy"
+    subprocess.run([sys.executable, "-c", script, str(out), array], input=pickled, check=True, env=env)
+    return np.load(out)
+
+
 def put_in_zk_data(folder: Path, prefix: str) -> dict[str, str]:
     """Every file under `folder` put in the S3 server's bucket zk-data under `prefix`, with its
     own user's keys; those keys' object_store options."""

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import zarr
-from conftest import DATA, put_in_zk_data, server
+from conftest import DATA, array_read_in_another_process, put_in_zk_data, server
 
 from zarrs_kerchunk import AccessDeniedError, ReferenceStore
 
@@ -43,7 +41,7 @@ def _credentials(endpoint: str) -> dict[str, dict[str, str]]:
     return {"s3://zk-data/": {"s3credentials": endpoint, "token_env": "ZK_TEST_TOKEN"}}
 
 
-def test_a_bucket_read_with_the_endpoints_keys_also_in_another_process(zk_data, monkeypatch) -> None:
+def test_a_bucket_read_with_the_endpoints_keys_also_in_another_process(zk_data, monkeypatch, tmp_path) -> None:
     refs, options, endpoint = zk_data
     token = os.environ["ZK_EARTHDATA_TOKEN"]
     monkeypatch.setenv("ZK_TEST_TOKEN", token)
@@ -52,18 +50,8 @@ def test_a_bucket_read_with_the_endpoints_keys_also_in_another_process(zk_data, 
     np.testing.assert_array_equal(a, np.load(CASE / "expected" / "a.npy"))
     pickled = pickle.dumps(store)
     assert token.encode() not in pickled and b"ZK_TEST_TOKEN" in pickled
-    script = (
-        "import pickle, sys, numpy as np, zarr; store = pickle.loads(sys.stdin.buffer.read());"
-        "np.save(sys.argv[1], zarr.open_group(store, mode='r', zarr_format=2)['a'][:])"
-    )
-    out = str(CASE.parent.parent.parent / "target" / f"credentials-{os.getpid()}.npy")
-    try:
-        subprocess.run([sys.executable, "-c", script, out], input=pickled, check=True,
-                       env={**os.environ, "ZK_TEST_TOKEN": token})
-        np.testing.assert_array_equal(np.load(out), np.load(CASE / "expected" / "a.npy"))
-    finally:
-        if os.path.exists(out):
-            os.remove(out)
+    read = array_read_in_another_process(pickled, "a", {**os.environ, "ZK_TEST_TOKEN": token}, tmp_path)
+    np.testing.assert_array_equal(read, np.load(CASE / "expected" / "a.npy"))
 
 
 def test_with_no_token_a_netrc_login_gets_the_keys(zk_data, monkeypatch, tmp_path) -> None:

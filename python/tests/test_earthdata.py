@@ -15,15 +15,13 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import subprocess
-import sys
 import urllib.request
 
 import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from conftest import DATA, put_in_zk_data, server
+from conftest import DATA, array_read_in_another_process, put_in_zk_data, server
 
 from zarrs_kerchunk import AccessDeniedError, ReferenceStore, tools
 
@@ -67,7 +65,8 @@ def _seen(host: str, agent: str) -> list[dict]:
     return [r for r in requests if {k.lower(): v for k, v in r["headers"].items()}.get("user-agent") == agent]
 
 
-def test_a_token_given_or_from_earthdata_token_reads_and_is_not_pickled(daac, no_credentials, monkeypatch) -> None:
+def test_a_token_given_or_from_earthdata_token_reads_and_is_not_pickled(daac, no_credentials, monkeypatch,
+                                                                         tmp_path) -> None:
     token = os.environ["ZK_EARTHDATA_TOKEN"]
     refs = f"{daac}/refs.json"
     given = ReferenceStore(refs, bearer_token=token, token_hosts=["127.0.0.3"])
@@ -77,18 +76,8 @@ def test_a_token_given_or_from_earthdata_token_reads_and_is_not_pickled(daac, no
     np.testing.assert_array_equal(_a(from_variable), np.load(EXPECTED))
     pickled = pickle.dumps(from_variable)
     assert token.encode() not in pickled
-    script = (
-        "import pickle, sys, numpy as np, zarr; store = pickle.loads(sys.stdin.buffer.read());"
-        "np.save(sys.argv[1], zarr.open_group(store, mode='r', zarr_format=2)['a'][:])"
-    )
-    out = str(CASE.parent.parent.parent / "target" / f"earthdata-{os.getpid()}.npy")
-    try:
-        subprocess.run([sys.executable, "-c", script, out], input=pickled, check=True,
-                       env={**os.environ, "EARTHDATA_TOKEN": token})
-        np.testing.assert_array_equal(np.load(out), np.load(EXPECTED))
-    finally:
-        if os.path.exists(out):
-            os.remove(out)
+    read = array_read_in_another_process(pickled, "a", {**os.environ, "EARTHDATA_TOKEN": token}, tmp_path)
+    np.testing.assert_array_equal(read, np.load(EXPECTED))
 
 
 def test_a_netrc_login_reads_through_the_store_the_engine_and_scan(daac, no_credentials, tmp_path) -> None:
