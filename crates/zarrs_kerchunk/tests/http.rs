@@ -160,6 +160,16 @@ fn missing_remote_target_is_an_error() {
 }
 
 #[test]
+fn a_redirect_loop_is_an_error_naming_the_url_without_its_signature() {
+    let base = server::files();
+    let url = format!("{base}/loop/data.nc");
+    let (sync, _) = one_ref(&url);
+    let e = sync.get(&StoreKey::new("r").unwrap()).unwrap_err().to_string();
+    assert_clear(&e, &url, &format!("more than 10 redirects, from {url} (last to {url})"));
+    assert!(!e.contains("sekrit"), "{e}");
+}
+
+#[test]
 fn missing_reference_file_over_http() {
     let base = server::files();
     let e = ReferenceStore::open(&format!("{base}/files/nothing.json")).unwrap_err().to_string();

@@ -3,6 +3,7 @@
 //!
 //! - `/files/...`: `tests/data` through tower-http's `ServeDir` (real `Range` support);
 //! - `/status500/...`: every request fails with 500;
+//! - `/loop/...`: a redirect to itself, for ever;
 //! - `/norange/...`: the files of `tests/data`, ignoring `Range` (always 200, whole body);
 //! - [`truncating`]: a raw socket that promises a body and closes early.
 
@@ -54,6 +55,16 @@ pub(crate) fn files_logged() -> (String, Arc<Mutex<Vec<Logged>>>) {
         Router::new()
             .nest_service("/files", ServeDir::new(data_dir()))
             .route("/status500/{*path}", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }))
+            // Redirects to itself, with a signature in the query that must appear in no error.
+            .route(
+                "/loop/{*path}",
+                get(|UrlPath(path): UrlPath<String>| async move {
+                    (
+                        StatusCode::FOUND,
+                        [(axum::http::header::LOCATION, format!("/loop/{path}?X-Amz-Signature=sekrit"))],
+                    )
+                }),
+            )
             .route(
                 "/norange/{*path}",
                 get(|UrlPath(path): UrlPath<String>| async move {

@@ -167,7 +167,8 @@ impl HttpService for RedirectingService {
         let mut method = parts.method;
         let mut headers = parts.headers;
         let mut url = Url::parse(&parts.uri.to_string()).map_err(|_| {
-            HttpError::new(HttpErrorKind::Unknown, RedirectError::BadLocation { from: parts.uri.to_string() })
+            let from = format!("{}{}", parts.uri.authority().map_or("", |a| a.host()), parts.uri.path());
+            HttpError::new(HttpErrorKind::Unknown, RedirectError::BadLocation { from })
         })?;
         let first = shown(&url);
         let mut redirects = 0;
