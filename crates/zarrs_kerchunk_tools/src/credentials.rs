@@ -9,7 +9,8 @@
 //! - An `s3://` prefix's buckets are read with temporary keys from its endpoint
 //!   ([`S3CredentialsEndpoint`]), asked for with the bearer token in the variable `token_env`
 //!   names (`EARTHDATA_TOKEN` by default).
-//! - An `http(s)://` prefix's host is sent the bearer token in the variable `bearer_env` names.
+//! - The URLs under an `http(s)://` prefix are sent the bearer token in the variable `bearer_env`
+//!   names.
 //! - A prefix whose source is `{}` uses the defaults.
 //!
 //! The sources hold the variable's name, never the token: the caller looks it up (the library
@@ -39,7 +40,7 @@ pub struct CredentialsError {
 enum Source<'a> {
     /// Temporary S3 keys from an endpoint, asked for with the token in a variable.
     S3Endpoint { endpoint: &'a str, variable: &'a str },
-    /// A bearer token, from a variable, for the prefix's host.
+    /// A bearer token, from a variable, for the URLs under the prefix.
     Bearer { variable: &'a str },
     /// Nothing beyond the defaults.
     Defaults,
@@ -101,8 +102,8 @@ pub fn s3_credential_providers(
     Ok(providers)
 }
 
-/// `credentials` with the bearer tokens `sources` gives HTTP(S) prefixes, each for its
-/// prefix's host (and port, if it names one), each token looked up by `token`.
+/// `credentials` with the bearer tokens `sources` gives HTTP(S) prefixes, each for the URLs
+/// under its prefix (the longest prefix wins), each token looked up by `token`.
 ///
 /// # Errors
 /// As [`s3_credential_providers`], and for a variable that is not set.

@@ -128,7 +128,7 @@ class ReferenceStore(Store):
       ``/s3credentials``), asked with the bearer token in that variable and renewed before they
       expire. The store holds the variable's name, not the token: pickled to a Dask worker, it
       reads the worker's variable and fetches its own keys. An ``https://`` prefix may name the
-      variable holding its host's bearer token: ``{"https://data.example.org/": {"bearer_env":
+      variable holding the bearer token for the URLs under it: ``{"https://data.example.org/": {"bearer_env":
       "MY_TOKEN"}}``;
     - ``bearer_token``: a bearer token (an Earthdata Login token) for ``token_hosts``, NASA
       Earthdata's (``*.earthdata.nasa.gov``, ``*.earthdatacloud.nasa.gov``) if not given. Without

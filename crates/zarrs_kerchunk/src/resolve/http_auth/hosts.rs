@@ -1,4 +1,4 @@
-//! Which hosts a header, a token or a login is sent to.
+//! Which hosts (and, for a URL prefix, which paths on them) a header, a token or a login is sent to.
 
 use std::fmt;
 
@@ -7,12 +7,15 @@ use url::Url;
 /// A host a credential is for: `data.example.com` (any port),
 /// `data.example.com:8443` (that port only) or `*.example.com` (every host
 /// below `example.com`, not `example.com` itself). A URL is taken for its
-/// host and explicit port.
+/// host, explicit port and path: `https://data.example.com/archive/` is that
+/// host's URLs under `/archive/` only.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct HostPattern {
     host: String,
     port: Option<u16>,
     subdomains: bool,
+    /// The path's segments a URL's must begin with; none for the whole host.
+    path: Vec<String>,
 }
 
 impl HostPattern {
@@ -22,7 +25,8 @@ impl HostPattern {
         if trimmed.contains("://") {
             let url = Url::parse(trimmed).map_err(|e| format!("not a URL: {e}"))?;
             let host = url.host_str().ok_or("a URL without a host")?;
-            return Ok(Self { host: host.to_ascii_lowercase(), port: url.port(), subdomains: false });
+            let path = segments(&url).map(str::to_owned).collect();
+            return Ok(Self { host: host.to_ascii_lowercase(), port: url.port(), subdomains: false, path });
         }
         let (subdomains, rest) = match trimmed.strip_prefix("*.") {
             Some(rest) => (true, rest),
@@ -36,7 +40,7 @@ impl HostPattern {
         }
         // `Url` drops :443 for https; keep a port that was written.
         let port = url.port().or_else(|| rest.rsplit_once(':').and_then(|(_, p)| p.parse().ok()));
-        Ok(Self { host: host.to_ascii_lowercase(), port, subdomains })
+        Ok(Self { host: host.to_ascii_lowercase(), port, subdomains, path: Vec::new() })
     }
 
     /// Whether a request to `url` may carry what this pattern is for.
@@ -48,12 +52,21 @@ impl HostPattern {
         } else {
             host == self.host
         };
-        host_matches && self.port.is_none_or(|port| url.port_or_known_default() == Some(port))
+        let mut path = segments(url);
+        host_matches
+            && self.port.is_none_or(|port| url.port_or_known_default() == Some(port))
+            && self.path.iter().all(|segment| path.next() == Some(segment.as_str()))
+    }
+
+    /// How much of a URL this pattern pins down: where several give the same header, the
+    /// longest prefix wins.
+    pub(crate) fn specificity(&self) -> usize {
+        self.path.len()
     }
 
     /// Whether this is the one host `name` names (for a `.netrc` machine).
     pub(crate) fn is_host(&self, name: &str) -> bool {
-        !self.subdomains && self.port.is_none() && self.host.eq_ignore_ascii_case(name)
+        !self.subdomains && self.port.is_none() && self.path.is_empty() && self.host.eq_ignore_ascii_case(name)
     }
 }
 
@@ -63,10 +76,10 @@ impl fmt::Display for HostPattern {
             f.write_str("*.")?;
         }
         f.write_str(&self.host)?;
-        match self.port {
-            Some(port) => write!(f, ":{port}"),
-            None => Ok(()),
+        if let Some(port) = self.port {
+            write!(f, ":{port}")?;
         }
+        self.path.iter().try_for_each(|segment| write!(f, "/{segment}"))
     }
 }
 
@@ -74,6 +87,11 @@ impl fmt::Debug for HostPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
     }
+}
+
+/// The non-empty segments of `url`'s path.
+fn segments(url: &Url) -> impl Iterator<Item = &str> {
+    url.path().split('/').filter(|segment| !segment.is_empty())
 }
 
 #[cfg(test)]
@@ -103,8 +121,12 @@ mod tests {
         assert!(!below.matches(&url("https://evilearthdata.nasa.gov/")));
         assert!(!below.matches(&url("https://bucket.s3.amazonaws.com/?earthdata.nasa.gov")));
 
-        let from_url = HostPattern::parse("https://data.example.com:8443/some/path").unwrap();
-        assert_eq!(from_url.to_string(), "data.example.com:8443");
+        let from_url = HostPattern::parse("https://data.example.com:8443/some/path/").unwrap();
+        assert_eq!(from_url.to_string(), "data.example.com:8443/some/path");
+        assert!(from_url.matches(&url("https://data.example.com:8443/some/path/a.nc")));
+        assert!(!from_url.matches(&url("https://data.example.com:8443/some/pathology/a.nc")));
+        assert!(!from_url.matches(&url("https://data.example.com:8443/other/a.nc")));
+        assert_eq!((from_url.specificity(), exact.specificity()), (2, 0));
     }
 
     #[test]

@@ -130,8 +130,10 @@ impl HttpCredentials {
     }
 
     /// Send `Authorization: Bearer <token>` to `hosts` (such as
-    /// [`EARTHDATA_HOSTS`]): names, `name:port`, or `*.domain` for every host
-    /// below a domain.
+    /// [`EARTHDATA_HOSTS`]): names, `name:port`, `*.domain` for every host
+    /// below a domain, or URL prefixes (`https://host/archive/`) for the URLs
+    /// under them. Where several tokens are given for a URL, the longest
+    /// prefix's is sent (a host alone is the shortest).
     ///
     /// # Errors
     /// [`HttpCredentialsError::NoHosts`] without hosts,
@@ -230,12 +232,22 @@ impl HttpCredentials {
     /// What a request to `url` carries: the headers for its host, then, if
     /// none of those is an `Authorization`, its `.netrc` login.
     pub(crate) fn headers_for(&self, url: &Url) -> Vec<(HeaderName, HeaderValue)> {
-        let mut headers: Vec<(HeaderName, HeaderValue)> = self
-            .headers
-            .iter()
-            .filter(|h| h.hosts.iter().any(|host| host.matches(url)))
-            .map(|h| (h.name.clone(), h.value.clone()))
-            .collect();
+        // Of the headers of one name given for this URL, the longest prefix's (the last given of equals).
+        let mut chosen: Vec<(&HeaderName, usize, &HeaderValue)> = Vec::new();
+        for header in &self.headers {
+            let Some(specificity) =
+                header.hosts.iter().filter(|host| host.matches(url)).map(HostPattern::specificity).max()
+            else {
+                continue;
+            };
+            match chosen.iter_mut().find(|(name, _, _)| **name == header.name) {
+                Some(held) if held.1 > specificity => {}
+                Some(held) => *held = (&header.name, specificity, &header.value),
+                None => chosen.push((&header.name, specificity, &header.value)),
+            }
+        }
+        let mut headers: Vec<(HeaderName, HeaderValue)> =
+            chosen.into_iter().map(|(name, _, value)| (name.clone(), value.clone())).collect();
         if !headers.iter().any(|(name, _)| name == AUTHORIZATION)
             && let Some(login) = self.logins.iter().find(|login| login.host.matches(url))
         {
@@ -299,6 +311,23 @@ mod tests {
         assert_eq!(names("https://login.example.com/oauth"), ["authorization=Basic YWxpY2U6czNjcmV0"]);
         // The netrc's `default` entry is sent nowhere.
         assert!(names("https://bucket.s3.amazonaws.com/signed").is_empty());
+    }
+
+    #[test]
+    fn of_several_tokens_for_a_url_the_longest_prefixs_is_sent() {
+        let credentials = HttpCredentials::new()
+            .with_bearer_token("host-wide", ["data.example.org"])
+            .unwrap()
+            .with_bearer_token("archive", ["https://data.example.org/archive/"])
+            .unwrap()
+            .with_bearer_token("deeper", ["https://data.example.org/archive/2026/"])
+            .unwrap();
+        let token = |u: &str| -> Vec<String> {
+            credentials.headers_for(&url(u)).into_iter().map(|(_, v)| v.to_str().unwrap().to_owned()).collect()
+        };
+        assert_eq!(token("https://data.example.org/other/a.nc"), ["Bearer host-wide"]);
+        assert_eq!(token("https://data.example.org/archive/2025/a.nc"), ["Bearer archive"]);
+        assert_eq!(token("https://data.example.org/archive/2026/a.nc"), ["Bearer deeper"]);
     }
 
     #[test]

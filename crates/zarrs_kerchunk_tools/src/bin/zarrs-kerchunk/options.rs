@@ -41,7 +41,7 @@ pub(crate) struct Access {
     /// the buckets under a prefix are read with temporary keys from that endpoint (a DAAC's
     /// `/s3credentials`, asked with the bearer token in the variable `token_env` names,
     /// `EARTHDATA_TOKEN` by default), renewed before they expire. The longest prefix wins.
-    /// An `https://` prefix may name the variable of its host's bearer token:
+    /// An `https://` prefix may name the variable of the bearer token for the URLs under it:
     /// `{"https://data.ornldaac.earthdata.nasa.gov/": {"bearer_env": "EARTHDATA_TOKEN"}}`.
     #[arg(long, value_name = "FILE")]
     credentials: Option<std::path::PathBuf>,
