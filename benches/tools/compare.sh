@@ -5,6 +5,8 @@
 #
 #   PY=/path/to/venv/bin/python benches/tools/compare.sh BEFORE_REFBENCH AFTER_REFBENCH [N] > compare.log
 #
+# WORKLOADS (';'-separated, such as 'read-full --http;read-random 1000 --http') picks some.
+#
 # Needs the corpus (make_synthetic.py --sizes 4,5,6 in /tmp/refbench) and, for
 # --http, nginx from `peer_bench.py serve-start`.
 set -euo pipefail
@@ -15,8 +17,10 @@ n=${3:-5}
 root=${ROOT:-/tmp/refbench}
 PY=${PY:-python3}
 PEER="$repo/../shared/bench/peer_bench.py"
-for w in "load-json 1e6" "load-v1 1e6" "open-parquet 1e6" "read-full" "read-full-zlib" "read-full --http" \
-         "read-random 1000" "read-random 1000 --zlib" "read-random 1000 --http"; do
+default="load-json 1e6;load-v1 1e6;open-parquet 1e6;read-full;read-full-zlib;read-full --http;read-random 1000"
+default="$default;read-random 1000 --zlib;read-random 1000 --http"
+IFS=';' read -ra workloads <<< "${WORKLOADS:-$default}"
+for w in "${workloads[@]}"; do
   for side in before after; do
     bin=$before
     [ "$side" = after ] && bin=$after
