@@ -1,6 +1,6 @@
 """The README's Earthdata walk-through, run as written against the stand-ins of `.ci/earthdata.py`
 (issue 54): its two shell blocks (`<!-- earthdata: stand-ins -->`, then `<!-- earthdata:
-walk-through -->`) in one shell, with the command line this workspace built and this
+walk-through -->`) in one shell, with the command line the workspace's test build made and this
 virtualenv's Python on the PATH.
 
 Truth: xarray's reading, with netCDF4, of the granules themselves (`tests/earthdata/granules/`,
@@ -36,8 +36,9 @@ def _block(readme: str, marker: str) -> str:
 def test_the_readme_walk_through_runs_as_written_and_reads_what_netcdf4_reads(tmp_path) -> None:
     if server("ZK_DAAC") is None:
         pytest.skip("no Earthdata stand-ins: start the servers with .ci/servers.sh")
-    binary = ROOT / "target" / "debug" / "zarrs-kerchunk"
-    assert binary.exists(), f"{binary} is missing: cargo build --bin zarrs-kerchunk (tests/all.sh builds it)"
+    # The command line the workspace's test build made (tests/binary.sh builds it if need be).
+    found = subprocess.run(["bash", str(ROOT / "tests" / "binary.sh")], capture_output=True, text=True, check=True)
+    binary = Path(found.stdout.strip())
     readme = (ROOT / "README.md").read_text()
     script = "set -euo pipefail\n" + f"cd {ROOT}\n" + _block(readme, "stand-ins") + f"cd {tmp_path}\n" + _block(
         readme, "walk-through"
