@@ -142,7 +142,10 @@ fn one_or_list<T>(out: &mut String, values: &[T], mut item: impl FnMut(&mut Stri
 
 pub(crate) fn float(out: &mut String, value: FloatValue) {
     let (finite, text) = match value {
-        FloatValue::F32(f) => (f.is_finite(), format!("{f:?}")),
+        // The value itself, as a double: what kerchunk writes (numpy's `float(np.float32(x))`) and
+        // what a JSON reader reads back. The shortest text of the `f32` (`0.1`) reads back as
+        // another number (0.1, not 0.10000000149011612).
+        FloatValue::F32(f) => (f.is_finite(), format!("{:?}", f64::from(f))),
         FloatValue::F64(f) => (f.is_finite(), format!("{f:?}")),
     };
     if finite {
@@ -267,6 +270,10 @@ mod tests {
             ("range".to_owned(), AttrValue::Floats(vec![FloatValue::F32(0.1), FloatValue::F64(f64::NAN)])),
             ("inf".to_owned(), AttrValue::Floats(vec![FloatValue::F64(f64::NEG_INFINITY)])),
         ];
-        assert_eq!(zattrs(&attributes), r#"{"title":"a \"test\"\n","one":7,"range":[0.1,NaN],"inf":-Infinity}"#);
+        // 0.10000000149011612: Python's json.dumps(float(numpy.float32(0.1))), as kerchunk writes it.
+        assert_eq!(
+            zattrs(&attributes),
+            r#"{"title":"a \"test\"\n","one":7,"range":[0.10000000149011612,NaN],"inf":-Infinity}"#
+        );
     }
 }
