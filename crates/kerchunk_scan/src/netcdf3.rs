@@ -90,7 +90,8 @@ pub(crate) async fn scan(
             if variable.is_record_var { [1].iter().chain(inner).copied().collect() } else { shape.clone() };
         let fill = fill_value(variable);
         let dims: Vec<String> = variable.dimensions.iter().map(|d| d.name.clone()).collect();
-        let mut attrs = attributes(&variable.attributes, &["_FillValue"]);
+        let skip: &[&str] = if options.fill_value_attribute { &[] } else { &["_FillValue"] };
+        let mut attrs = attributes(&variable.attributes, skip);
         attrs.push(("_ARRAY_DIMENSIONS".to_owned(), AttrValue::Texts(dims)));
         let name = &variable.name;
         builder.insert_inline(&format!("{name}/.zattrs"), zattrs(&attrs).as_bytes());

@@ -14,6 +14,7 @@ pub struct ScanOptions {
     pub(crate) grib_inventory: bool,
     pub(crate) grib_levels_from_inventory: bool,
     pub(crate) dmrpp: DmrppSidecars,
+    pub(crate) fill_value_attribute: bool,
 }
 
 /// Whether [`scan`](crate::scan) reads a file's DMR++ sidecar (`FILE.dmrpp` beside it, OPeNDAP
@@ -101,6 +102,7 @@ impl Default for ScanOptions {
             grib_inventory: true,
             grib_levels_from_inventory: true,
             dmrpp: DmrppSidecars::Never,
+            fill_value_attribute: false,
         }
     }
 }
@@ -177,6 +179,16 @@ impl ScanOptions {
     #[must_use]
     pub fn with_inlined_variables<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.inline_variables = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Keep a numeric `_FillValue` attribute in the array's attributes as well as making it the
+    /// fill value. kerchunk drops it (Zarr 2 readers take CF's `_FillValue` from the fill value);
+    /// Zarr 3 readers such as xarray's take it from the attributes only, so manifests for
+    /// VirtualiZarr keep it, as its HDF parser does. Off by default.
+    #[must_use]
+    pub fn with_fill_value_attribute(mut self, keep: bool) -> Self {
+        self.fill_value_attribute = keep;
         self
     }
 

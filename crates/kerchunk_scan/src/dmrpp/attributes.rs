@@ -10,7 +10,7 @@ use crate::zarr::{AttrValue, FloatValue, float, string};
 
 /// The attributes among `node`'s children, in their order, and for each one left out because
 /// it has no JSON form, a sentence saying which and why.
-pub(crate) fn transfer(node: Node<'_, '_>) -> (Vec<(String, AttrValue)>, Vec<String>) {
+pub(crate) fn transfer(node: Node<'_, '_>, keep_fill_value: bool) -> (Vec<(String, AttrValue)>, Vec<String>) {
     let mut kept = Vec::new();
     let mut left_out = Vec::new();
     for attribute in dap_children(node, "Attribute") {
@@ -18,7 +18,7 @@ pub(crate) fn transfer(node: Node<'_, '_>) -> (Vec<(String, AttrValue)>, Vec<Str
         if HIDDEN.contains(&name) {
             continue;
         }
-        match value(attribute, name) {
+        match value(attribute, name, keep_fill_value) {
             Ok(Some(value)) => kept.push((name.to_owned(), value)),
             Ok(None) => {}
             Err(reason) => left_out.push(format!("attribute {name:?} left out: {reason}")),
@@ -35,7 +35,7 @@ pub(crate) fn first_value<'a>(node: Node<'a, '_>, name: &str) -> Option<(&'a str
 }
 
 /// One attribute's value, `None` where the HDF5 scanner drops it.
-fn value(attribute: Node<'_, '_>, name: &str) -> Result<Option<AttrValue>, String> {
+fn value(attribute: Node<'_, '_>, name: &str, keep_fill_value: bool) -> Result<Option<AttrValue>, String> {
     let kind = attribute.attribute("type").unwrap_or("String");
     if kind == "Container" {
         return container(attribute).map(|json| Some(AttrValue::Json(json)));
@@ -52,8 +52,8 @@ fn value(attribute: Node<'_, '_>, name: &str) -> Result<Option<AttrValue>, Strin
                 Err(texts) => AttrValue::Texts(texts),
             }))
         }
-        // A numeric `_FillValue` is the array's fill value, not an attribute.
-        _ if name == "_FillValue" => Ok(None),
+        // A numeric `_FillValue` is the array's fill value, not an attribute, unless asked to keep it.
+        _ if name == "_FillValue" && !keep_fill_value => Ok(None),
         _ => numbers(kind, &texts).map(Some),
     }
 }
@@ -87,7 +87,7 @@ fn container(node: Node<'_, '_>) -> Result<String, String> {
     let mut out = String::from("{");
     for (i, member) in dap_children(node, "Attribute").enumerate() {
         let name = member.attribute("name").unwrap_or_default();
-        let json = match value(member, name)? {
+        let json = match value(member, name, false)? {
             None => continue,
             Some(AttrValue::Text(text)) => string(&text),
             Some(AttrValue::Texts(texts)) => {

@@ -226,7 +226,7 @@ impl Describer<'_> {
                 self.dimensions.insert(format!("{fqn}{name}"), size);
             }
         }
-        let (attributes, left_out) = attributes::transfer(node);
+        let (attributes, left_out) = attributes::transfer(node, self.options.fill_value_attribute);
         self.note(path, left_out);
         self.builder.insert_inline(&Self::key(path, ".zgroup"), br#"{"zarr_format":2}"#);
         self.builder.insert_inline(&Self::key(path, ".zattrs"), zattrs(&attributes).as_bytes());
@@ -296,7 +296,7 @@ impl Describer<'_> {
             layout(node, &element, &shape, nbytes, self.options.max_header_bytes).map_err(Trouble::Skip)?;
 
         let fill = self.fill(node, &element, &shape, &chunk_shape, nbytes, data.len())?;
-        let (attributes, left_out) = attributes::transfer(node);
+        let (attributes, left_out) = attributes::transfer(node, self.options.fill_value_attribute);
 
         self.options
             .count_references(&mut self.references, data.len() as u64, self.url, path)

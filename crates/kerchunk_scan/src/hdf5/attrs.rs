@@ -23,14 +23,14 @@ pub(crate) const HIDDEN: [&str; 8] = [
 
 /// `attributes` as zarr attributes, in their order, and for each one left
 /// out because it has no JSON form, a sentence saying which and why.
-pub(crate) fn transfer(attributes: &[Attribute]) -> (Vec<(String, AttrValue)>, Vec<String>) {
+pub(crate) fn transfer(attributes: &[Attribute], keep_fill_value: bool) -> (Vec<(String, AttrValue)>, Vec<String>) {
     let mut kept = Vec::new();
     let mut left_out = Vec::new();
     for attribute in attributes {
         if HIDDEN.contains(&attribute.name.as_str()) {
             continue;
         }
-        match value(attribute) {
+        match value(attribute, keep_fill_value) {
             Ok(Some(value)) => kept.push((attribute.name.clone(), value)),
             Ok(None) => {}
             Err(reason) => left_out.push(format!("attribute {:?} left out: {reason}", attribute.name)),
@@ -45,7 +45,7 @@ pub(crate) fn is_dimension_scale(attributes: &[Attribute]) -> bool {
 }
 
 /// The value of one attribute, `None` where kerchunk drops it.
-fn value(attribute: &Attribute) -> Result<Option<AttrValue>, String> {
+fn value(attribute: &Attribute, keep_fill_value: bool) -> Result<Option<AttrValue>, String> {
     // A null dataspace (h5py's Empty) is the empty string.
     if attribute.shape == [0] && attribute.raw_data.is_empty() {
         return Ok(Some(AttrValue::Text(String::new())));
@@ -75,8 +75,8 @@ fn value(attribute: &Attribute) -> Result<Option<AttrValue>, String> {
         }));
     }
     // A numeric `_FillValue` is the array's fill value, not an attribute
-    // (a textual one, on netCDF characters, stays: kerchunk keeps it).
-    if attribute.name == "_FillValue" {
+    // (a textual one, on netCDF characters, stays: kerchunk keeps it), unless asked to keep it.
+    if attribute.name == "_FillValue" && !keep_fill_value {
         return Ok(None);
     }
     let element = dtype(&attribute.datatype).map_err(|reason| format!("its type: {reason}"))?;

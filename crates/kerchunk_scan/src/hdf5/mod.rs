@@ -227,7 +227,7 @@ impl Scanner<'_> {
 
     fn group(&mut self, path: &str, group: &Group) -> Result<(), Trouble> {
         let attributes = group.attributes().map_err(|e| self.trouble(&e))?;
-        let (attributes, left_out) = attrs::transfer(&attributes);
+        let (attributes, left_out) = attrs::transfer(&attributes, self.options.fill_value_attribute);
         self.note(path, left_out);
         self.builder.insert_inline(&Self::key(path, ".zgroup"), br#"{"zarr_format":2}"#);
         self.builder.insert_inline(&Self::key(path, ".zattrs"), zattrs(&attributes).as_bytes());
@@ -280,7 +280,7 @@ impl Scanner<'_> {
         }
         let dimensions = self.dimensions(dataset, &attributes, path, is_scale)?;
         let fill = fill_value(&element, &storage, &attributes);
-        let (attributes, left_out) = attrs::transfer(&attributes);
+        let (attributes, left_out) = attrs::transfer(&attributes, self.options.fill_value_attribute);
 
         self.options
             .count_references(&mut self.references, data.len() as u64, self.url, path)
