@@ -22,7 +22,7 @@ if ! timeout --kill-after=10 900 bash python/tests/run.sh --no-build; then
     echo "tests: the Python package's tests failed or ran for more than 15 minutes" >&2
     exit 1
 fi
-step 5 "the conformance cases written into icechunk repositories, read back by icechunk-python (at most 10 minutes)"
+step 5 "Python 3.12: icechunk repositories read back by icechunk-python, the VirtualiZarr parsers (at most 10 minutes)"
 if ! timeout --kill-after=10 600 bash tests/icechunk/run.sh; then
     echo "tests: the icechunk check failed or ran for more than 10 minutes" >&2
     exit 1

@@ -7,6 +7,7 @@ mod array;
 mod codecs;
 mod combine;
 mod errors;
+mod manifests;
 mod options;
 mod packed;
 mod runtime;
@@ -29,6 +30,7 @@ fn _rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     combine::register(module)?;
     shares::register(module)?;
     codecs::register(module)?;
+    manifests::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Write every conformance case into icechunk repositories with the command line, and read each
 # back through icechunk-python and zarr-python against the case's ground truth (check.py); then
-# read the uneven sets of tests/scan/uneven with zarr-python 3.4 and the package (uneven.py).
+# read the uneven sets of tests/scan/uneven with zarr-python 3.4 and the package (uneven.py); then
+# the package's Python 3.12 suite (python/tests/py312: VirtualiZarr's and kerchunk's APIs).
 # icechunk-python 2.3 needs Python >= 3.12: ZK_PYTHON312 names one, else python3.12 on the
 # PATH or in pyenv's versions. Without one this fails: the check is never skipped.
 #
@@ -39,3 +40,5 @@ binary="$(bash "$root/tests/binary.sh")"
 ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" -W ignore "$here/check.py" "$binary"
 # Files of uneven length combined, read by zarr-python 3.4 (rectilinear grids) and the engine.
 ICECHUNK_LOG=error RUST_LOG=error "$venv/bin/python" -W ignore "$here/uneven.py" "$binary"
+# Our scanners as VirtualiZarr parsers, against VirtualiZarr's own and the files' own library.
+(cd "$root/python" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore tests/py312)
