@@ -1,0 +1,81 @@
+"""kerchunk's API over this package's Rust scanners: only the import's first word changes.
+
+    from zarrs_kerchunk.kerchunk.hdf import SingleHdf5ToZarr     # was: from kerchunk.hdf import ...
+    from zarrs_kerchunk.kerchunk.netCDF3 import NetCDF3ToZarr    # was: from kerchunk.netCDF3 import ...
+
+Each class takes kerchunk 0.2.10's arguments and its ``translate()`` returns the same
+``{"version": 1, "refs": {...}}``, made by scanning the file in Rust. An argument that cannot be
+honoured is refused with an error naming it, never ignored. Where the output differs from
+kerchunk's, the difference is kerchunk's mistake and is listed in the README.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+from .. import _rs
+from ..tools import _write_options
+
+# fsspec's storage options as object_store's configuration keys (s3fs's words first).
+_FSSPEC_KEYS = {
+    "key": "aws_access_key_id",
+    "secret": "aws_secret_access_key",
+    "token": "aws_session_token",
+    "endpoint_url": "aws_endpoint",
+    "region_name": "aws_region",
+}
+
+
+def _access(storage_options: dict[str, Any] | None, argument: str = "storage_options") -> dict[str, Any]:
+    """fsspec-style ``storage_options`` as the store's options: ``anon`` is ``anonymous``;
+    s3fs's ``key``, ``secret``, ``token`` and ``client_kwargs={"endpoint_url", "region_name"}``
+    are object_store's keys; any other string value is passed on as an object_store key."""
+    options: dict[str, str] = {}
+    anonymous = False
+    for key, value in (storage_options or {}).items():
+        if key == "anon":
+            anonymous = bool(value)
+        elif key == "client_kwargs" and isinstance(value, dict):
+            for inner, inner_value in value.items():
+                if inner not in _FSSPEC_KEYS or not isinstance(inner_value, str):
+                    raise TypeError(f"{argument}: client_kwargs[{inner!r}] is not supported (endpoint_url, region_name)")
+                options[_FSSPEC_KEYS[inner]] = inner_value
+        elif isinstance(value, str):
+            options[_FSSPEC_KEYS.get(key, key)] = value
+        else:
+            raise TypeError(f"{argument}: {key!r} takes a str here (object_store's configuration keys)")
+    return {"storage_options": options, "anonymous": anonymous}
+
+
+def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any]) -> dict:
+    """The references of the one file at ``url``, as our scan writes them, with the file named
+    as ``url`` names it (kerchunk writes the URL it was given)."""
+    arguments = {
+        "concat": [], "coords": [], "units": None, "calendar": None, "jobs": 1, "combine_memory": 0,
+        "identical": [], "merge": False, "append_to": None, "skip_existing": False,
+        "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
+        "grib_inventory": True, "grib_levels_from_inventory": True, "subchunk": [], "dmrpp": "never",
+    }
+    write = _write_options(1, False, None, 100_000, "plain", True, access)
+    with tempfile.TemporaryDirectory() as folder:
+        output = os.path.join(folder, "refs.json")
+        _rs.scan([url], output, arguments, write)
+        with open(output) as f:
+            references = json.load(f)
+    written = url if "://" in url else os.path.abspath(url)
+    for key, value in references["refs"].items():
+        if isinstance(value, list) and value and value[0] == written:
+            references["refs"][key] = [url, *value[1:]]
+    return references
+
+
+def _url_of(h5f: Any, url: str | None, argument: str) -> str:
+    """The URL of ``h5f`` (a path or URL, or an open file whose ``url`` is given)."""
+    if isinstance(h5f, (str, os.PathLike)):
+        return os.fspath(h5f)
+    if url is not None:
+        return url
+    raise TypeError(f"{argument} is an open file: give its url= (the scan reads the file itself, in Rust)")
