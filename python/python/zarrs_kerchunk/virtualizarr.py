@@ -119,6 +119,20 @@ class _RustParser:
         return build(root)
 
 
+def _trimmed_chunk_bytes(zarray: dict[str, Any]) -> int | None:
+    """Trim a chunk longer than its array along the first dimension (HDF5's 512 along an
+    unlimited dimension holding 24) to the array's length, as VirtualiZarr's HDF parser does, so
+    that files concatenate on a regular grid; the new bytes of each chunk, or None if untouched.
+    Only where that is one contiguous byte range of the stored chunk: no filters or compressor,
+    C order, and no other dimension trimmed."""
+    chunks, shape = zarray["chunks"], zarray["shape"]
+    if not shape or chunks[0] <= max(shape[0], 1) or zarray.get("filters") or zarray.get("compressor") \
+            or zarray.get("order", "C") != "C" or any(c > max(n, 1) for c, n in zip(chunks[1:], shape[1:])):
+        return None
+    zarray["chunks"] = [max(shape[0], 1), *chunks[1:]]
+    return int(np.prod(zarray["chunks"])) * np.dtype(zarray["dtype"]).itemsize
+
+
 def _manifest_array(columns: dict[str, Any], urls: np.ndarray):
     """One array's ``ManifestArray``: its metadata through VirtualiZarr's kerchunk translation,
     its chunks from the scanner's columns."""
@@ -134,6 +148,7 @@ def _manifest_array(columns: dict[str, Any], urls: np.ndarray):
         # and xarray masks every 0. Unwritten data there holds netCDF's default fill instead, as
         # HDF5 records it and VirtualiZarr's HDF parser takes it.
         zarray["fill_value"] = _NETCDF_DEFAULT_FILLS[np.dtype(zarray["dtype"]).str[1:]]
+    trimmed = _trimmed_chunk_bytes(zarray)
     metadata = from_kerchunk_refs(zarray, zattrs)
     if "_FillValue" in metadata.attributes and metadata.data_type.to_native_dtype().kind not in "SUOT":
         # The file's own `_FillValue` attribute (the scan keeps it), encoded for the array's type
@@ -153,6 +168,9 @@ def _manifest_array(columns: dict[str, Any], urls: np.ndarray):
     for position in inlined:
         paths[position] = INLINED_CHUNK_PATH
     lengths = np.frombuffer(columns["lengths"], dtype="<u8").astype(np.uint64).reshape(grid)
+    if trimmed is not None:
+        lengths[lengths > 0] = trimmed
+        inlined = {position: data[:trimmed] for position, data in inlined.items()}
     for position, data in inlined.items():
         lengths[position] = len(data)
     manifest = ChunkManifest.from_arrays(

@@ -103,6 +103,37 @@ def test_open_virtual_dataset_takes_the_parser_and_to_kerchunk_reads_back(tmp_pa
         np.testing.assert_array_equal(variable.values[~masked], expected[~masked], err_msg=name)
 
 
+def test_files_concatenate_along_an_unlimited_dimension_as_with_virtualizarrs_parser(tmp_path) -> None:
+    # HDF5 chunks a coordinate along an unlimited dimension by 512 whatever its length; trimmed as
+    # VirtualiZarr's parser trims them, two files concatenate on a regular grid.
+    import netCDF4
+    from virtualizarr import open_virtual_mfdataset
+
+    paths = []
+    for n in range(2):
+        path = tmp_path / f"f{n}.nc"
+        with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+            ds.createDimension("time", None)
+            ds.createDimension("x", 3)
+            time = ds.createVariable("time", "f8", ("time",))
+            time.units = "hours since 2000-01-01"
+            time[:] = np.arange(5) + 5 * n
+            ds.createVariable("v", "f4", ("time", "x"))[:] = np.arange(15, dtype="f4").reshape(5, 3) + 100 * n
+        paths.append(path)
+    datasets = {}
+    for name, parser in [("ours", ours.HDFParser), ("theirs", theirs.HDFParser)]:
+        vds = open_virtual_mfdataset([p.as_uri() for p in paths], registry=_registry(), parser=parser(),
+                                     concat_dim="time", combine="nested", loadable_variables=[])
+        datasets[name] = vds
+    assert datasets["ours"]["time"].data.metadata.chunks == datasets["theirs"]["time"].data.metadata.chunks == (5,)
+    refs = tmp_path / "ours.json"
+    datasets["ours"].vz.to_kerchunk(str(refs), format="json")
+    truth = xr.concat([xr.open_dataset(p, engine="netcdf4").load() for p in paths], dim="time")
+    with xr.open_dataset(str(refs), engine="kerchunk") as read:
+        np.testing.assert_array_equal(read["time"].values, truth["time"].values)
+        np.testing.assert_array_equal(read["v"].values, truth["v"].values)
+
+
 def test_inlined_chunks_read_the_same() -> None:
     url = _file("nc4_deflate_shuffle").as_uri()
     inlined = ours.HDFParser(inline_threshold=1 << 20)(url=url, registry=_registry())
