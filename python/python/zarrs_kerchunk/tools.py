@@ -101,6 +101,16 @@ def _write_options(
     }
 
 
+def _one_file(inline_threshold: int | None, fail_unsupported: bool, dmrpp: str = "never") -> dict[str, Any]:
+    """:func:`scan`'s arguments for one file, scanned alone: nothing combined."""
+    return {
+        "concat": [], "coords": [], "units": None, "calendar": None, "jobs": 1, "combine_memory": 0,
+        "identical": [], "merge": False, "append_to": None, "skip_existing": False,
+        "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
+        "grib_inventory": True, "grib_levels_from_inventory": True, "subchunk": [], "dmrpp": dmrpp,
+    }
+
+
 def _netrc(netrc: str | os.PathLike[str] | bool | None) -> str | bool | None:
     """``netrc=``: a file (as a str), or whether to look for one."""
     return netrc if netrc is None or isinstance(netrc, bool) else os.fspath(netrc)

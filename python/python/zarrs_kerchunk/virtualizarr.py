@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import _rs
-from .tools import _netrc, _write_options
+from .tools import _netrc, _one_file, _write_options
 
 __all__ = ["HDFParser", "NetCDF3Parser"]
 
@@ -82,12 +82,7 @@ class _RustParser:
         the module's notes on stores and credentials)."""
         from virtualizarr.manifests import ManifestStore
 
-        arguments = {
-            "concat": [], "coords": [], "units": None, "calendar": None, "jobs": 1, "combine_memory": 0,
-            "identical": [], "merge": False, "append_to": None, "skip_existing": False,
-            "inline_threshold": self.inline_threshold, "fail_unsupported": self.fail_unsupported,
-            "grib_inventory": True, "grib_levels_from_inventory": True, "subchunk": [], "dmrpp": self._dmrpp,
-        }
+        arguments = _one_file(self.inline_threshold, self.fail_unsupported, self._dmrpp)
         write = _write_options(1, False, None, 100_000, "auto", True, self._access)
         scanned = _rs.scan_manifests(os.fspath(url), arguments, write)
         return ManifestStore(group=self._group(scanned), registry=registry)

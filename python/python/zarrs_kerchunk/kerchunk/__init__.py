@@ -17,7 +17,7 @@ import tempfile
 from typing import Any
 
 from .. import _rs
-from ..tools import _write_options
+from ..tools import _one_file, _write_options
 
 # fsspec's storage options as object_store's configuration keys (s3fs's words first).
 _FSSPEC_KEYS = {
@@ -53,12 +53,7 @@ def _access(storage_options: dict[str, Any] | None, argument: str = "storage_opt
 def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any]) -> dict:
     """The references of the one file at ``url``, as our scan writes them, with the file named
     as ``url`` names it (kerchunk writes the URL it was given)."""
-    arguments = {
-        "concat": [], "coords": [], "units": None, "calendar": None, "jobs": 1, "combine_memory": 0,
-        "identical": [], "merge": False, "append_to": None, "skip_existing": False,
-        "inline_threshold": inline_threshold, "fail_unsupported": fail_unsupported,
-        "grib_inventory": True, "grib_levels_from_inventory": True, "subchunk": [], "dmrpp": "never",
-    }
+    arguments = _one_file(inline_threshold, fail_unsupported)
     write = _write_options(1, False, None, 100_000, "plain", True, access)
     with tempfile.TemporaryDirectory() as folder:
         output = os.path.join(folder, "refs.json")
