@@ -25,6 +25,11 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The URL index of a chunk with no reference: a missing chunk, read as the fill value.
 const MISSING: u32 = u32::MAX;
 
+/// The most chunks an array's manifest is built for: its columns are dense over the chunk grid
+/// (20 bytes a chunk here, more in VirtualiZarr's arrays), and a file may declare any grid. The
+/// scanner's own default bound on a file's references (`ScanOptions::with_max_references`).
+const MAX_CHUNKS: u64 = 10_000_000;
+
 /// One array's chunk references, as columns over its chunk grid (C order).
 #[derive(Default)]
 struct Columns {
@@ -128,8 +133,15 @@ fn columns(set: &ReferenceSet) -> Result<(Vec<String>, BTreeMap<String, String>,
                     return Err(invalid(&key, "chunks that do not fit its shape"));
                 }
                 let grid: Vec<u64> = shape.iter().zip(&chunks).map(|(&n, &c)| n.div_ceil(c.max(1))).collect();
-                let count =
-                    usize::try_from(grid.iter().product::<u64>()).map_err(|_| invalid(&key, "too many chunks"))?;
+                // Checked: a file may declare a grid whose count overflows.
+                let chunks_in_grid = grid.iter().try_fold(1u64, |n, &g| n.checked_mul(g)).unwrap_or(u64::MAX);
+                if chunks_in_grid > MAX_CHUNKS {
+                    let why = format!(
+                        "a grid of {chunks_in_grid} chunks, more than the {MAX_CHUNKS} a manifest is built for"
+                    );
+                    return Err(invalid(&key, &why));
+                }
+                let count = usize::try_from(chunks_in_grid).map_err(|_| invalid(&key, "too many chunks"))?;
                 let separator = metadata["dimension_separator"].as_str().unwrap_or(".").to_owned();
                 separators.insert(node.to_owned(), separator);
                 arrays.insert(

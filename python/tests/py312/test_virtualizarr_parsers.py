@@ -152,3 +152,16 @@ def test_group_and_drop_variables() -> None:
     url = _file("nc4_fill_missing").as_uri()
     dropped = _opened(ours.HDFParser(drop_variables=["sparse"])(url=url, registry=registry))
     assert "sparse" not in dropped and "packed" in dropped
+
+
+def test_a_grid_too_large_for_a_manifest_is_refused_by_name(tmp_path) -> None:
+    # A file may declare any grid; the manifest's columns are dense over it.
+    import h5py
+
+    from zarrs_kerchunk.errors import InvalidReferencesError
+
+    path = tmp_path / "huge.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("huge", shape=(10**9,), chunks=(1,), dtype="u1")
+    with pytest.raises(InvalidReferencesError, match="huge/.zarray: a grid of 1000000000 chunks, more than the 10000000"):
+        ours.HDFParser()(url=path.as_uri(), registry=_registry())
