@@ -165,3 +165,13 @@ def test_a_grid_too_large_for_a_manifest_is_refused_by_name(tmp_path) -> None:
         f.create_dataset("huge", shape=(10**9,), chunks=(1,), dtype="u1")
     with pytest.raises(InvalidReferencesError, match="huge/.zarray: a grid of 1000000000 chunks, more than the 10000000"):
         ours.HDFParser()(url=path.as_uri(), registry=_registry())
+
+
+def test_arrays_built_from_shared_metadata_keep_their_own_attributes() -> None:
+    # The parser reuses the metadata a series' files repeat; each array must own its attributes.
+    url = _file("nc4_deflate_shuffle").as_uri()
+    first = ours.HDFParser()(url=url, registry=_registry())._group.arrays["temp"]
+    second = ours.HDFParser()(url=url, registry=_registry())._group.arrays["temp"]
+    first.metadata.attributes["changed"] = "here"
+    assert "changed" not in second.metadata.attributes
+    assert first.metadata.shape == second.metadata.shape and first.metadata.codecs == second.metadata.codecs
