@@ -112,19 +112,10 @@ impl Access {
 
     /// The S3 credential providers `--credentials` names, by prefix, each token read from the
     /// variable the file names (without one, an endpoint is asked with the HTTP credentials: a
-    /// `.netrc` login); and the HTTP credentials.
+    /// `.netrc` login); and what HTTP(S) requests carry: `--bearer-token` (or `EARTHDATA_TOKEN`)
+    /// for its hosts, `--header`s, the `.netrc` file's logins, and the tokens the file names.
+    /// The file is read once.
     fn credentials(&self) -> Result<(S3Providers, HttpCredentials), Box<dyn std::error::Error>> {
-        let http = self.http_credentials()?;
-        let Some(sources) = self.credential_sources()? else { return Ok((Vec::new(), http)) };
-        let token = |variable: &str| std::env::var(variable).ok();
-        let what = self.credentials.as_deref().unwrap_or_else(|| std::path::Path::new("")).display();
-        let s3 = s3_credential_providers(&sources, token, &http).map_err(|e| format!("credentials {what}: {e}"))?;
-        Ok((s3, http))
-    }
-
-    /// What HTTP(S) requests carry: `--bearer-token` (or `EARTHDATA_TOKEN`) for its hosts,
-    /// `--header`s, the `.netrc` file's logins, and the tokens `--credentials` names.
-    fn http_credentials(&self) -> Result<HttpCredentials, Box<dyn std::error::Error>> {
         let home_netrc = || std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".netrc"));
         let netrc = match (&self.netrc, self.no_netrc) {
             (_, true) => None,
@@ -136,11 +127,13 @@ impl Access {
         options.token_hosts.clone_from(&self.token_hosts);
         options.headers.clone_from(&self.headers);
         options.netrc = netrc;
-        let credentials = options.credentials()?;
-        let Some(sources) = self.credential_sources()? else { return Ok(credentials) };
+        let http = options.credentials()?;
+        let Some(sources) = self.credential_sources()? else { return Ok((Vec::new(), http)) };
         let token = |variable: &str| std::env::var(variable).ok();
         let what = self.credentials.as_deref().unwrap_or_else(|| std::path::Path::new("")).display();
-        Ok(with_bearer_tokens(&sources, token, credentials).map_err(|e| format!("credentials {what}: {e}"))?)
+        let http = with_bearer_tokens(&sources, token, http).map_err(|e| format!("credentials {what}: {e}"))?;
+        let s3 = s3_credential_providers(&sources, token, &http).map_err(|e| format!("credentials {what}: {e}"))?;
+        Ok((s3, http))
     }
 
     /// The disk cache `--cache` (or `ZARRS_KERCHUNK_CACHE`) names, opened.
