@@ -13,7 +13,7 @@ use zarrs_kerchunk::kerchunk::{Limits, ParseOptions};
 use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
 use zarrs_kerchunk::{DEFAULT_CACHE_BYTES, DiskCache, HttpCredentials, Pins, ReferenceStoreBuilder};
 use zarrs_kerchunk_tools::credentials::{
-    DEFAULT_TOKEN_VARIABLE, HttpOptions, s3_credential_providers, with_bearer_tokens,
+    DEFAULT_TOKEN_VARIABLE, HttpOptions, default_netrc, s3_credential_providers, with_bearer_tokens,
 };
 
 /// Every option a store takes, as the Python caller gave them.
@@ -89,12 +89,6 @@ impl HttpAuth {
     pub(crate) fn credentials(&self, sources: Option<&Credentials>) -> Result<HttpCredentials, crate::errors::Error> {
         let invalid =
             |e: &dyn std::fmt::Display| crate::errors::Error::new(crate::errors::Kind::Invalid, format!("option {e}"));
-        let look = || {
-            let file = std::env::var_os("NETRC")
-                .map(std::path::PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".netrc")));
-            file.filter(|file| file.is_file())
-        };
         let mut options = HttpOptions::default();
         options.bearer_token = self.bearer_token.clone().or_else(|| std::env::var(DEFAULT_TOKEN_VARIABLE).ok());
         options.token_hosts.clone_from(&self.token_hosts);
@@ -106,7 +100,7 @@ impl HttpAuth {
         options.netrc = match &self.netrc {
             Some(NetrcChoice::File(file)) => Some(file.clone()),
             Some(NetrcChoice::Look(false)) => None,
-            Some(NetrcChoice::Look(true)) | None => look(),
+            Some(NetrcChoice::Look(true)) | None => default_netrc(),
         };
         let credentials = options.credentials().map_err(|e| invalid(&e))?;
         let Some(sources) = sources else { return Ok(credentials) };

@@ -124,6 +124,17 @@ pub fn with_bearer_tokens(
     Ok(credentials)
 }
 
+/// The `.netrc` file used when none is named, as requests and curl find it: `NETRC`, else
+/// `~/.netrc`, if it is a file. (The command line and the Python package read these variables;
+/// the library reads none.)
+#[must_use]
+pub fn default_netrc() -> Option<std::path::PathBuf> {
+    let file = std::env::var_os("NETRC")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".netrc")));
+    file.filter(|file| file.is_file())
+}
+
 /// How HTTP(S) requests are authenticated, as the command line's and the Python package's
 /// options say: a bearer token and the hosts it is for, headers, and a `.netrc` file.
 #[derive(Clone, Debug, Default)]

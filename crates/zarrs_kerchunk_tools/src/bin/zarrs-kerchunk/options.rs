@@ -8,7 +8,7 @@ use zarrs_kerchunk::object_store::aws::AwsCredentialProvider;
 use zarrs_kerchunk::{
     DEFAULT_CACHE_BYTES, DiskCache, HttpCredentials, Pins, ReferenceStore, ReferenceStoreBuilder, StoreRegistry,
 };
-use zarrs_kerchunk_tools::credentials::{HttpOptions, s3_credential_providers, with_bearer_tokens};
+use zarrs_kerchunk_tools::credentials::{HttpOptions, default_netrc, s3_credential_providers, with_bearer_tokens};
 
 /// The S3 credential providers of `--credentials`, by prefix.
 type S3Providers = Vec<(String, AwsCredentialProvider)>;
@@ -116,11 +116,11 @@ impl Access {
     /// for its hosts, `--header`s, the `.netrc` file's logins, and the tokens the file names.
     /// The file is read once.
     fn credentials(&self) -> Result<(S3Providers, HttpCredentials), Box<dyn std::error::Error>> {
-        let home_netrc = || std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".netrc"));
         let netrc = match (&self.netrc, self.no_netrc) {
             (_, true) => None,
             (Some(file), false) => Some(file.clone()),
-            (None, false) => home_netrc().filter(|file| file.is_file()),
+            // clap has read NETRC into `netrc` already: this finds ~/.netrc.
+            (None, false) => default_netrc(),
         };
         let mut options = HttpOptions::default();
         options.bearer_token.clone_from(&self.bearer_token);
