@@ -2,11 +2,12 @@
 
     from zarrs_kerchunk.kerchunk.hdf import SingleHdf5ToZarr     # was: from kerchunk.hdf import ...
     from zarrs_kerchunk.kerchunk.netCDF3 import NetCDF3ToZarr    # was: from kerchunk.netCDF3 import ...
+    from zarrs_kerchunk.kerchunk.combine import MultiZarrToZarr  # was: from kerchunk.combine import ...
 
 Each class takes kerchunk 0.2.10's arguments and its ``translate()`` returns the same
-``{"version": 1, "refs": {...}}``, made by scanning the file in Rust. An argument that cannot be
-honoured is refused with an error naming it, never ignored. Where the output differs from
-kerchunk's, the difference is kerchunk's mistake and is listed in the README.
+``{"version": 1, "refs": {...}}``, made in Rust by scanning the file or combining the sets. An
+argument that cannot be honoured is refused with an error naming it, never ignored. Where the
+output differs from kerchunk's, the difference is listed in the README with its reason.
 """
 
 from __future__ import annotations
