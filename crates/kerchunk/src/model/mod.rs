@@ -251,6 +251,35 @@ impl ReferenceSet {
         (keys, folders)
     }
 
+    /// The keys that no chunk table holds, sorted, with their references: the metadata, and the
+    /// chunk keys of arrays without a table ([`array_chunks`](Self::array_chunks)) or outside
+    /// their grid. With `array_chunks`, every key of the set without building chunk keys.
+    pub fn loose(&self) -> impl Iterator<Item = (&str, Reference<'_>)> {
+        self.loose.iter().map(|(key, entry)| (&**key, self.view(*entry)))
+    }
+
+    /// The chunk references the chunk table of the array at `path` holds, with the table's grid:
+    /// each with its chunk's C-order position in that grid, in that order. `None` if the set
+    /// keeps the array's chunk keys, if any, among the [`loose`](Self::loose) ones.
+    ///
+    /// ```
+    /// use kerchunk::{Reference, ReferenceSetBuilder};
+    ///
+    /// let mut builder = ReferenceSetBuilder::new();
+    /// builder.insert_inline("a/.zarray", br#"{"shape":[4],"chunks":[2],"dtype":"<i2","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#);
+    /// builder.insert_range("a/1", Some("data.bin"), 8, 4);
+    /// let set = builder.build();
+    /// let (grid, chunks) = set.array_chunks("a").unwrap();
+    /// assert_eq!(grid.dims(), [2]);
+    /// let chunks: Vec<_> = chunks.collect();
+    /// assert_eq!(chunks, [(1, Reference::Range { url: Some("data.bin"), offset: 8, length: 4 })]);
+    /// ```
+    #[must_use]
+    pub fn array_chunks(&self, path: &str) -> Option<(&ChunkGrid, impl Iterator<Item = (u64, Reference<'_>)>)> {
+        let table = self.tables.get(path)?;
+        Some((table.grid(), table.entries().map(|(position, entry)| (position, self.view(entry)))))
+    }
+
     /// The keys outside chunk tables from `from` on, in sorted order.
     fn loose_keys_from<'a>(&'a self, from: &str) -> impl Iterator<Item = &'a str> + use<'a> {
         self.loose.range::<str, _>((Bound::Included(from), Bound::Unbounded)).map(|(k, _)| &**k)
