@@ -204,7 +204,10 @@ pub struct Made {
 /// combined as `combining` says when there are several (and the way recorded in the root
 /// attributes, under [`COMBINED_WITH`]), `jobs` files scanned at once (at least one;
 /// [`CONCURRENT_SCANS`] is the command line's default). `url_of` gives the URL a file's
-/// references name it by; `progress` is called after each file.
+/// references name it by; `progress` is called after each file. The files are read on the
+/// Tokio runtime the calling thread has entered ([`Handle::enter`](tokio::runtime::Handle::enter)),
+/// if any, else on one made for the call; either way the call blocks until they are scanned,
+/// so it must not be made from an asynchronous task.
 ///
 /// # Errors
 /// [`MakeError`] if a file cannot be reached or scanned, or the sets cannot be combined.
@@ -372,10 +375,9 @@ fn scan_each(
         let (store, path) = stores.place(file, registry, false)?;
         places.push((store, path, url_of(file)));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(MakeError::Runtime)?;
     let mut made =
         Made { references: ReferenceSet::default(), files: Vec::new(), requests: 0, bytes: 0, skipped: Vec::new() };
-    runtime.block_on(async {
+    let work = async {
         let mut scans = futures::stream::iter(places.iter().map(|(store, path, url)| {
             let (options, progress) = (&options, &progress);
             async move {
@@ -394,9 +396,26 @@ fn scan_each(
             keep(&url, scan.references)?;
         }
         Ok::<_, MakeError>(())
-    })?;
+    };
+    on_runtime(jobs, work)?;
     let places = FilePlaces(places.into_iter().map(|(store, path, url)| (url, (store, path))).collect());
     Ok((made, places))
+}
+
+/// `work` run to its end, blocking this thread: on the Tokio runtime this thread has entered,
+/// if any (a caller's, whose threads and buffers outlive one call: a small file's scan costs
+/// as much again on a runtime made for it), else on one made for it. One job needs no worker
+/// threads: that runtime runs on this thread.
+fn on_runtime<T>(jobs: usize, work: impl Future<Output = Result<T, MakeError>>) -> Result<T, MakeError> {
+    if let Ok(entered) = tokio::runtime::Handle::try_current() {
+        return entered.block_on(work);
+    }
+    let runtime = if jobs <= 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    };
+    runtime.map_err(MakeError::Runtime)?.block_on(work)
 }
 
 /// What [`scan_files`] gives.
