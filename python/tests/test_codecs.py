@@ -222,3 +222,21 @@ def test_a_scanned_grib_tree_opens_as_a_datatree(tmp_path, only_rust_codecs: Non
     for leaf in leaves:
         alone = xr.open_dataset(tmp_path / "refs.json", engine="zarrs_kerchunk", group=leaf)
         xr.testing.assert_identical(tree[leaf].to_dataset(inherit=False), alone)
+
+
+def test_zarr_python_finds_a_zarr_3_codec_for_every_id_decoded_in_rust() -> None:
+    """Zarr 3 metadata names these ids `numcodecs.<id>` (VirtualiZarr's manifests of GRIB and
+    TIFF files): zarr-python wraps some itself; the package's entry points give the others."""
+    from zarr.registry import get_codec_class
+
+    from zarrs_kerchunk.zarr_codecs import PREFIX, RustBytesCodec
+
+    ours = []
+    for codec_id in codecs.DECODED_IDS:
+        found = get_codec_class(PREFIX + codec_id)
+        if issubclass(found, RustBytesCodec):
+            assert found.codec_id == codec_id
+            ours.append(codec_id)
+        else:
+            assert found.__module__.startswith("zarr."), (codec_id, found)
+    assert "grib" in ours and "imagecodecs_lzw" in ours
