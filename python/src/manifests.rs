@@ -1,24 +1,28 @@
-//! A scanned file as VirtualiZarr's manifests need it (`zarrs_kerchunk.virtualizarr`): every
-//! group's attributes, and every array's metadata with its chunk references as columns (an
-//! index into the set's URLs, the offsets and the lengths, as little-endian bytes), so that the
-//! Python side builds a `ChunkManifest` from arrays, never from a dictionary per chunk. Inline
-//! chunks come apart, by position.
+//! A scanned file, or a reference set, as VirtualiZarr's manifests need it
+//! (`zarrs_kerchunk.virtualizarr`): every group's attributes, and every array's metadata with its
+//! chunk references as columns (an index into the set's URLs, the offsets and the lengths, as
+//! little-endian bytes), so that the Python side builds a `ChunkManifest` from arrays, never from
+//! a dictionary per chunk. Inline chunks come apart, by position.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use kerchunk_scan::ScanOptions;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use zarrs_kerchunk::ReferenceStore;
 use zarrs_kerchunk::kerchunk::{Reference, ReferenceSet};
-use zarrs_kerchunk_tools::make::make_references;
+use zarrs_kerchunk_tools::make::{load_references, make_references};
 
 use crate::errors::{Error, Kind};
 use crate::runtime;
 use crate::scan::{ScanArguments, make_error};
+use crate::store::StoreHandle;
 use crate::tools::WriteOptions;
 
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(scan_manifests, module)?)?;
+    module.add_function(wrap_pyfunction!(reference_manifests, module)?)?;
     Ok(())
 }
 
@@ -31,10 +35,11 @@ const MISSING: u32 = u32::MAX;
 const MAX_CHUNKS: u64 = 10_000_000;
 
 /// One array's chunk references, as columns over its chunk grid (C order).
-#[derive(Default)]
 struct Columns {
     zarray: String,
     zattrs: String,
+    /// What joins a chunk key's indices (`.` or `/`).
+    separator: String,
     grid: Vec<u64>,
     url_index: Vec<u32>,
     offsets: Vec<u64>,
@@ -59,11 +64,65 @@ fn scan_manifests(
     // Zarr 3 readers take CF's `_FillValue` from the attributes only: keep it there, as
     // VirtualiZarr's HDF parser does.
     let scan_options = scan_options.with_fill_value_attribute(true);
-    let (urls, groups, arrays) = py.detach(|| -> Result<_, Error> {
+    let answer = py.detach(|| -> Result<_, Error> {
+        // Scanned on the process's runtime, whose threads and buffers outlive the call.
+        let _entered = runtime::handle().enter();
         let made = make_references(std::slice::from_ref(&url), None, &scan_options, 1, &registry, absolute_url, || {})
             .map_err(|e| make_error(&e))?;
-        columns(&made.references)
+        // The scan names every target by its absolute URL.
+        columns(&made.references, |url| Ok(url.map(str::to_owned)))
     })?;
+    into_dict(py, answer)
+}
+
+/// The manifests of the reference set `store` opened (JSON, parquet or an icechunk repository),
+/// its targets as the store reads them (templates expanded, relative URLs against the set's
+/// folder, or against `fs_root` if given, as VirtualiZarr's `fs_root`), absolute (`file://`
+/// for local files): what [`scan_manifests`] gives.
+#[pyfunction]
+#[pyo3(signature = (store, fs_root=None))]
+#[expect(clippy::needless_pass_by_value, reason = "pyo3 extracts arguments by value")]
+fn reference_manifests<'py>(
+    py: Python<'py>,
+    store: &StoreHandle,
+    fs_root: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    runtime::check_process()?;
+    let (zarrs, location) = (Arc::clone(store.zarrs_store()), store.location().to_owned());
+    let answer = py.detach(|| -> Result<_, Error> {
+        let loaded;
+        let set = if let Some(set) = zarrs.references() {
+            set
+        } else {
+            loaded = load_references(zarrs.source().as_ref(), &location).map_err(|e| make_error(&e))?;
+            &loaded
+        };
+        if set.get("zarr.json").is_some() {
+            return Err(Error::new(
+                Kind::Invalid,
+                format!("{location}: Zarr v3 references (zarr.json) are not read here"),
+            ));
+        }
+        columns(set, |url| target_url(&zarrs, url, fs_root.as_deref()).map(Some))
+    })?;
+    into_dict(py, answer)
+}
+
+/// The absolute URL `store` reads the target written `written` from; a relative one joined to
+/// `fs_root` first, if given.
+fn target_url(store: &ReferenceStore, written: Option<&str>, fs_root: Option<&str>) -> Result<String, String> {
+    let joined = match (written, fs_root) {
+        (Some(url), Some(root)) if !url.contains("://") && !url.starts_with('/') && !url.contains("{{") => {
+            Some(format!("{}/{url}", root.trim_end_matches('/')))
+        }
+        _ => None,
+    };
+    let target = store.target(joined.as_deref().or(written)).map_err(|e| e.to_string())?;
+    Ok(target.url().to_owned())
+}
+
+/// The Python answer: `{"urls": [...], "groups": {path: attrs}, "arrays": {path: {...}}}`.
+fn into_dict(py: Python<'_>, (urls, groups, arrays): Manifests) -> PyResult<Bound<'_, PyDict>> {
     let result = PyDict::new(py);
     result.set_item("urls", PyList::new(py, &urls)?)?;
     result.set_item("groups", groups)?;
@@ -102,10 +161,14 @@ fn le_bytes<T: Copy, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N]) -> V
     values.iter().flat_map(|&value| to_le(value)).collect()
 }
 
-/// The set's URLs, its groups' attributes (JSON text, by path) and its arrays' columns.
-#[expect(clippy::type_complexity, reason = "the three parts of one answer")]
-fn columns(set: &ReferenceSet) -> Result<(Vec<String>, BTreeMap<String, String>, BTreeMap<String, Columns>), Error> {
-    let invalid = |key: &str, why: &str| Error::new(Kind::Invalid, format!("{key}: {why}"));
+/// A set's target URLs, its groups' attributes (JSON text, by path) and its arrays' columns.
+type Manifests = (Vec<String>, BTreeMap<String, String>, BTreeMap<String, Columns>);
+
+/// The set's manifests, each target's URL as `resolve` gives it (`None`: one it cannot hold).
+fn columns(
+    set: &ReferenceSet,
+    resolve: impl FnMut(Option<&str>) -> Result<Option<String>, String>,
+) -> Result<Manifests, Error> {
     let text = |key: &str| -> Result<Option<String>, Error> {
         match set.get(key) {
             None => Ok(None),
@@ -115,87 +178,147 @@ fn columns(set: &ReferenceSet) -> Result<(Vec<String>, BTreeMap<String, String>,
             Some(_) => Err(invalid(key, "metadata that is not inline")),
         }
     };
+    // Metadata keys are never in chunk tables: the loose keys hold them all.
     let (mut groups, mut arrays) = (BTreeMap::new(), BTreeMap::new());
-    let mut separators = HashMap::new();
-    for (key, _) in set.iter() {
-        let (node, name) = key.rsplit_once('/').map_or(("", key.as_ref()), |(node, name)| (node, name));
+    for (key, _) in set.loose() {
+        let (node, name) = key.rsplit_once('/').unwrap_or(("", key));
         match name {
             ".zgroup" => {
                 groups.insert(node.to_owned(), text(&prefixed(node, ".zattrs"))?.unwrap_or_else(|| "{}".into()));
             }
             ".zarray" => {
-                let zarray = text(&key)?.unwrap_or_default();
-                let metadata: serde_json::Value =
-                    serde_json::from_str(&zarray).map_err(|e| invalid(&key, &format!("not JSON: {e}")))?;
-                let shape = dims(&metadata["shape"]).ok_or_else(|| invalid(&key, "no shape"))?;
-                let chunks = dims(&metadata["chunks"]).ok_or_else(|| invalid(&key, "no chunks"))?;
-                if shape.len() != chunks.len() || chunks.contains(&0) && shape.iter().any(|&n| n > 0) {
-                    return Err(invalid(&key, "chunks that do not fit its shape"));
-                }
-                let grid: Vec<u64> = shape.iter().zip(&chunks).map(|(&n, &c)| n.div_ceil(c.max(1))).collect();
-                // Checked: a file may declare a grid whose count overflows.
-                let chunks_in_grid = grid.iter().try_fold(1u64, |n, &g| n.checked_mul(g)).unwrap_or(u64::MAX);
-                if chunks_in_grid > MAX_CHUNKS {
-                    let why = format!(
-                        "a grid of {chunks_in_grid} chunks, more than the {MAX_CHUNKS} a manifest is built for"
-                    );
-                    return Err(invalid(&key, &why));
-                }
-                let count = usize::try_from(chunks_in_grid).map_err(|_| invalid(&key, "too many chunks"))?;
-                let separator = metadata["dimension_separator"].as_str().unwrap_or(".").to_owned();
-                separators.insert(node.to_owned(), separator);
-                arrays.insert(
-                    node.to_owned(),
-                    Columns {
-                        zattrs: text(&prefixed(node, ".zattrs"))?.unwrap_or_else(|| "{}".into()),
-                        zarray,
-                        grid,
-                        url_index: vec![MISSING; count],
-                        offsets: vec![0; count],
-                        lengths: vec![0; count],
-                        inlined: Vec::new(),
-                    },
-                );
+                let zarray = text(key)?.unwrap_or_default();
+                let zattrs = text(&prefixed(node, ".zattrs"))?.unwrap_or_else(|| "{}".into());
+                arrays.insert(node.to_owned(), Columns::new(key, zarray, zattrs)?);
             }
             _ => {}
         }
     }
-    let mut urls: Vec<String> = Vec::new();
-    let mut url_ids: HashMap<String, u32> = HashMap::new();
+    let mut targets = Targets { resolve, urls: Vec::new(), ids: HashMap::new() };
     for (path, columns) in &mut arrays {
-        let prefix = prefixed(path, "");
-        let separator = separators.get(path).map_or(".", String::as_str);
-        for key in set.keys_with_prefix(&prefix) {
-            let rest = &key[prefix.len()..];
-            if rest.starts_with(".z") || (separator != "/" && rest.contains('/')) {
-                continue;
-            }
-            let Some(position) = chunk_position(rest, separator, &columns.grid) else {
-                return Err(invalid(&key, "a chunk key outside the array's chunk grid"));
-            };
-            let index = flat_index(&position, &columns.grid);
-            match set.get(&key) {
-                Some(Reference::Inline(bytes)) => columns.inlined.push((position, bytes.to_vec())),
-                Some(Reference::Range { url: Some(url), offset, length }) => {
-                    let next = u32::try_from(urls.len()).map_err(|_| invalid(&key, "too many target files"))?;
-                    let id = *url_ids.entry(url.to_owned()).or_insert_with(|| {
-                        urls.push(url.to_owned());
-                        next
-                    });
-                    (columns.url_index[index], columns.offsets[index], columns.lengths[index]) = (id, offset, length);
-                }
-                Some(Reference::Whole { .. } | Reference::Range { url: None, .. }) => {
-                    return Err(invalid(
-                        &key,
-                        "a reference VirtualiZarr's manifests cannot hold (a whole file or no URL)",
-                    ));
-                }
-                Some(Reference::Malformed { reason }) => return Err(invalid(&key, reason)),
-                None => {}
-            }
+        let Some((grid, chunks)) = set.array_chunks(path) else { continue };
+        if grid.dims() != columns.grid.as_slice() {
+            return Err(invalid(&prefixed(path, ".zarray"), "a chunk grid the reference set reads otherwise"));
+        }
+        for (index, reference) in chunks {
+            let key = || grid.chunk_name(index).map_or_else(|| path.clone(), |name| prefixed(path, &name));
+            let index = usize::try_from(index).map_err(|_| invalid(&key(), "too many chunks"))?;
+            columns.place(index, reference, &mut targets, key)?;
         }
     }
-    Ok((urls, groups, arrays))
+    // The chunk keys no table holds (an array too sparse for one, or a key outside its grid).
+    for (key, reference) in set.loose() {
+        let Some((path, rest)) = array_of(key, &arrays) else { continue };
+        let columns = arrays.get_mut(&path).expect("a found array");
+        let position = chunk_position(rest, &columns.separator, &columns.grid)
+            .ok_or_else(|| invalid(key, "a chunk key outside the array's chunk grid"))?;
+        let index = flat_index(&position, &columns.grid);
+        columns.place(index, reference, &mut targets, || key.to_owned())?;
+    }
+    Ok((targets.urls, groups, arrays))
+}
+
+fn invalid(key: &str, why: &str) -> Error {
+    Error::new(Kind::Invalid, format!("{key}: {why}"))
+}
+
+/// The target URLs met so far, each resolved once.
+struct Targets<F> {
+    resolve: F,
+    urls: Vec<String>,
+    ids: HashMap<Option<String>, u32>,
+}
+
+impl<F: FnMut(Option<&str>) -> Result<Option<String>, String>> Targets<F> {
+    /// The index of the target written `url` (of the chunk `key`), resolved if new.
+    fn id(&mut self, url: Option<&str>, key: impl Fn() -> String) -> Result<u32, Error> {
+        if let Some(&id) = self.ids.get(&url.map(str::to_owned)) {
+            return Ok(id);
+        }
+        let why = |reason: String| invalid(&key(), &format!("its target {}: {reason}", url.unwrap_or("(null)")));
+        let resolved = (self.resolve)(url).map_err(why)?.ok_or_else(|| why("no URL".into()))?;
+        let id = u32::try_from(self.urls.len()).map_err(|_| invalid(&key(), "too many target files"))?;
+        self.urls.push(resolved);
+        self.ids.insert(url.map(str::to_owned), id);
+        Ok(id)
+    }
+}
+
+impl Columns {
+    /// An array's empty columns, from its `.zarray` (at `key`) and `.zattrs`.
+    fn new(key: &str, zarray: String, zattrs: String) -> Result<Self, Error> {
+        let metadata: serde_json::Value =
+            serde_json::from_str(&zarray).map_err(|e| invalid(key, &format!("not JSON: {e}")))?;
+        let shape = dims(&metadata["shape"]).ok_or_else(|| invalid(key, "no shape"))?;
+        let chunks = dims(&metadata["chunks"]).ok_or_else(|| invalid(key, "no chunks"))?;
+        if shape.len() != chunks.len() || chunks.contains(&0) && shape.iter().any(|&n| n > 0) {
+            return Err(invalid(key, "chunks that do not fit its shape"));
+        }
+        let grid: Vec<u64> = shape.iter().zip(&chunks).map(|(&n, &c)| n.div_ceil(c.max(1))).collect();
+        // Checked: a file may declare a grid whose count overflows.
+        let chunks_in_grid = grid.iter().try_fold(1u64, |n, &g| n.checked_mul(g)).unwrap_or(u64::MAX);
+        if chunks_in_grid > MAX_CHUNKS {
+            let why = format!("a grid of {chunks_in_grid} chunks, more than the {MAX_CHUNKS} a manifest is built for");
+            return Err(invalid(key, &why));
+        }
+        let count = usize::try_from(chunks_in_grid).map_err(|_| invalid(key, "too many chunks"))?;
+        let separator = metadata["dimension_separator"].as_str().unwrap_or(".").to_owned();
+        Ok(Self {
+            zarray,
+            zattrs,
+            separator,
+            url_index: vec![MISSING; count],
+            offsets: vec![0; count],
+            lengths: vec![0; count],
+            inlined: Vec::new(),
+            grid,
+        })
+    }
+
+    /// The chunk at C-order `index` (named `key` in errors) referenced by `reference`.
+    fn place<F>(
+        &mut self,
+        index: usize,
+        reference: Reference<'_>,
+        targets: &mut Targets<F>,
+        key: impl Fn() -> String,
+    ) -> Result<(), Error>
+    where
+        F: FnMut(Option<&str>) -> Result<Option<String>, String>,
+    {
+        match reference {
+            Reference::Inline(bytes) => self.inlined.push((position_of(index, &self.grid), bytes.to_vec())),
+            Reference::Range { url, offset, length } => {
+                let id = targets.id(url, &key)?;
+                (self.url_index[index], self.offsets[index], self.lengths[index]) = (id, offset, length);
+            }
+            Reference::Whole { .. } => {
+                return Err(invalid(
+                    &key(),
+                    "a whole-file reference, which VirtualiZarr's manifests cannot hold (they need an offset and a length)",
+                ));
+            }
+            Reference::Malformed { reason } => return Err(invalid(&key(), reason)),
+        }
+        Ok(())
+    }
+}
+
+/// The array a loose chunk key belongs to, and the key's chunk part: the array whose path the
+/// key starts with, its rest no metadata and, unless the array's separator is `/`, no folder.
+fn array_of<'k>(key: &'k str, arrays: &BTreeMap<String, Columns>) -> Option<(String, &'k str)> {
+    let (node, name) = key.rsplit_once('/').unwrap_or(("", key));
+    if name.starts_with(".z") {
+        return None;
+    }
+    if arrays.get(node).is_some_and(|columns| columns.separator != "/") {
+        return Some((node.to_owned(), name));
+    }
+    // Nested chunk keys (`a/0/1`): an array with `/` as separator whose path the key starts with.
+    arrays
+        .iter()
+        .filter(|(_, columns)| columns.separator == "/")
+        .find_map(|(path, _)| key.strip_prefix(&prefixed(path, "")).map(|rest| (path.clone(), rest)))
 }
 
 /// `name` under the node at `path` (`""`: the root).
@@ -214,6 +337,17 @@ fn chunk_position(rest: &str, separator: &str, grid: &[u64]) -> Option<Vec<u64>>
         return (position == [0]).then(Vec::new);
     }
     (position.len() == grid.len() && position.iter().zip(grid).all(|(p, g)| p < g)).then_some(position)
+}
+
+/// The chunk position of C-order `index` in `grid`.
+fn position_of(index: usize, grid: &[u64]) -> Vec<u64> {
+    let mut index = u64::try_from(index).unwrap_or(u64::MAX);
+    let mut position = vec![0; grid.len()];
+    for (p, &g) in position.iter_mut().zip(grid).rev() {
+        *p = index % g.max(1);
+        index /= g.max(1);
+    }
+    position
 }
 
 /// The C-order index of `position` in `grid`.

@@ -1,4 +1,5 @@
-"""VirtualiZarr parsers whose scanning runs in this package's Rust scanners.
+"""VirtualiZarr parsers whose scanning runs in this package's Rust scanners, and whose reading of
+reference sets (``KerchunkJSONParser``, ``KerchunkParquetParser``) runs in its Rust store.
 
 Each parser is called as VirtualiZarr calls its own, ``parser(url=URL, registry=REGISTRY)``, and
 returns a :class:`virtualizarr.manifests.ManifestStore` built with that registry, so that
@@ -7,10 +8,11 @@ consolidated=False)`` take it. Only the import changes::
 
     from zarrs_kerchunk.virtualizarr import HDFParser   # was: from virtualizarr.parsers import HDFParser
 
-The manifests are built from arrays the scanner makes (URL indices, offsets and lengths), never a
+The manifests are built from arrays made in Rust (URL indices, offsets and lengths), never a
 Python dictionary per chunk; the metadata goes through VirtualiZarr's own translation of kerchunk
 metadata, so codecs and fill values take the forms its kerchunk parsers give, which
-``.vz.to_kerchunk()`` and ``.vz.to_icechunk()`` write.
+``.vz.to_kerchunk()`` and ``.vz.to_icechunk()`` write (a netCDF file's array without a fill value
+gets netCDF's default, as VirtualiZarr's HDF parser reads it from the file).
 
 **Why the scan reads through this package's stores, not the registry's.** The scanners are Rust and
 read with ``object_store`` (Rust) stores, concurrently and without the GIL; a registry's stores are
@@ -38,7 +40,10 @@ import numpy as np
 from . import _rs
 from .tools import _netrc, _one_file, _write_options
 
-__all__ = ["HDFParser", "NetCDF3Parser"]
+__all__ = [
+    "DMRPPParser", "GRIBParser", "HDFParser", "KerchunkJSONParser", "KerchunkParquetParser", "NetCDF3Parser",
+    "TIFFParser",
+]
 
 # netCDF's default fill values by numpy type (netcdf.h's NC_FILL_*; netCDF4.default_fillvals).
 _NETCDF_DEFAULT_FILLS = {
@@ -50,7 +55,10 @@ _NETCDF_DEFAULT_FILLS = {
 class _RustParser:
     """What every parser shares: the options, and the scan into a ``ManifestStore``."""
 
+    #: How a DMR++ sidecar is taken (``tools.scan``'s ``dmrpp``).
     _dmrpp = "never"
+    #: How null fill values and ``_FillValue`` are read (see :func:`_metadata`).
+    _source = "netcdf"
 
     def __init__(
         self,
@@ -87,33 +95,35 @@ class _RustParser:
         arguments = _one_file(self.inline_threshold, self.fail_unsupported, self._dmrpp)
         write = _write_options(1, False, None, 100_000, "auto", True, self._access)
         scanned = _rs.scan_manifests(os.fspath(url), arguments, write)
-        return ManifestStore(group=self._group(scanned), registry=registry)
+        return ManifestStore(group=_group(scanned, self.group, self.drop_variables, self._source), registry=registry)
 
-    def _group(self, scanned: dict[str, Any]):
-        from virtualizarr.manifests import ManifestGroup
 
-        root = (self.group or "").strip("/")
-        if root and root not in scanned["groups"]:
-            found = sorted(path for path in scanned["groups"] if path)
-            raise ValueError(f"group {self.group!r} is not in the file; its groups are {found}")
-        urls = np.array(scanned["urls"] + [""], dtype=np.dtypes.StringDType())
+def _group(scanned: dict[str, Any], group: str | None, dropped: list[str], source: str):
+    """The ``ManifestGroup`` at ``group`` of what the scan or the reference set gave, without
+    the arrays ``dropped``."""
+    from virtualizarr.manifests import ManifestGroup
 
-        def build(path: str):
-            prefix = f"{path}/" if path else ""
-            arrays = {
-                name[len(prefix):]: _manifest_array(columns, urls)
-                for name, columns in scanned["arrays"].items()
-                if name.startswith(prefix) and "/" not in name[len(prefix):]
-                and name[len(prefix):] not in self.drop_variables
-            }
-            groups = {
-                child[len(prefix):]: build(child)
-                for child in scanned["groups"]
-                if child and child.startswith(prefix) and "/" not in child[len(prefix):]
-            }
-            return ManifestGroup(arrays=arrays, groups=groups, attributes=json.loads(scanned["groups"].get(path, "{}")))
+    root = (group or "").strip("/")
+    if root and root not in scanned["groups"]:
+        found = sorted(path for path in scanned["groups"] if path)
+        raise ValueError(f"group {group!r} is not in the file; its groups are {found}")
+    urls = np.array(scanned["urls"] + [""], dtype=np.dtypes.StringDType())
 
-        return build(root)
+    def build(path: str):
+        prefix = f"{path}/" if path else ""
+        arrays = {
+            name[len(prefix):]: _manifest_array(columns, urls, source)
+            for name, columns in scanned["arrays"].items()
+            if name.startswith(prefix) and "/" not in name[len(prefix):] and name[len(prefix):] not in dropped
+        }
+        groups = {
+            child[len(prefix):]: build(child)
+            for child in scanned["groups"]
+            if child and child.startswith(prefix) and "/" not in child[len(prefix):]
+        }
+        return ManifestGroup(arrays=arrays, groups=groups, attributes=json.loads(scanned["groups"].get(path, "{}")))
+
+    return build(root)
 
 
 def _trimmed_chunk_bytes(zarray: dict[str, Any]) -> int | None:
@@ -123,7 +133,7 @@ def _trimmed_chunk_bytes(zarray: dict[str, Any]) -> int | None:
     Only where that is one contiguous byte range of the stored chunk: no filters or compressor,
     C order, and no other dimension trimmed."""
     chunks, shape = zarray["chunks"], zarray["shape"]
-    if not shape or chunks[0] <= max(shape[0], 1) or zarray.get("filters") or zarray.get("compressor") \
+    if not shape or np.dtype(zarray["dtype"]).kind in "OT" or chunks[0] <= max(shape[0], 1) or zarray.get("filters") or zarray.get("compressor") \
             or zarray.get("order", "C") != "C" or any(c > max(n, 1) for c, n in zip(chunks[1:], shape[1:])):
         return None
     zarray["chunks"] = [max(shape[0], 1), *chunks[1:]]
@@ -131,22 +141,46 @@ def _trimmed_chunk_bytes(zarray: dict[str, Any]) -> int | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _metadata(zarray_text: str, zattrs_text: str):
+def _metadata(zarray_text: str, zattrs_text: str, source: str):
     """An array's Zarr 3 metadata from its kerchunk `.zarray` and `.zattrs`, and the bytes of a
     trimmed chunk (see :func:`_trimmed_chunk_bytes`). Cached: a series' files repeat their arrays'
     metadata, which zarr takes about 0.4 ms an array to build (its data type found by trying each
-    it knows); each array gets a copy with its own attributes."""
+    it knows); each array gets a copy with its own attributes. ``source`` says how it is read:
+    ``"references"``, a reference set's, as VirtualiZarr's kerchunk parsers translate it;
+    ``"scan"``, a scanned GRIB or TIFF file's, so too, with its ``_FillValue`` encoded as xarray
+    reads it from Zarr 3; ``"netcdf"``, a scanned netCDF or HDF5 file's, as VirtualiZarr's HDF
+    parser reads the file (netCDF's fill values, chunks trimmed)."""
     from virtualizarr.parsers.kerchunk.translator import from_kerchunk_refs
 
     zarray, zattrs = json.loads(zarray_text), json.loads(zattrs_text)
     zarray["dimension_names"] = zattrs.pop("_ARRAY_DIMENSIONS", None)
-    if zarray.get("fill_value") is None and np.dtype(zarray["dtype"]).kind in "iuf":
-        # kerchunk's null fill (netCDF files' variables without `_FillValue`) would become Zarr 3's
-        # default, 0, which a Zarr 2 writer (`.vz.to_kerchunk()`) then writes as the fill value,
-        # and xarray masks every 0. Unwritten data there holds netCDF's default fill instead, as
-        # HDF5 records it and VirtualiZarr's HDF parser takes it.
+    kind = np.dtype(zarray["dtype"]).kind if isinstance(zarray["dtype"], str) else "V"
+    if zarray.get("fill_value") is None and kind in "iuf" and source == "netcdf":
+        # The scan's null fill (netCDF files' variables without `_FillValue`) would become Zarr
+        # 3's default, 0, which a Zarr 2 writer (`.vz.to_kerchunk()`) then writes as the fill
+        # value, and xarray masks every 0. Unwritten data there holds netCDF's default fill
+        # instead, as HDF5 records it and VirtualiZarr's HDF parser takes it. Elsewhere a null
+        # fill is what every reader of the set takes it for: 0 (NaN for floats), as
+        # VirtualiZarr's kerchunk parsers make it.
         zarray["fill_value"] = _NETCDF_DEFAULT_FILLS[np.dtype(zarray["dtype"]).str[1:]]
-    trimmed = _trimmed_chunk_bytes(zarray)
+    if kind == "O":
+        if (zarray.get("filters") or []) != [{"id": "vlen-utf8"}] or zarray.get("compressor"):
+            raise NotImplementedError(
+                f"an object array whose codecs are {zarray.get('filters')} and {zarray.get('compressor')}: "
+                "only variable-length strings (vlen-utf8 alone) have a Zarr 3 form here"
+            )
+        # kerchunk's embedded strings (vlen-utf8 chunks, inline): Zarr 3's variable-length
+        # strings, whose vlen-utf8 codec the metadata gets for them, as VirtualiZarr's HDF parser
+        # makes its strings.
+        zarray["dtype"], zarray["filters"] = "T", None
+    fill = zarray.get("fill_value")
+    if kind == "c" and isinstance(fill, list) and len(fill) == 2:
+        # Zarr 2 writes a complex fill as [real, imaginary], which VirtualiZarr's translation
+        # cannot take.
+        zarray["fill_value"] = complex(*fill)
+    if source == "references":
+        return from_kerchunk_refs(zarray, zattrs), None
+    trimmed = _trimmed_chunk_bytes(zarray) if source == "netcdf" else None
     metadata = from_kerchunk_refs(zarray, zattrs)
     if "_FillValue" in metadata.attributes and metadata.data_type.to_native_dtype().kind not in "SUOT":
         # The file's own `_FillValue` attribute (the scan keeps it), encoded for the array's type
@@ -159,16 +193,36 @@ def _metadata(zarray_text: str, zattrs_text: str):
     return metadata, trimmed
 
 
-def _manifest_array(columns: dict[str, Any], urls: np.ndarray):
-    """One array's ``ManifestArray``: its metadata through VirtualiZarr's kerchunk translation,
-    its chunks from the scanner's columns."""
+@functools.cache
+def _manifest_types() -> tuple[Any, Any, str]:
+    """VirtualiZarr's manifest classes and its inline chunks' path, imported once (an import
+    statement per array costs a scan of a small file a few percent)."""
     from virtualizarr.manifests import ChunkManifest, ManifestArray
     from virtualizarr.manifests.manifest import INLINED_CHUNK_PATH
 
-    shared, trimmed = _metadata(columns["zarray"], columns["zattrs"])
+    return ChunkManifest, ManifestArray, INLINED_CHUNK_PATH
+
+
+def _copied(value: Any) -> Any:
+    """A copy of JSON-like attributes (dicts and lists of them, and scalars): ``copy.deepcopy``'s
+    result, a few times faster (its memo is for what JSON cannot hold)."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return copy.deepcopy(value) if isinstance(value, np.ndarray) else value
+
+
+def _manifest_array(columns: dict[str, Any], urls: np.ndarray, source: str):
+    """One array's ``ManifestArray``: its metadata through VirtualiZarr's kerchunk translation,
+    its chunks from the columns Rust made."""
+    ChunkManifest, ManifestArray, INLINED_CHUNK_PATH = _manifest_types()
+    shared, trimmed = _metadata(columns["zarray"], columns["zattrs"], source)
     # Each array its own attributes: a reader that changes one array's must not change another's.
-    metadata = copy.copy(shared)
-    object.__setattr__(metadata, "attributes", copy.deepcopy(shared.attributes))
+    # (The frozen dataclass's fields copied as `copy.copy` copies them, without its detour.)
+    metadata = object.__new__(type(shared))
+    metadata.__dict__.update(shared.__dict__)
+    object.__setattr__(metadata, "attributes", _copied(shared.attributes))
     # A scalar's grid is (): one chunk, at position ().
     grid = tuple(columns["grid"])
     index = np.frombuffer(columns["url_index"], dtype="<u4").astype(np.int64)
@@ -203,3 +257,97 @@ class HDFParser(_RustParser):
 class NetCDF3Parser(_RustParser):
     """VirtualiZarr's ``NetCDF3Parser`` (classic, 64-bit offset and CDF-5 files), scanned in Rust;
     options as :class:`HDFParser`'s."""
+
+
+class DMRPPParser(_RustParser):
+    """VirtualiZarr's ``DMRPPParser``: ``url`` is an OPeNDAP DMR++ sidecar (``granule.nc.dmrpp``),
+    read in Rust for the file it describes, whose chunks the manifests point at. Besides
+    VirtualiZarr's, it reads big-endian data, every filter order with fletcher32, compact data
+    and sidecars whose chunks are absent. ``group`` and ``drop_variables`` (VirtualiZarr's
+    ``skip_variables`` is taken too) and the access options as :class:`HDFParser`'s."""
+
+    _dmrpp = "only"
+
+    def __init__(self, group: str | None = None, skip_variables: Iterable[str] | None = None, **options: Any) -> None:
+        drop = list(skip_variables or []) + list(options.pop("drop_variables", None) or [])
+        super().__init__(group, drop, **options)
+
+
+class GRIBParser(_RustParser):
+    """GRIB2 files, scanned in Rust into one group per variable, step type
+    and level type, as kerchunk's ``scan_grib`` and ``grib_tree`` make them; each message one
+    chunk, decoded in Rust (``numcodecs.grib``, registered with zarr-python by the package).
+    Options as :class:`HDFParser`'s."""
+
+    _source = "scan"
+
+
+class TIFFParser(_RustParser):
+    """TIFF, GeoTIFF and COG files, scanned in Rust: each image (each overview of a COG) an array,
+    its tiles or strips the chunks, decoded in Rust (``numcodecs.imagecodecs_*``, registered with
+    zarr-python by the package); GeoTIFF's georeferencing as attributes. Options as
+    :class:`HDFParser`'s."""
+
+    _source = "scan"
+
+
+class _ReferenceParser:
+    """What the reference-set parsers share: VirtualiZarr's options, and the set read in Rust."""
+
+    def __init__(
+        self,
+        group: str | None = None,
+        fs_root: str | None = None,
+        skip_variables: Iterable[str] | None = None,
+        **options: Any,
+    ) -> None:
+        self.group = group
+        self.fs_root = fs_root
+        self.skip_variables = list(skip_variables or [])
+        self.options = options
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(group={self.group!r}, fs_root={self.fs_root!r}, skip_variables={self.skip_variables!r})"
+
+    def __call__(self, url: str, registry: Any):
+        """The reference set at ``url`` as a ``ManifestStore`` over ``registry``."""
+        from virtualizarr.manifests import ManifestStore
+
+        from .store import ReferenceStore
+
+        store = ReferenceStore(os.fspath(url), **self.options)
+        manifests = _rs.reference_manifests(store._handle, self.fs_root)
+        return ManifestStore(group=_group(manifests, self.group, self.skip_variables, "references"), registry=registry)
+
+
+class KerchunkJSONParser(_ReferenceParser):
+    """VirtualiZarr's ``KerchunkJSONParser(group=None, fs_root=None, skip_variables=None)``,
+    read in Rust: a JSON reference set (version 0 or 1, plain or compressed, with templates) at
+    any URL :class:`~zarrs_kerchunk.ReferenceStore` opens, whose keyword options (credentials,
+    ``storage_options`` ...) it takes too. Targets are named as the store reads them: templates
+    expanded, and a relative URL joined to ``fs_root``, or, without one, to the set's own folder
+    (VirtualiZarr refuses it). The set's nested groups are kept. Zarr v3 reference sets and
+    whole-file references (which a manifest cannot hold) are refused by name."""
+
+
+class KerchunkParquetParser(_ReferenceParser):
+    """VirtualiZarr's ``KerchunkParquetParser(group=None, fs_root=None, skip_variables=None,
+    reader_options=None)``, read in Rust: fsspec's parquet reference layout, read with
+    ``object_store`` rather than fsspec, so ``reader_options`` (fsspec's) is refused unless
+    empty: give :class:`~zarrs_kerchunk.ReferenceStore`'s keyword options instead. Otherwise as
+    :class:`KerchunkJSONParser`."""
+
+    def __init__(
+        self,
+        group: str | None = None,
+        fs_root: str | None = None,
+        skip_variables: Iterable[str] | None = None,
+        reader_options: dict | None = None,
+        **options: Any,
+    ) -> None:
+        if reader_options:
+            raise NotImplementedError(
+                "reader_options: fsspec's options do not reach object_store; give ReferenceStore's "
+                "keyword options (storage_options=, anonymous= ...)"
+            )
+        super().__init__(group, fs_root, skip_variables, **options)
