@@ -8,11 +8,14 @@ pass of each (the page cache warm); the median wall time is printed.
 - `parse`: each parser called on every file, one after another (`parser(url=, registry=)`);
 - `mfdataset`: `open_virtual_mfdataset` over the 100 files with each parser, combined along time
   (VirtualiZarr's own combining, the same for both);
-- `translate`: `SingleHdf5ToZarr(path).translate()` on every file.
+- `translate`: `SingleHdf5ToZarr(path).translate()` on every file;
+- `combine`: `MultiZarrToZarr(refs, concat_dims=["time"], coo_map={"time": "cf:time"}).translate()`
+  over kerchunk's per-file references of the 100 files (made once, before timing), each side given
+  its own copy.
 
 Needs VirtualiZarr 2.8, kerchunk 0.2.10 and the package built with --release (Python 3.12).
 
-    python benches/virtualizarr/parsers.py FOLDER [ROUNDS]
+    python benches/virtualizarr/parsers.py FOLDER [ROUNDS [WORKLOADS]]   (WORKLOADS: "0,3", by number)
 """
 
 import statistics
@@ -22,12 +25,17 @@ import warnings
 
 warnings.simplefilter("ignore")
 
+import copy
+import json
+
+import kerchunk.combine
 import kerchunk.hdf
 from obspec_utils.registry import ObjectStoreRegistry
 from obstore.store import LocalStore
 from virtualizarr import open_virtual_mfdataset
 from virtualizarr.parsers import HDFParser as TheirHDFParser
 
+import zarrs_kerchunk.kerchunk.combine
 import zarrs_kerchunk.kerchunk.hdf
 from zarrs_kerchunk.virtualizarr import HDFParser as OurHDFParser
 
@@ -54,20 +62,43 @@ def translate(module):
         module.SingleHdf5ToZarr(path).translate()
 
 
+singles = [json.loads(json.dumps(kerchunk.hdf.SingleHdf5ToZarr(path).translate())) for path in paths]
+
+
+def combine(module, references):
+    module.MultiZarrToZarr(references, concat_dims=["time"], coo_map={"time": "cf:time"}).translate()
+
+
+def fresh_copies():
+    """The per-file references, copied before each timed run (kerchunk may change what it is given)."""
+    return copy.deepcopy(singles)
+
+
+def nothing():
+    return None
+
+
+# (name, theirs, ours, peer, setup): each run is given what setup made for it, untimed.
 workloads = [
-    ("parse 100 files", lambda: parse(TheirHDFParser), lambda: parse(OurHDFParser), "VirtualiZarr's HDFParser"),
-    ("open_virtual_mfdataset, 100 files", lambda: mfdataset(TheirHDFParser), lambda: mfdataset(OurHDFParser),
-     "VirtualiZarr's HDFParser"),
-    ("SingleHdf5ToZarr on 100 files", lambda: translate(kerchunk.hdf), lambda: translate(zarrs_kerchunk.kerchunk.hdf),
-     "kerchunk 0.2.10"),
+    ("parse 100 files", lambda _: parse(TheirHDFParser), lambda _: parse(OurHDFParser), "VirtualiZarr's HDFParser",
+     nothing),
+    ("open_virtual_mfdataset, 100 files", lambda _: mfdataset(TheirHDFParser), lambda _: mfdataset(OurHDFParser),
+     "VirtualiZarr's HDFParser", nothing),
+    ("SingleHdf5ToZarr on 100 files", lambda _: translate(kerchunk.hdf),
+     lambda _: translate(zarrs_kerchunk.kerchunk.hdf), "kerchunk 0.2.10", nothing),
+    ("MultiZarrToZarr over 100 files' references", lambda refs: combine(kerchunk.combine, refs),
+     lambda refs: combine(zarrs_kerchunk.kerchunk.combine, refs), "kerchunk 0.2.10", fresh_copies),
 ]
-for name, theirs, ours, peer in workloads:
+only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
+workloads = [w for n, w in enumerate(workloads) if only is None or str(n) in only]
+for name, theirs, ours, peer, setup in workloads:
     times = {"theirs": [], "ours": []}
-    theirs(), ours()  # warm-up
+    theirs(setup()), ours(setup())  # warm-up
     for _ in range(rounds):
         for side, run in (("theirs", theirs), ("ours", ours)):
+            given = setup()
             start = time.perf_counter()
-            run()
+            run(given)
             times[side].append(time.perf_counter() - start)
     t, o = statistics.median(times["theirs"]), statistics.median(times["ours"])
     print(f"{name}: {peer} {t:.3f} s, ours {o:.3f} s, {t / o:.1f}x "

@@ -169,7 +169,8 @@ class MultiZarrToZarr:
             written = os.path.join(folder, str(i), os.path.basename((name or "").rstrip("/")) or "refs.json")
             os.makedirs(os.path.dirname(written))
             with open(written, "w") as f:
-                json.dump(references, f)
+                # Encoded whole: json.dump's streaming encoder is several times slower.
+                f.write(json.dumps(references))
             inputs.append(written)
             labels[written] = f"{given}[{i}]" + (f" ({name})" if name else "")
         return inputs, labels
@@ -300,10 +301,10 @@ def _load(name: str, options: dict[str, Any]) -> dict:
 def _write(filename: str, result: dict, storage_options: dict[str, Any] | None) -> None:
     if "://" not in filename:
         with open(filename, "w") as f:
-            json.dump(result, f)
+            f.write(json.dumps(result))
         return
     import fsspec
 
     with fsspec.open(filename, "wt", **(storage_options or {})) as f:
-        json.dump(result, f)
+        f.write(json.dumps(result))
 
