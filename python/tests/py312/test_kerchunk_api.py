@@ -13,10 +13,8 @@ SingleHdf5ToZarr` and `.netCDF3.NetCDF3ToZarr` against kerchunk 0.2.10's own on 
 
 from __future__ import annotations
 
-import base64
 import inspect
 import io
-import json
 from pathlib import Path
 
 import kerchunk.hdf
@@ -24,10 +22,10 @@ import kerchunk.netCDF3
 import numcodecs
 import pytest
 
+from corpus import DATA, reference_value
 from zarrs_kerchunk.kerchunk.hdf import SingleHdf5ToZarr
 from zarrs_kerchunk.kerchunk.netCDF3 import NetCDF3ToZarr
 
-DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
 HDF5 = ["nc4_deflate_shuffle", "nc4_fill_missing", "nc4_scalar_coords_bigendian", "cf_air", "hdf5_contiguous",
         "hdf5_nested_groups"]
 
@@ -38,16 +36,6 @@ def _file(case: str) -> str:
     return str(found[0])
 
 
-def _value(value):
-    """A reference's value as compared: metadata parsed, inline values as bytes, ranges as lists."""
-    if isinstance(value, str):
-        if value.startswith("base64:"):
-            return ("bytes", base64.b64decode(value[len("base64:"):]))
-        try:
-            return ("json", json.loads(value))
-        except ValueError:
-            return ("bytes", value.encode())
-    return ("range", list(value))
 
 
 @pytest.mark.parametrize(("ours", "theirs"), [(SingleHdf5ToZarr, kerchunk.hdf.SingleHdf5ToZarr),
@@ -67,7 +55,7 @@ def test_single_hdf5_to_zarr_gives_kerchunks_references(case, inline_threshold) 
     assert ours["version"] == theirs["version"] == 1
     assert sorted(ours["refs"]) == sorted(theirs["refs"])
     for key in theirs["refs"]:
-        assert _value(ours["refs"][key]) == _value(theirs["refs"][key]), key
+        assert reference_value(ours["refs"][key]) == reference_value(theirs["refs"][key]), key
 
 
 def test_netcdf3_to_zarr_gives_kerchunks_references_but_raw_inline_arrays() -> None:
@@ -84,7 +72,7 @@ def test_netcdf3_to_zarr_gives_kerchunks_references_but_raw_inline_arrays() -> N
     assert inlined, "the case inlines nothing: the difference is not exercised"
     for key in theirs:
         array, name = parts(key)
-        mine, kerchunks = _value(ours[key]), _value(theirs[key])
+        mine, kerchunks = reference_value(ours[key]), reference_value(theirs[key])
         if name == ".zarray" and array in inlined:
             assert kerchunks[1].pop("compressor")["id"] == "blosc" and mine[1].pop("compressor") is None
         elif array in inlined and not name.startswith("."):

@@ -18,7 +18,6 @@ its make.py with netCDF4; xarray's `open_mfdataset` of the files is each case's 
 
 from __future__ import annotations
 
-import base64
 import inspect
 import json
 import re
@@ -30,6 +29,7 @@ import pytest
 import xarray as xr
 from kerchunk.hdf import SingleHdf5ToZarr
 
+from corpus import reference_value
 from zarrs_kerchunk import errors
 from zarrs_kerchunk.kerchunk.combine import MultiZarrToZarr
 
@@ -46,16 +46,6 @@ def _singles(paths: list[str]) -> list[dict]:
     return [SingleHdf5ToZarr(p, inline_threshold=0).translate() for p in paths]
 
 
-def _value(value):
-    """A reference's value as compared: metadata parsed, inline values as bytes, ranges as lists."""
-    if isinstance(value, str):
-        if value.startswith("base64:"):
-            return ("bytes", base64.b64decode(value[len("base64:"):]))
-        try:
-            return ("json", json.loads(value))
-        except ValueError:
-            return ("bytes", value.encode())
-    return ("range", list(value))
 
 
 def _differing(ours: dict, theirs: dict, apart: frozenset[str] = frozenset()) -> set[str]:
@@ -64,7 +54,7 @@ def _differing(ours: dict, theirs: dict, apart: frozenset[str] = frozenset()) ->
     assert ours["version"] == theirs["version"] == 1
     ours_keys = {key for key in ours["refs"] if key.split("/")[0] not in apart}
     assert sorted(ours_keys) == sorted(key for key in theirs["refs"] if key.split("/")[0] not in apart)
-    different = {key for key in ours_keys if _value(ours["refs"][key]) != _value(theirs["refs"][key])}
+    different = {key for key in ours_keys if reference_value(ours["refs"][key]) != reference_value(theirs["refs"][key])}
     return different | {key for key in set(ours["refs"]) ^ set(theirs["refs"])}
 
 
@@ -145,7 +135,7 @@ def test_bounds_in_each_files_units_are_written_again_in_one(tmp_path) -> None:
     assert {key.split("/")[0] for key in _differing(ours, theirs, apart)} == apart
     # kerchunk takes each file's bounds as written, in that file's units (hours since its own day),
     # under the first file's: the second file's first bounds read as the first file's first.
-    assert _value(theirs["refs"]["time_bnds/4.0"]) == _value(theirs["refs"]["time_bnds/0.0"]) \
+    assert reference_value(theirs["refs"]["time_bnds/4.0"]) == reference_value(theirs["refs"]["time_bnds/0.0"]) \
         == ("bytes", np.array([0.0, 6.0], "<f8").tobytes())
     output = tmp_path / "combined.json"
     output.write_text(json.dumps(ours))

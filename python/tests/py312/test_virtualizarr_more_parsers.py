@@ -22,10 +22,9 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from obspec_utils.registry import ObjectStoreRegistry
-from obstore.store import LocalStore
 from virtualizarr import parsers as theirs
 
+from corpus import local_registry
 from zarrs_kerchunk import virtualizarr as ours
 
 SCAN = Path(__file__).resolve().parents[3] / "tests" / "scan"
@@ -33,8 +32,6 @@ SCAN = Path(__file__).resolve().parents[3] / "tests" / "scan"
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
-def _registry() -> ObjectStoreRegistry:
-    return ObjectStoreRegistry({"file://": LocalStore()})
 
 
 def _same(read: np.ndarray, expected: np.ndarray, what: str) -> None:
@@ -60,7 +57,7 @@ def _manifest(store, path: str) -> dict[str, dict]:
 @pytest.mark.parametrize("case", ["hrrr_like", "gefs_like", "ecmwf_like"])
 def test_each_grib_message_reads_to_eccodes_values(case) -> None:
     folder = SCAN / "grib"
-    store = ours.GRIBParser()(url=(folder / f"{case}.grib2").as_uri(), registry=_registry())
+    store = ours.GRIBParser()(url=(folder / f"{case}.grib2").as_uri(), registry=local_registry())
     messages = json.loads((folder / f"{case}.messages.json").read_text())
     values = np.load(folder / f"{case}.values.npy").reshape(len(messages), -1)
     root = zarr.open_group(store, mode="r", zarr_format=3)
@@ -78,7 +75,7 @@ def test_each_grib_message_reads_to_eccodes_values(case) -> None:
 
 
 def test_a_grib_group_opens_in_xarray() -> None:
-    store = ours.GRIBParser()(url=(SCAN / "grib" / "hrrr_like.grib2").as_uri(), registry=_registry())
+    store = ours.GRIBParser()(url=(SCAN / "grib" / "hrrr_like.grib2").as_uri(), registry=local_registry())
     messages = json.loads((SCAN / "grib" / "hrrr_like.messages.json").read_text())
     first = messages[0]
     group = f"{first['cfVarName']}/{first['stepType']}/{first['typeOfLevel']}"
@@ -96,7 +93,7 @@ def _tiff_cases() -> list[tuple[str, dict, int]]:
 @pytest.mark.parametrize(("case", "level", "n"), _tiff_cases())
 def test_each_tiff_image_reads_to_rasterios_values(case, level, n) -> None:
     folder = SCAN / "tiff"
-    store = ours.TIFFParser()(url=(folder / f"{case}.tif").as_uri(), registry=_registry())
+    store = ours.TIFFParser()(url=(folder / f"{case}.tif").as_uri(), registry=local_registry())
     root = zarr.open_group(store, mode="r", zarr_format=3)
     # The full resolution at the root, each overview in its group; rasterio's values band first,
     # every 7th row and column (tests/scan/tiff/README.md).
@@ -132,7 +129,7 @@ DMRPP_LEFT_OUT = {
 
 @pytest.mark.parametrize("sidecar", DMRPP_SIDECARS, ids=lambda p: p.name)
 def test_each_dmrpp_dataset_reads_to_h5pys_values(sidecar) -> None:
-    store = ours.DMRPPParser()(url=sidecar.as_uri(), registry=_registry())
+    store = ours.DMRPPParser()(url=sidecar.as_uri(), registry=local_registry())
     root = zarr.open_group(store, mode="r", zarr_format=3)
     for candidate, path, truth in _dmrpp_truths():
         if candidate != sidecar:
@@ -178,14 +175,14 @@ def _reads_right(store, sidecar: Path) -> bool:
 @pytest.mark.parametrize("sidecar", DMRPP_SIDECARS, ids=lambda p: p.name)
 def test_where_virtualizarrs_dmrpp_parser_is_right_the_datasets_are_the_same(sidecar) -> None:
     try:
-        their_store = theirs.DMRPPParser()(url=sidecar.as_uri(), registry=_registry())
+        their_store = theirs.DMRPPParser()(url=sidecar.as_uri(), registry=local_registry())
     except Exception:  # VirtualiZarr's failures, of any kind: checked against the list above
         their_store = None
     right = their_store is not None and _reads_right(their_store, sidecar)
     assert right == (sidecar.name in VIRTUALIZARR_DMRPP_RIGHT), sidecar.name
     if not right:
         return
-    mine = ours.DMRPPParser()(url=sidecar.as_uri(), registry=_registry())
+    mine = ours.DMRPPParser()(url=sidecar.as_uri(), registry=local_registry())
     with xr.open_zarr(mine, zarr_format=3, consolidated=False) as a, \
             xr.open_zarr(their_store, zarr_format=3, consolidated=False) as b:
         a, b = a.load(), b.load()

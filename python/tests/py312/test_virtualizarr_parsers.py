@@ -14,21 +14,18 @@ Runs in the Python 3.12 environment of `tests/icechunk/run.sh` (VirtualiZarr nee
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import xarray as xr
-from obspec_utils.registry import ObjectStoreRegistry
-from obstore.store import LocalStore
 from virtualizarr import open_virtual_dataset
 from virtualizarr import parsers as theirs
 
+from corpus import DATA, expected_arrays, local_registry, opened
 from zarrs_kerchunk import virtualizarr as ours
 
-DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
 HDF5_CASES = ["nc4_deflate_shuffle", "nc4_fill_missing", "nc4_scalar_coords_bigendian", "cf_air", "hdf5_contiguous"]
 NETCDF3_CASES = ["netcdf3_classic"]
 
@@ -44,19 +41,10 @@ def _file(case: str) -> Path:
     return found[0]
 
 
-def _registry() -> ObjectStoreRegistry:
-    return ObjectStoreRegistry({"file://": LocalStore()})
 
 
-def _opened(store) -> xr.Dataset:
-    return xr.open_zarr(store, zarr_format=3, consolidated=False, decode_cf=True).load()
 
 
-def _expected(case: str) -> dict[str, np.ndarray]:
-    """The case's arrays as the file's own library reads them (case.json's `.npy` files)."""
-    manifest = json.loads((DATA / case / "case.json").read_text())
-    return {entry["path"].strip("/"): np.load(DATA / case / entry["expected"]) for entry in manifest["arrays"]
-            if "expected" in entry}
 
 
 @pytest.mark.parametrize(("case", "ours_parser", "their_parser"),
@@ -64,18 +52,18 @@ def _expected(case: str) -> dict[str, np.ndarray]:
                          + [(c, ours.NetCDF3Parser, theirs.NetCDF3Parser) for c in NETCDF3_CASES])
 def test_the_store_opens_to_what_virtualizarrs_own_parser_gives(case, ours_parser, their_parser) -> None:
     url = _file(case).as_uri()
-    registry = _registry()
+    registry = local_registry()
     mine = ours_parser()(url=url, registry=registry)
     if case == "hdf5_contiguous":
         # Per-array phony dimensions of different lengths: xarray cannot make one dataset of
         # them, from either parser; the arrays are compared below.
         pass
     else:
-        xr.testing.assert_identical(_opened(mine), _opened(their_parser()(url=url, registry=registry)))
+        xr.testing.assert_identical(opened(mine), opened(their_parser()(url=url, registry=registry)))
     import zarr
 
     group = zarr.open_group(mine, mode="r", zarr_format=3)
-    for path, values in _expected(case).items():
+    for path, values in expected_arrays(case).items():
         np.testing.assert_array_equal(group[path][...], values, err_msg=f"{case}/{path}")
 
 
@@ -83,7 +71,7 @@ def test_open_virtual_dataset_takes_the_parser_and_to_kerchunk_reads_back(tmp_pa
     path = _file("nc4_deflate_shuffle")
     written = {}
     for name, parser in [("ours", ours.HDFParser()), ("theirs", theirs.HDFParser())]:
-        vds = open_virtual_dataset(path.as_uri(), registry=_registry(), parser=parser, loadable_variables=[])
+        vds = open_virtual_dataset(path.as_uri(), registry=local_registry(), parser=parser, loadable_variables=[])
         refs = tmp_path / f"{name}.json"
         vds.vz.to_kerchunk(str(refs), format="json")
         with xr.open_dataset(str(refs), engine="kerchunk") as read:
@@ -122,7 +110,7 @@ def test_files_concatenate_along_an_unlimited_dimension_as_with_virtualizarrs_pa
         paths.append(path)
     datasets = {}
     for name, parser in [("ours", ours.HDFParser), ("theirs", theirs.HDFParser)]:
-        vds = open_virtual_mfdataset([p.as_uri() for p in paths], registry=_registry(), parser=parser(),
+        vds = open_virtual_mfdataset([p.as_uri() for p in paths], registry=local_registry(), parser=parser(),
                                      concat_dim="time", combine="nested", loadable_variables=[])
         datasets[name] = vds
     assert datasets["ours"]["time"].data.metadata.chunks == datasets["theirs"]["time"].data.metadata.chunks == (5,)
@@ -136,21 +124,21 @@ def test_files_concatenate_along_an_unlimited_dimension_as_with_virtualizarrs_pa
 
 def test_inlined_chunks_read_the_same() -> None:
     url = _file("nc4_deflate_shuffle").as_uri()
-    inlined = ours.HDFParser(inline_threshold=1 << 20)(url=url, registry=_registry())
-    plain = ours.HDFParser()(url=url, registry=_registry())
-    xr.testing.assert_identical(_opened(inlined), _opened(plain))
+    inlined = ours.HDFParser(inline_threshold=1 << 20)(url=url, registry=local_registry())
+    plain = ours.HDFParser()(url=url, registry=local_registry())
+    xr.testing.assert_identical(opened(inlined), opened(plain))
 
 
 def test_group_and_drop_variables() -> None:
     url = _file("hdf5_nested_groups").as_uri()
-    registry = _registry()
+    registry = local_registry()
     for group in ["a", "a/b"]:
-        xr.testing.assert_identical(_opened(ours.HDFParser(group=group)(url=url, registry=registry)),
-                                    _opened(theirs.HDFParser(group=group)(url=url, registry=registry)))
+        xr.testing.assert_identical(opened(ours.HDFParser(group=group)(url=url, registry=registry)),
+                                    opened(theirs.HDFParser(group=group)(url=url, registry=registry)))
     with pytest.raises(ValueError, match="group 'nope' is not in the file"):
         ours.HDFParser(group="nope")(url=url, registry=registry)
     url = _file("nc4_fill_missing").as_uri()
-    dropped = _opened(ours.HDFParser(drop_variables=["sparse"])(url=url, registry=registry))
+    dropped = opened(ours.HDFParser(drop_variables=["sparse"])(url=url, registry=registry))
     assert "sparse" not in dropped and "packed" in dropped
 
 
@@ -164,14 +152,14 @@ def test_a_grid_too_large_for_a_manifest_is_refused_by_name(tmp_path) -> None:
     with h5py.File(path, "w") as f:
         f.create_dataset("huge", shape=(10**9,), chunks=(1,), dtype="u1")
     with pytest.raises(InvalidReferencesError, match="huge/.zarray: a grid of 1000000000 chunks, more than the 10000000"):
-        ours.HDFParser()(url=path.as_uri(), registry=_registry())
+        ours.HDFParser()(url=path.as_uri(), registry=local_registry())
 
 
 def test_arrays_built_from_shared_metadata_keep_their_own_attributes() -> None:
     # The parser reuses the metadata a series' files repeat; each array must own its attributes.
     url = _file("nc4_deflate_shuffle").as_uri()
-    first = ours.HDFParser()(url=url, registry=_registry())._group.arrays["temp"]
-    second = ours.HDFParser()(url=url, registry=_registry())._group.arrays["temp"]
+    first = ours.HDFParser()(url=url, registry=local_registry())._group.arrays["temp"]
+    second = ours.HDFParser()(url=url, registry=local_registry())._group.arrays["temp"]
     first.metadata.attributes["changed"] = "here"
     assert "changed" not in second.metadata.attributes
     assert first.metadata.shape == second.metadata.shape and first.metadata.codecs == second.metadata.codecs

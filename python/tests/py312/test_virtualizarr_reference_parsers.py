@@ -21,15 +21,13 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from obspec_utils.registry import ObjectStoreRegistry
-from obstore.store import LocalStore
 from virtualizarr import open_virtual_dataset
 from virtualizarr import parsers as theirs
 
+from corpus import DATA, expected_arrays, local_registry, opened
 from zarrs_kerchunk import errors
 from zarrs_kerchunk import virtualizarr as ours
 
-DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
@@ -48,24 +46,15 @@ JSON_SETS = _sets((".json",))
 PARQUET_SETS = _sets((".parq",))
 
 
-def _registry() -> ObjectStoreRegistry:
-    return ObjectStoreRegistry({"file://": LocalStore()})
 
 
-def _opened(store) -> xr.Dataset:
-    return xr.open_zarr(store, zarr_format=3, consolidated=False, decode_cf=True).load()
 
 
-def _expected(case: str) -> dict[str, np.ndarray]:
-    """The case's arrays as the file's own library reads them (case.json's `.npy` files)."""
-    manifest = json.loads((DATA / case / "case.json").read_text())
-    return {entry["path"].strip("/"): np.load(DATA / case / entry["expected"]) for entry in manifest["arrays"]
-            if "expected" in entry}
 
 
 def _check_values(store, case: str) -> None:
     group = zarr.open_group(store, mode="r", zarr_format=3)
-    expected = _expected(case)
+    expected = expected_arrays(case)
     assert expected, case
     for path, values in expected.items():
         np.testing.assert_array_equal(group[path][...], values, err_msg=f"{case}/{path}")
@@ -90,8 +79,8 @@ def _theirs_opened(parser, url: str, case: str) -> xr.Dataset | dict[str, np.nda
     """VirtualiZarr's parser's store opened in xarray (or, for NO_DATASET, its arrays read by
     zarr), or what it raised."""
     try:
-        store = parser(url=url, registry=_registry())
-        return _arrays(store) if case in NO_DATASET else _opened(store)
+        store = parser(url=url, registry=local_registry())
+        return _arrays(store) if case in NO_DATASET else opened(store)
     except Exception as error:  # checked against VIRTUALIZARR_CANNOT by the caller
         return error
 
@@ -110,7 +99,7 @@ def _compare_with_theirs(mine, case: str, refs: str, parser) -> None:
         return
     assert not isinstance(theirs_opened, Exception), f"{case}/{refs}: {theirs_opened!r}"
     if case not in NO_DATASET:
-        xr.testing.assert_identical(_opened(mine), theirs_opened)
+        xr.testing.assert_identical(opened(mine), theirs_opened)
         return
     mine_arrays = _arrays(mine)
     assert sorted(mine_arrays) == sorted(theirs_opened)
@@ -122,7 +111,7 @@ def _compare_with_theirs(mine, case: str, refs: str, parser) -> None:
 def test_json_sets_open_to_what_virtualizarrs_parser_gives(case, refs) -> None:
     url = (DATA / case / refs).as_uri()
     root = str(DATA / case)
-    mine = ours.KerchunkJSONParser(fs_root=root)(url=url, registry=_registry())
+    mine = ours.KerchunkJSONParser(fs_root=root)(url=url, registry=local_registry())
     _check_values(mine, case)
     _compare_with_theirs(mine, case, refs, theirs.KerchunkJSONParser(fs_root=root))
 
@@ -131,35 +120,35 @@ def test_json_sets_open_to_what_virtualizarrs_parser_gives(case, refs) -> None:
 def test_parquet_roots_open_to_what_virtualizarrs_parser_gives(case, refs) -> None:
     url = str(DATA / case / refs)
     root = str(DATA / case)
-    mine = ours.KerchunkParquetParser(fs_root=root)(url=url, registry=_registry())
+    mine = ours.KerchunkParquetParser(fs_root=root)(url=url, registry=local_registry())
     _check_values(mine, case)
     _compare_with_theirs(mine, case, refs, theirs.KerchunkParquetParser(fs_root=root))
 
 
 def test_compressed_json_reads_to_the_files_values() -> None:
-    mine = ours.KerchunkJSONParser()(url=str(DATA / "zstd_json_v1" / "refs.json.zst"), registry=_registry())
+    mine = ours.KerchunkJSONParser()(url=str(DATA / "zstd_json_v1" / "refs.json.zst"), registry=local_registry())
     _check_values(mine, "zstd_json_v1")
 
 
 def test_relative_urls_resolve_against_the_sets_folder() -> None:
     url = (DATA / "cf_air" / "refs.json").as_uri()
-    mine = ours.KerchunkJSONParser()(url=url, registry=_registry())
-    with_root = ours.KerchunkJSONParser(fs_root=str(DATA / "cf_air"))(url=url, registry=_registry())
-    xr.testing.assert_identical(_opened(mine), _opened(with_root))
+    mine = ours.KerchunkJSONParser()(url=url, registry=local_registry())
+    with_root = ours.KerchunkJSONParser(fs_root=str(DATA / "cf_air"))(url=url, registry=local_registry())
+    xr.testing.assert_identical(opened(mine), opened(with_root))
     with pytest.raises(ValueError, match="fs_root was not specified"):
-        theirs.KerchunkJSONParser()(url=url, registry=_registry())
+        theirs.KerchunkJSONParser()(url=url, registry=local_registry())
 
 
 def test_open_virtual_dataset_takes_the_parser_and_to_kerchunk_reads_back(tmp_path) -> None:
     url = (DATA / "nc4_deflate_shuffle" / "refs.json").as_uri()
-    vds = open_virtual_dataset(url, registry=_registry(), parser=ours.KerchunkJSONParser(), loadable_variables=[])
+    vds = open_virtual_dataset(url, registry=local_registry(), parser=ours.KerchunkJSONParser(), loadable_variables=[])
     written = tmp_path / "again.json"
     vds.vz.to_kerchunk(str(written), format="json")
     # Read back by kerchunk's reader (fsspec), against the file's own values. Unmasked: `to_kerchunk`
     # writes each array's Zarr 3 fill value as its `fill_value`, which xarray takes as `_FillValue`
     # (the README: an integer array without one gets 0, and `count` holds zeros).
     with xr.open_dataset(str(written), engine="kerchunk", mask_and_scale=False) as again:
-        for path, values in _expected("nc4_deflate_shuffle").items():
+        for path, values in expected_arrays("nc4_deflate_shuffle").items():
             np.testing.assert_array_equal(again[path].values, values, err_msg=path)
 
 
@@ -169,13 +158,13 @@ def test_group_and_skip_variables() -> None:
     groups = json.loads((DATA / "hdf5_nested_groups" / "case.json").read_text())["store_listing"]["groups"]
     inner = next(g for g in groups if g)
     for parser in (ours.KerchunkJSONParser, theirs.KerchunkJSONParser):
-        store = parser(group=inner, fs_root=root)(url=url, registry=_registry())
+        store = parser(group=inner, fs_root=root)(url=url, registry=local_registry())
         names = sorted(zarr.open_group(store, mode="r", zarr_format=3).array_keys())
         assert names, inner
-        skipped = parser(group=inner, fs_root=root, skip_variables=names[:1])(url=url, registry=_registry())
+        skipped = parser(group=inner, fs_root=root, skip_variables=names[:1])(url=url, registry=local_registry())
         assert sorted(zarr.open_group(skipped, mode="r", zarr_format=3).array_keys()) == names[1:]
     with pytest.raises(ValueError, match=r"group '/nowhere' is not in the file; its groups are \["):
-        ours.KerchunkJSONParser(group="/nowhere")(url=url, registry=_registry())
+        ours.KerchunkJSONParser(group="/nowhere")(url=url, registry=local_registry())
 
 
 def test_what_a_manifest_cannot_hold_is_refused_by_name(tmp_path) -> None:
@@ -186,10 +175,10 @@ def test_what_a_manifest_cannot_hold_is_refused_by_name(tmp_path) -> None:
     whole = tmp_path / "whole.json"
     whole.write_text(json.dumps({"version": 1, "refs": refs}))
     with pytest.raises(errors.InvalidReferencesError, match=r"a/0: a whole-file reference, which VirtualiZarr"):
-        ours.KerchunkJSONParser()(url=str(whole), registry=_registry())
+        ours.KerchunkJSONParser()(url=str(whole), registry=local_registry())
     v3 = tmp_path / "v3.json"
     v3.write_text(json.dumps({"version": 1, "refs": {"zarr.json": '{"zarr_format":3,"node_type":"group"}'}}))
     with pytest.raises(errors.InvalidReferencesError, match=r"Zarr v3 references \(zarr.json\) are not read here"):
-        ours.KerchunkJSONParser()(url=str(v3), registry=_registry())
+        ours.KerchunkJSONParser()(url=str(v3), registry=local_registry())
     with pytest.raises(NotImplementedError, match="reader_options: fsspec's options do not reach object_store"):
         ours.KerchunkParquetParser(reader_options={"anon": True})
