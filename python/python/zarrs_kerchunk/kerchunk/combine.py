@@ -122,7 +122,8 @@ class MultiZarrToZarr:
                 raise
             with open(output) as f:
                 refs = json.load(f)["refs"]
-            refs = {key: _bytes(value) for key, value in refs.items()}
+            # As written: text, "base64:" text or ranges. Only the values changed below are
+            # decoded (bytes), and _consolidate writes those back as kerchunk writes them.
             self._kerchunk_coordinates(refs)
             self._inline_small_chunks(refs, output)
         _drop_record(refs)
@@ -160,14 +161,19 @@ class MultiZarrToZarr:
             sets = [_load(name, self.target_options) for name in names]
         inputs, labels = [], {}
         given = "indicts" if self.indicts is not None else "path"
+        # A regex reads each file's name: then each is written under it, in a folder of its own.
+        named = any(source.startswith("name:") for source in self.coords.values())
         for i, (name, references) in enumerate(zip(names, sets, strict=True)):
             references = references if "refs" in references else {"version": 1, "refs": references}
             if self.preprocess is not None:
                 references = dict(references, refs=dict(references["refs"]))
                 self.preprocess(references["refs"])
             self._check_protocol(name or f"{given}[{i}]", references)
-            written = os.path.join(folder, str(i), os.path.basename((name or "").rstrip("/")) or "refs.json")
-            os.makedirs(os.path.dirname(written))
+            if named:
+                written = os.path.join(folder, str(i), os.path.basename((name or "").rstrip("/")) or "refs.json")
+                os.makedirs(os.path.dirname(written))
+            else:
+                written = os.path.join(folder, f"{i}.json")
             with open(written, "w") as f:
                 # Encoded whole: json.dump's streaming encoder is several times slower.
                 f.write(json.dumps(references))
@@ -193,7 +199,7 @@ class MultiZarrToZarr:
 
         for dim in self.concat_dims:
             zarray = json.loads(refs[f"{dim}/.zarray"])
-            chunk = refs.get(f"{dim}/0")
+            chunk = _bytes(refs.get(f"{dim}/0"))
             if not isinstance(chunk, bytes) or zarray["compressor"] or zarray["filters"] or len(zarray["shape"]) != 1:
                 raise ValueError(f"{dim}: the combined coordinate is not one raw inline chunk")
             values = np.frombuffer(chunk, dtype=zarray["dtype"], count=zarray["shape"][0])
@@ -260,7 +266,7 @@ def _is_cf(selector: Any) -> bool:
 
 
 def _bytes(value: Any) -> Any:
-    """A written value as kerchunk holds it: inline values as bytes, ranges as lists."""
+    """A written value as kerchunk holds it: inline values as bytes, ranges (and None) as they are."""
     if isinstance(value, str):
         return base64.b64decode(value[7:]) if value.startswith("base64:") else value.encode()
     return value
