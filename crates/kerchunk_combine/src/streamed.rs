@@ -363,12 +363,29 @@ impl StreamedCombine {
         let set = self.read_back(name)?;
         let prefix = format!("{}/", placement.path);
         let mut chunks = Vec::new();
-        for (key, reference) in set.iter_owned() {
-            let Some(chunk) = key.strip_prefix(&prefix).filter(|c| !c.contains('/') && !c.starts_with(".z")) else {
-                continue;
-            };
-            let (indices, renamed) = place(renumber, placement, chunk, name)?;
-            chunks.push((indices, renamed, reference));
+        let mut keep = |chunk: &str, reference: OwnedReference| -> Result<(), SourceError> {
+            if !chunk.contains('/') && !chunk.starts_with(".z") {
+                let (indices, renamed) = place(renumber, placement, chunk, name)?;
+                chunks.push((indices, renamed, reference));
+            }
+            Ok(())
+        };
+        // This array's chunks alone: its table's, and the keys under it no table holds (a set's
+        // every key, walked once for each of its arrays, made combining quadratic in arrays).
+        if let Some((grid, held)) = set.array_chunks_owned(&placement.path) {
+            for (position, reference) in held {
+                let chunk = grid.chunk_name(position).ok_or_else(|| SourceError::Fetch {
+                    what: "references set aside for combining",
+                    location: name.to_owned(),
+                    source: format!("{:?}: chunk {position} lies outside its grid", placement.path).into(),
+                })?;
+                keep(&chunk, reference)?;
+            }
+        }
+        for (key, _) in set.loose().filter(|(key, _)| key.starts_with(&prefix)) {
+            if let Some(reference) = set.get_owned(key) {
+                keep(&key[prefix.len()..], reference)?;
+            }
         }
         chunks.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(chunks)

@@ -280,6 +280,13 @@ impl ReferenceSet {
         Some((table.grid(), table.entries().map(|(position, entry)| (position, self.view(entry)))))
     }
 
+    /// [`array_chunks`](Self::array_chunks), each reference in its owned form.
+    #[must_use]
+    pub fn array_chunks_owned(&self, path: &str) -> Option<(&ChunkGrid, impl Iterator<Item = (u64, OwnedReference)>)> {
+        let table = self.tables.get(path)?;
+        Some((table.grid(), table.entries().map(|(position, entry)| (position, self.owned(entry)))))
+    }
+
     /// The keys outside chunk tables from `from` on, in sorted order.
     fn loose_keys_from<'a>(&'a self, from: &str) -> impl Iterator<Item = &'a str> + use<'a> {
         self.loose.range::<str, _>((Bound::Included(from), Bound::Unbounded)).map(|(k, _)| &**k)
