@@ -211,3 +211,22 @@ def test_a_url_without_a_protocol_under_another_remote_protocol_is_refused() -> 
     singles = _singles(_paths("noleap"))
     with pytest.raises(NotImplementedError, match=r"path\[0\]: t/0.0 points at '/.*/noleap_0.nc', a URL without a protocol"):
         MultiZarrToZarr(singles, concat_dims=["time"], remote_protocol="s3").translate()
+
+
+def test_relative_targets_of_given_dicts_are_read_from_the_working_folder(monkeypatch) -> None:
+    """kerchunk keeps a target as given (`noleap_0.nc`), which fsspec reads from the working
+    folder; ours names the same file, absolute."""
+    monkeypatch.chdir(COMBINE)
+    singles = [SingleHdf5ToZarr(Path(p).name, inline_threshold=0).translate() for p in _paths("noleap")]
+    kwargs = {"concat_dims": ["time"], "coo_map": {"time": "cf:time"}, "inline_threshold": 0}
+    ours = MultiZarrToZarr(json.loads(json.dumps(singles)), **kwargs).translate()
+    theirs = kerchunk.combine.MultiZarrToZarr(json.loads(json.dumps(singles)), **kwargs).translate()
+    assert sorted(ours["refs"]) == sorted(theirs["refs"])
+    ranges = 0
+    for key, value in theirs["refs"].items():
+        if isinstance(value, list):
+            ranges += 1
+            assert ours["refs"][key] == [str(COMBINE / value[0]), *value[1:]], key
+        else:
+            assert reference_value(ours["refs"][key]) == reference_value(value), key
+    assert ranges >= 6

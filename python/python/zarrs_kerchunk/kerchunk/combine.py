@@ -169,6 +169,7 @@ class MultiZarrToZarr:
                 references = dict(references, refs=dict(references["refs"]))
                 self.preprocess(references["refs"])
             self._check_protocol(name or f"{given}[{i}]", references)
+            references = _local_targets_absolute(references)
             if named:
                 written = os.path.join(folder, str(i), os.path.basename((name or "").rstrip("/")) or "refs.json")
                 os.makedirs(os.path.dirname(written))
@@ -304,13 +305,28 @@ def _load(name: str, options: dict[str, Any]) -> dict:
         return json.load(f)
 
 
-def _write(filename: str, result: dict, storage_options: dict[str, Any] | None) -> None:
-    if "://" not in filename:
-        with open(filename, "w") as f:
-            f.write(json.dumps(result))
-        return
-    import fsspec
+def _local_targets_absolute(references: dict) -> dict:
+    """``references`` with its relative local target paths made absolute against the working
+    folder, where fsspec reads them (kerchunk's output keeps them as given; ours names them
+    absolute). Combining reads a set's relative targets against the set's own folder, which for a
+    given dict is the temporary one it is written to, gone once the call returns."""
+    def absolute(url: Any) -> Any:
+        if isinstance(url, str) and url and "://" not in url and "{{" not in url and not os.path.isabs(url):
+            return os.path.abspath(url)
+        return url
 
-    with fsspec.open(filename, "wt", **(storage_options or {})) as f:
+    refs = {key: [absolute(value[0]), *value[1:]] if isinstance(value, list) and value else value
+            for key, value in references["refs"].items()}
+    return dict(references, refs=refs)
+
+
+def _write(filename: str, result: dict, storage_options: dict[str, Any] | None) -> None:
+    if "://" in filename:
+        import fsspec
+
+        opened = fsspec.open(filename, "wt", **(storage_options or {}))
+    else:
+        opened = open(filename, "w")
+    with opened as f:
         f.write(json.dumps(result))
 
