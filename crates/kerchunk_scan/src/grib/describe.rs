@@ -337,6 +337,8 @@ fn names(keys: &impl Keys, centre: &str, edition: u8) -> Names {
 pub(crate) fn describe(keys: &MessageKeys, cache: &mut NameCache) -> Result<Description, String> {
     let centre_code = keys.get("centre").unwrap_or(MISSING);
     let (centre, centre_description) = code("common/c-11.table", centre_code).unwrap_or(("unknown", "unknown"));
+    // As eccodes reads C-11: "US National Weather Service - NCEP (WMC)" is titled without "(WMC)".
+    let centre_description = title(centre_description);
     let sub_centre = keys.get("subCentre").unwrap_or(0);
     let tables_version = keys.get("tablesVersion").unwrap_or(0);
     let Names { param_id, short_name, name, units, cf_name, cf_var_name, type_of_level, variable } =

@@ -219,6 +219,7 @@ fn end_step(keys: &Keys1) -> Result<i64, String> {
 pub(crate) fn describe(mut keys: Keys1, cache: &mut NameCache) -> Result<(Description, Regular), String> {
     let centre_code = keys.get("centre");
     let (centre, centre_description) = code("common/c-11.table", centre_code).unwrap_or(("unknown", "unknown"));
+    let centre_description = title(centre_description);
     let step_type = tables::evaluate(
         &[format!("grib1/localConcepts/{centre}/stepType.def"), "grib1/stepType.def".to_owned()],
         &keys,
