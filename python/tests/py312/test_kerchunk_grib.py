@@ -9,6 +9,7 @@ Lambert grid, whose latitudes and longitudes both compute, and Mercator)."""
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 import kerchunk.grib2  # needs cfgrib and eccodes (tests/icechunk/requirements.txt)
 
-from zarrs_kerchunk.kerchunk.grib2 import scan_grib
+from zarrs_kerchunk.kerchunk.grib2 import grib_tree, scan_grib
 
 GRIB = Path(__file__).resolve().parents[3] / "tests" / "codecs" / "grib"
 
@@ -157,3 +158,122 @@ def test_a_filter_key_the_scan_does_not_give_is_refused_by_name():
     path = str(GRIB / "real" / "regular_ll_msl.grib")
     with pytest.raises(ValueError, match="filter: 'bitsPerValue' is not a key"):
         scan_grib(path, filter={"bitsPerValue": 16})
+
+
+SCAN = Path(__file__).resolve().parents[3] / "tests" / "scan" / "grib"
+
+#: The scanner's GRIB cases (tests/scan/grib/README.md): each a tree of one file, or of a run's files.
+TREES = [["hrrr_like.grib2"], ["gefs_like.grib2"], ["ecmwf_like.grib2"], ["run_f00.grib2", "run_f01.grib2", "run_f02.grib2"]]
+
+
+def _groups(refs: dict) -> list[str]:
+    return sorted(key for key in refs if key.endswith("/.zgroup"))
+
+
+def _truth(files: list[str]) -> dict[tuple[str, int], dict]:
+    """Each message's eccodes keys (`CASE.messages.json`, made with eccodes and cfgrib), by file
+    and offset; a run's files are `hrrr_like`'s messages split by their end step."""
+    truth = {}
+    for name in files:
+        path = str(SCAN / name)
+        if name.startswith("run_"):
+            data, whole = Path(path).read_bytes(), (SCAN / "hrrr_like.grib2").read_bytes()
+            for m in json.loads((SCAN / "hrrr_like.messages.json").read_text()):
+                at = data.find(whole[m["offset"]:m["offset"] + m["length"]])
+                if at >= 0:
+                    truth[(path, at)] = m
+        else:
+            for m in json.loads((SCAN / name.replace(".grib2", ".messages.json")).read_text()):
+                truth[(path, m["offset"])] = m
+    return truth
+
+
+def _placed(refs: dict, truth: dict) -> int:
+    """Check each data chunk of the tree `refs` sits where its message's eccodes keys put it: its
+    group, and the time, step, level and member its indices take. Returns how many."""
+    count = 0
+    for key, value in refs.items():
+        parts = key.split("/")
+        if not (isinstance(value, list) and len(parts) == 5 and parts[0] == parts[3]):
+            continue
+        m = truth[(value[0], value[1])]
+        assert parts[:3] == [m["cfVarName"], m["stepType"], m["typeOfLevel"]], key
+        group = "/".join(parts[:3])
+        dims = json.loads(refs[f"{group}/{parts[0]}/.zattrs"])["_ARRAY_DIMENSIONS"]
+        at = dict(zip(dims, map(int, parts[4].split("."))))
+
+        def coordinate(name):
+            zarray = json.loads(refs[f"{group}/{name}/.zarray"])
+            chunk = ".".join("0" for _ in zarray["shape"]) or "0"
+            return np.frombuffer(_value(chunk, refs[f"{group}/{name}/{chunk}"]), zarray["dtype"]).reshape(zarray["shape"])
+
+        assert coordinate("time")[at["time"]] == m["time"], key
+        unit = {"days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}[json.loads(refs[f"{group}/step/.zattrs"])["units"]]
+        assert coordinate("step")[at["step"]] * unit == m["step_seconds"], key
+        assert coordinate("valid_time")[at["time"], at["step"]] == m["time"] + m["step_seconds"], key
+        levels = coordinate(m["typeOfLevel"])
+        assert (levels[at[m["typeOfLevel"]]] if levels.ndim else levels[()]) == m["level"], key
+        if "number" in m:
+            numbers = coordinate("number")
+            assert (numbers[at["number"]] if numbers.ndim else numbers[()]) == m["number"], key
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize("files", TREES, ids=lambda files: files[0])
+def test_grib_tree_gives_kerchunks_groups_each_message_where_eccodes_puts_it(files):
+    """From kerchunk's scan_grib sets and from ours: kerchunk's groups, and every message a chunk
+    at the time, step, level and member eccodes gives it."""
+    paths = [str(SCAN / name) for name in files]
+    theirs_sets = [s for path in paths for s in kerchunk.grib2.scan_grib(path)]
+    theirs = kerchunk.grib2.grib_tree(copy.deepcopy(theirs_sets))
+    truth = _truth(files)
+    for sets in (theirs_sets, [s for path in paths for s in scan_grib(path)]):
+        ours = grib_tree(sets)
+        assert ours["version"] == 1
+        assert _groups(ours["refs"]) == _groups(theirs["refs"]), files
+        assert _placed(ours["refs"], truth) == len(truth), files
+
+
+def test_grib_tree_of_filtered_messages_holds_only_them(tmp_path):
+    """Messages filtered by scan_grib: only their groups, each axis only the values they take."""
+    path = str(SCAN / "hrrr_like.grib2")
+    truth = _truth(["hrrr_like.grib2"])
+    for kwargs in [{"filter": {"typeOfLevel": "isobaricInhPa"}}, {"filter": {"level": 500}}, {"filter": {"level": 850}},
+                   {"filter": {"shortName": "2t"}}]:
+        theirs = kerchunk.grib2.grib_tree(kerchunk.grib2.scan_grib(path, **kwargs))
+        ours = grib_tree(scan_grib(path, **kwargs))
+        assert _groups(ours["refs"]) == _groups(theirs["refs"]), kwargs
+        kept = {k: m for k, m in truth.items() if all(m[f] == v for f, v in kwargs["filter"].items())}
+        assert _placed(ours["refs"], truth) == len(kept) > 0, kwargs
+        # Each axis holds the values the kept messages take, and only those.
+        refs = ours["refs"]
+        for key in [k for k in refs if k.endswith("/step/.zarray")]:
+            group = key[: -len("/step/.zarray")]
+            level_type = group.split("/")[2]
+            messages = [m for m in kept.values() if "/".join([m["cfVarName"], m["stepType"], m["typeOfLevel"]]) == group]
+            unit = {"hours": 3600, "minutes": 60}[json.loads(refs[f"{group}/step/.zattrs"])["units"]]
+            for name, expected in [("time", {m["time"] for m in messages}),
+                                   ("step", {m["step_seconds"] // unit for m in messages}),
+                                   (level_type, {m["level"] for m in messages})]:
+                zarray = json.loads(refs[f"{group}/{name}/.zarray"])
+                chunk = ".".join("0" for _ in zarray["shape"]) or "0"
+                values = np.frombuffer(_value(chunk, refs[f"{group}/{name}/{chunk}"]), zarray["dtype"])
+                assert sorted(values.tolist()) == sorted(expected), (kwargs, group, name)
+
+
+def test_grib_tree_refuses_a_set_without_its_messages_range():
+    path = str(GRIB / "real" / "step_60m.grib")
+    with pytest.raises(ValueError, match=r"message_groups\[0\]: its values are inline"):
+        grib_tree(scan_grib(path))
+
+
+def test_grib_tree_refuses_a_message_its_file_does_not_hold_there():
+    """A set naming a range no message of the file starts at: an error naming the file and the
+    byte, never a tree that silently lacks it."""
+    path = str(SCAN / "hrrr_like.grib2")
+    sets = scan_grib(path)
+    key = next(k for k, v in sets[1]["refs"].items() if isinstance(v, list))
+    sets[1]["refs"][key] = [sets[1]["refs"][key][0], 7, 100]
+    with pytest.raises(ValueError, match=r"hrrr_like.grib2: the message at byte 7 is not in the scan's tree"):
+        grib_tree(sets)

@@ -3,11 +3,11 @@
     from zarrs_kerchunk.kerchunk.hdf import SingleHdf5ToZarr     # was: from kerchunk.hdf import ...
     from zarrs_kerchunk.kerchunk.netCDF3 import NetCDF3ToZarr    # was: from kerchunk.netCDF3 import ...
     from zarrs_kerchunk.kerchunk.combine import MultiZarrToZarr  # was: from kerchunk.combine import ...
-    from zarrs_kerchunk.kerchunk.grib2 import scan_grib          # was: from kerchunk.grib2 import ...
+    from zarrs_kerchunk.kerchunk.grib2 import scan_grib, grib_tree  # was: from kerchunk.grib2 import ...
 
 Each class takes kerchunk 0.2.10's arguments and its ``translate()`` returns the same
 ``{"version": 1, "refs": {...}}``, made in Rust by scanning the file or combining the sets;
-``scan_grib`` returns kerchunk's list of one such set per message. An
+``scan_grib`` returns kerchunk's list of one such set per message, and ``grib_tree`` their tree. An
 argument that cannot be honoured is refused with an error naming it, never ignored. Where the
 output differs from kerchunk's, the difference is listed in the README with its reason.
 """
@@ -56,17 +56,23 @@ def _access(storage_options: dict[str, Any] | None, argument: str = "storage_opt
 def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any]) -> dict:
     """The references of the one file at ``url``, as our scan writes them, with the file named
     as ``url`` names it (kerchunk writes the URL it was given)."""
+    return _scan([url], inline_threshold, fail_unsupported, access)
+
+
+def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any]) -> dict:
+    """The references of the files at ``urls`` (one file's, or several GRIB files' as one tree),
+    as our scan writes them, with each file named as given."""
     arguments = _one_file(inline_threshold, fail_unsupported)
     write = _write_options(1, False, None, 100_000, "plain", True, access)
     with tempfile.TemporaryDirectory() as folder:
         output = os.path.join(folder, "refs.json")
-        _rs.scan([url], output, arguments, write)
+        _rs.scan(list(urls), output, arguments, write)
         with open(output) as f:
             references = json.load(f)
-    written = url if "://" in url else os.path.abspath(url)
+    given = {url if "://" in url else os.path.abspath(url): url for url in urls}
     for key, value in references["refs"].items():
-        if isinstance(value, list) and value and value[0] == written:
-            references["refs"][key] = [url, *value[1:]]
+        if isinstance(value, list) and value and value[0] in given:
+            references["refs"][key] = [given[value[0]], *value[1:]]
     return references
 
 

@@ -1,9 +1,10 @@
-"""``kerchunk.grib2.scan_grib``, scanned in Rust (see :mod:`zarrs_kerchunk.kerchunk`).
+"""``kerchunk.grib2.scan_grib`` and ``grib_tree``, scanned in Rust (see :mod:`zarrs_kerchunk.kerchunk`).
 
 kerchunk opens every message with eccodes and cfgrib; the scan here reads each message's sections 1
 to 5 in Rust (never its data) and names it from eccodes' tables, as cfgrib does. The file's
 hierarchy (``tools.scan``'s, as ``grib_tree`` makes it) is then cut into kerchunk's one reference
 set per message: the variable, its level, grid and times, each message's chunk a range of the file.
+``grib_tree`` scans the files of the messages it is given again, together, and keeps those messages.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ import base64
 import json
 import os
 import tempfile
+import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from . import _access, _scan_one
+from . import _access, _scan, _scan_one
 
-__all__ = ["scan_grib"]
+__all__ = ["grib_tree", "scan_grib"]
 
 #: cfgrib's coordinates, in the order kerchunk writes them (``cfgrib.dataset.COORD_ATTRS``).
 _COORDINATE_ORDER = [
@@ -75,6 +78,150 @@ def scan_grib(
         decoded = _Decoded(refs, folder, access)
         _message_globals(url, messages, decoded)
         return [_message_set(m, url, inline_threshold, decoded) for m in messages]
+
+
+def grib_tree(message_groups: Iterable[dict], remote_options: dict[str, Any] | None = None) -> dict:
+    """kerchunk 0.2.10's ``grib_tree(message_groups, remote_options=None)``: the messages of
+    ``message_groups`` (``scan_grib``'s sets, ours or kerchunk's, of one file or many) as one
+    hierarchy, ``VARIABLE/STEP_TYPE/TYPE_OF_LEVEL/VARIABLE``, each message a chunk at its time,
+    step and level, as ``{"version": 1, "refs": ...}``.
+
+    The files the messages are in are scanned again in Rust, together (``tools.scan``'s combining
+    of GRIB files: a run's hours one ``step`` axis, several runs one ``time`` axis, an ensemble's
+    members one ``number`` axis), and only the messages given are kept: each axis holds only the
+    values they take. ``remote_options`` are the files' storage options, as ``scan_grib``'s.
+    Messages of an ``unknown`` variable are left out, as kerchunk leaves them out, with a warning.
+
+    Where the result differs from kerchunk's, the README lists it: ensemble members are a
+    ``number`` axis (kerchunk keeps one member's chunk of each), levels are eccodes'
+    ``level:float``, ``step`` counts the unit its ``units`` names, the data's fill value is NaN,
+    and messages are referenced, never inlined.
+
+    Raises ``ValueError`` naming the set for a set that is not one message's (no data variable,
+    or its values inline rather than a range of its file), and the scan's errors for a file."""
+    wanted: dict[str, set[int]] = {}
+    for n, group in enumerate(message_groups):
+        if group.get("version") != 1 or "refs" not in group:
+            raise ValueError(f"message_groups[{n}]: not a version 1 reference set (scan_grib's)")
+        try:
+            found = _message_range(group)
+        except ValueError as error:
+            raise ValueError(f"message_groups[{n}]: {error}") from None
+        if found is None:
+            warnings.warn(f"message_groups[{n}]: an unknown variable, left out as kerchunk leaves it out", stacklevel=2)
+            continue
+        url, offset = found
+        if url is None:
+            raise ValueError(
+                f"message_groups[{n}]: its values are inline, not a range of its file; grib_tree here "
+                "reads each message's place in its file (scan_grib with inline_threshold=0)"
+            )
+        wanted.setdefault(url, set()).add(offset)
+    if not wanted:
+        raise ValueError("message_groups: no message to build a tree of")
+    access = _access(remote_options, "remote_options")
+    tree = _scan(list(wanted), None, True, access)
+    _check_all_placed(tree["refs"], wanted)
+    return {"version": 1, "refs": _kept_messages(tree["refs"], wanted)}
+
+
+def _message_range(group: dict) -> tuple[str | None, int] | None:
+    """The (file, offset) of a set's one message, as kerchunk finds its data variable: the first
+    key that is not a coordinate; ``None`` for an ``unknown`` variable, and no file for values
+    held inline."""
+    refs = group["refs"]
+    coordinates = _json(refs.get(".zattrs", "{}")).get("coordinates", "").split(" ")
+    variable = next((key.split("/")[0] for key in refs
+                     if key.split("/")[0] not in (".zattrs", ".zgroup", *coordinates)), None)
+    if variable is None:
+        raise ValueError(f"no data variable among {sorted(refs)}")
+    if variable == "unknown":
+        return None
+    for key, value in refs.items():
+        if key.startswith(variable + "/") and not key.rsplit("/", 1)[-1].startswith(".z"):
+            if not isinstance(value, list):
+                return None, 0
+            url = value[0]
+            for name, template in group.get("templates", {}).items():
+                url = url.replace("{{" + name + "}}", template)
+            return url, int(value[1])
+    raise ValueError(f"{variable} has no chunk")
+
+
+def _kept_messages(refs: dict[str, Any], wanted: dict[str, set[int]]) -> dict[str, Any]:
+    """The tree ``refs`` with only the messages ``wanted`` (offsets by file): each leaf group's
+    axes cut to the values its kept messages take, groups with none left out."""
+    out = dict(refs)
+    for path in [key[: -len("/.zarray")] for key in refs if key.endswith("/.zarray")]:
+        parts = path.split("/")
+        if len(parts) != 4 or parts[0] != parts[3]:
+            continue
+        group = "/".join(parts[:3])
+        chunks = {key: value for key, value in refs.items()
+                  if key.startswith(path + "/") and isinstance(value, list)}
+        kept = {key: value for key, value in chunks.items() if int(value[1]) in wanted.get(value[0], ())}
+        if len(kept) == len(chunks):
+            continue
+        if not kept:
+            for key in [key for key in out if key.startswith(group + "/")]:
+                del out[key]
+            continue
+        for key in chunks:
+            del out[key]
+        dimensions = _json(refs[f"{path}/.zattrs"])["_ARRAY_DIMENSIONS"]
+        header = [d for d in dimensions if d not in ("latitude", "longitude", "y", "x", "values")]
+        indices = {key: [int(i) for i in key[len(path) + 1:].split(".")] for key in kept}
+        used = {d: sorted({at[i] for at in indices.values()}) for i, d in enumerate(header)}
+        for key, at in indices.items():
+            renumbered = [used[d].index(i) for d, i in zip(header, at)] + at[len(header):]
+            out[f"{path}/" + ".".join(map(str, renumbered))] = kept[key]
+        for name in [key[len(group) + 1: -len("/.zarray")] for key in refs
+                     if key.startswith(group + "/") and key.endswith("/.zarray")]:
+            if "/" not in name:
+                _cut(out, f"{group}/{name}", used)
+    # Variables and step types none of whose groups are left.
+    leaves = {key.rsplit("/", 2)[0] for key in out if key.count("/") == 4}
+    for prefix in [key[: -len("/.zgroup")] for key in refs if key.endswith("/.zgroup") and 0 < key.count("/") < 3]:
+        if not any(leaf.startswith(prefix + "/") for leaf in leaves):
+            for key in [key for key in out if key.startswith(prefix + "/")]:
+                del out[key]
+    return out
+
+
+def _cut(refs: dict[str, Any], path: str, used: dict[str, list[int]]) -> None:
+    """The array at ``path`` (the data's ``.zarray``'s shape, or an inline coordinate's values)
+    cut along each dimension of ``used`` to the indices it lists."""
+    zarray = _json(refs[f"{path}/.zarray"])
+    dimensions = _json(refs[f"{path}/.zattrs"]).get("_ARRAY_DIMENSIONS", [])
+    cut = [(axis, used[d]) for axis, d in enumerate(dimensions) if d in used and len(used[d]) < zarray["shape"][axis]]
+    if not cut:
+        return
+    if zarray["filters"] and zarray["filters"][0].get("id") == "grib":
+        # The data: one chunk a message, already renumbered.
+        for axis, indices in cut:
+            zarray["shape"][axis] = len(indices)
+    else:
+        values, _ = _coordinate(refs, path)
+        chunk = ".".join("0" for _ in zarray["shape"]) or "0"
+        del refs[f"{path}/{chunk}"]
+        for axis, indices in cut:
+            values = np.take(values, indices, axis=axis)
+        zarray["shape"] = list(values.shape)
+        zarray["chunks"] = list(values.shape)
+        refs[f"{path}/{chunk}"] = _inline(values.tobytes())
+    refs[f"{path}/.zarray"] = json.dumps(zarray)
+
+
+def _check_all_placed(refs: dict[str, Any], wanted: dict[str, set[int]]) -> None:
+    """Every message given is a chunk of the tree: one the scan left out (on another grid than
+    its group's first) is an error naming it, never a message silently missing."""
+    placed = {(value[0], int(value[1])) for key, value in refs.items() if isinstance(value, list)
+              and key.count("/") == 4 and key.split("/")[0] == key.split("/")[3]}
+    for url, offsets in wanted.items():
+        for offset in sorted(offsets):
+            if (url, offset) not in placed:
+                raise ValueError(f"{url}: the message at byte {offset} is not in the scan's tree "
+                                 "(a message on another grid than its group's first is left out)")
 
 
 def _message_globals(url: str, messages: list[dict], decoded: _Decoded) -> None:
@@ -316,12 +463,15 @@ def _array(refs: dict[str, Any], name: str, values: np.ndarray, attributes: dict
     """An inline array as kerchunk writes one: raw bytes, as text where they are ASCII."""
     refs[f"{name}/.zarray"] = _zarray(values.shape, values.dtype.str, None)
     refs[f"{name}/.zattrs"] = json.dumps(attributes)
-    data = values.tobytes()
+    refs[f"{name}/" + (".".join("0" for _ in values.shape) or "0")] = _inline(values.tobytes())
+
+
+def _inline(data: bytes) -> str:
+    """Bytes held inline as kerchunk holds them: as text where they are ASCII, else base64."""
     try:
-        text = data.decode("ascii")
+        return data.decode("ascii")
     except UnicodeDecodeError:
-        text = "base64:" + base64.b64encode(data).decode()
-    refs[f"{name}/" + (".".join("0" for _ in values.shape) or "0")] = text
+        return "base64:" + base64.b64encode(data).decode()
 
 
 def _zarray(shape: tuple, dtype: str, filters: list | None) -> str:
