@@ -138,8 +138,12 @@ def test_filter_and_skip_keep_the_messages_kerchunk_keeps(tmp_path):
         theirs = _kerchunk_sets(path, tmp_path, **kwargs)
         ours = scan_grib(path, **kwargs)
         assert 0 < len(theirs) and [_ranges(m) for m in ours] == [_ranges(m) for m in theirs], kwargs
-    # kerchunk stops after `skip` messages of the file.
+    # kerchunk stops after `skip` messages of the file, and filters those.
     assert [_ranges(m) for m in scan_grib(path, skip=1)] == [_ranges(m) for m in every[:1]]
+    first = [_ranges(every[0])]
+    for wanted in [{"typeOfLevel": "hybrid"}, {"typeOfLevel": "isobaricInhPa"}]:
+        theirs = [_ranges(m) for m in _kerchunk_sets(path, tmp_path, filter=wanted) if _ranges(m) in first]
+        assert [_ranges(m) for m in scan_grib(path, skip=1, filter=wanted)] == theirs, wanted
 
 
 def _ranges(references: dict) -> list:

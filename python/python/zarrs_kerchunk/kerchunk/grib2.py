@@ -71,10 +71,9 @@ def scan_grib(
     with tempfile.TemporaryDirectory() as folder:
         tree = _scan_one(url, inline_threshold=None, fail_unsupported=True, access=access)
         refs = tree["refs"]
-        messages = [m for m in _messages(refs, url) if _kept(m, filter or {})]
-        messages.sort(key=lambda m: m["range"][1])
-        if skip:
-            messages = messages[:skip]
+        messages = sorted(_messages(refs, url), key=lambda m: m["range"][1])
+        # As kerchunk: the file's first `skip` messages, then those the filter keeps.
+        messages = [m for m in messages[: skip or None] if _kept(m, filter or {})]
         decoded = _Decoded(refs, folder, access)
         _message_globals(url, messages, decoded)
         return [_message_set(m, url, inline_threshold, decoded) for m in messages]
