@@ -310,13 +310,15 @@ def _local_targets_absolute(references: dict) -> dict:
     folder, where fsspec reads them (kerchunk's output keeps them as given; ours names them
     absolute). Combining reads a set's relative targets against the set's own folder, which for a
     given dict is the temporary one it is written to, gone once the call returns."""
-    def absolute(url: Any) -> Any:
-        if isinstance(url, str) and url and "://" not in url and "{{" not in url and not os.path.isabs(url):
-            return os.path.abspath(url)
-        return url
-
-    refs = {key: [absolute(value[0]), *value[1:]] if isinstance(value, list) and value else value
-            for key, value in references["refs"].items()}
+    refs = references["refs"]
+    # A set names few files: each is looked at once, and the set is copied only if one changes.
+    urls = {value[0] for value in refs.values() if type(value) is list and value}
+    changed = {url: os.path.abspath(url) for url in urls
+               if isinstance(url, str) and url and "://" not in url and "{{" not in url and not os.path.isabs(url)}
+    if not changed:
+        return references
+    refs = {key: [changed[value[0]], *value[1:]] if type(value) is list and value and value[0] in changed else value
+            for key, value in refs.items()}
     return dict(references, refs=refs)
 
 
