@@ -13,9 +13,14 @@ pass of each (the page cache warm); the median wall time is printed.
   over kerchunk's per-file references of the 100 files (made once, before timing), each side given
   its own copy.
 
-Needs VirtualiZarr 2.8, kerchunk 0.2.10 and the package built with --release (Python 3.12).
+- `scan_grib` (given GRIB, a file of `benches/scan/make_grib.py`: 120 messages on HRRR's grid):
+  `scan_grib(GRIB)` (kerchunk's opens every message with eccodes and cfgrib);
+- `grib_tree`: `grib_tree(scan_grib(GRIB))`.
 
-    python benches/virtualizarr/parsers.py FOLDER [ROUNDS [WORKLOADS]]   (WORKLOADS: "0,3", by number)
+Needs VirtualiZarr 2.8, kerchunk 0.2.10 (with cfgrib for the GRIB workloads) and the package built
+with --release (Python 3.12).
+
+    python benches/virtualizarr/parsers.py FOLDER [ROUNDS [WORKLOADS [GRIB]]]   (WORKLOADS: "0,3", by number)
 """
 
 import statistics
@@ -36,6 +41,7 @@ from virtualizarr import open_virtual_mfdataset
 from virtualizarr.parsers import HDFParser as TheirHDFParser
 
 import zarrs_kerchunk.kerchunk.combine
+import zarrs_kerchunk.kerchunk.grib2
 import zarrs_kerchunk.kerchunk.hdf
 from zarrs_kerchunk.virtualizarr import HDFParser as OurHDFParser
 
@@ -69,6 +75,13 @@ def combine(module, references):
     module.MultiZarrToZarr(references, concat_dims=["time"], coo_map={"time": "cf:time"}).translate()
 
 
+def kerchunk_grib2():
+    """kerchunk's GRIB module, imported only where it is measured (it needs cfgrib)."""
+    import kerchunk.grib2
+
+    return kerchunk.grib2
+
+
 def fresh_copies():
     """The per-file references, copied before each timed run (kerchunk may change what it is given)."""
     return copy.deepcopy(singles)
@@ -76,6 +89,17 @@ def fresh_copies():
 
 def nothing():
     return None
+
+
+grib = sys.argv[4] if len(sys.argv) > 4 else None
+
+
+def grib_scan(module):
+    return module.scan_grib(grib)
+
+
+def grib_tree(module):
+    return module.grib_tree(module.scan_grib(grib))
 
 
 # (name, theirs, ours, peer, setup): each run is given what setup made for it, untimed.
@@ -88,9 +112,13 @@ workloads = [
      lambda _: translate(zarrs_kerchunk.kerchunk.hdf), "kerchunk 0.2.10", nothing),
     ("MultiZarrToZarr over 100 files' references", lambda refs: combine(kerchunk.combine, refs),
      lambda refs: combine(zarrs_kerchunk.kerchunk.combine, refs), "kerchunk 0.2.10", fresh_copies),
+    ("scan_grib, 120 messages", lambda _: grib_scan(kerchunk_grib2()), lambda _: grib_scan(zarrs_kerchunk.kerchunk.grib2),
+     "kerchunk 0.2.10", nothing),
+    ("scan_grib + grib_tree, 120 messages", lambda _: grib_tree(kerchunk_grib2()),
+     lambda _: grib_tree(zarrs_kerchunk.kerchunk.grib2), "kerchunk 0.2.10", nothing),
 ]
 only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
-workloads = [w for n, w in enumerate(workloads) if only is None or str(n) in only]
+workloads = [w for n, w in enumerate(workloads) if (only is None or str(n) in only) and (n < 4 or grib)]
 for name, theirs, ours, peer, setup in workloads:
     times = {"theirs": [], "ours": []}
     theirs(setup()), ours(setup())  # warm-up
