@@ -281,3 +281,17 @@ def test_grib_tree_refuses_a_message_its_file_does_not_hold_there():
     sets[1]["refs"][key] = [sets[1]["refs"][key][0], 7, 100]
     with pytest.raises(ValueError, match=r"hrrr_like.grib2: the message at byte 7 is not in the scan's tree"):
         grib_tree(sets)
+
+
+def test_a_message_the_scan_leaves_out_is_refused_naming_it(tmp_path):
+    """Two messages of one variable and level on two grids: the scan's tree keeps the first grid's;
+    kerchunk gives a set for each, so scan_grib and grib_tree refuse, naming the one left out,
+    rather than give one set silently."""
+    path = tmp_path / "two_grids.grib2"
+    path.write_bytes((GRIB / "lambert_hrrr.grib2").read_bytes() + (GRIB / "lambert_wgs84.grib2").read_bytes())
+    assert len(_kerchunk_sets(str(path), tmp_path)) == 2
+    with pytest.raises(ValueError, match=r"two_grids.grib2: t/instant/surface/t: the message at byte 4188 is on another grid"):
+        scan_grib(str(path))
+    sets = scan_grib(str(GRIB / "lambert_hrrr.grib2"))
+    with pytest.raises(ValueError, match="is on another grid"):
+        grib_tree(sets + [dict(sets[0], templates={"u": str(path)})])

@@ -59,14 +59,19 @@ def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, ac
     return _scan([url], inline_threshold, fail_unsupported, access)
 
 
-def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any]) -> dict:
+def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any],
+          refuse_skipped: bool = False) -> dict:
     """The references of the files at ``urls`` (one file's, or several GRIB files' as one tree),
-    as our scan writes them, with each file named as given."""
+    as our scan writes them, with each file named as given. With ``refuse_skipped``, anything the
+    scan left out (a GRIB message on another grid than its group's first) is an error naming it."""
     arguments = _one_file(inline_threshold, fail_unsupported)
     write = _write_options(1, False, None, 100_000, "plain", True, access)
     with tempfile.TemporaryDirectory() as folder:
         output = os.path.join(folder, "refs.json")
-        _rs.scan(list(urls), output, arguments, write)
+        report = json.loads(_rs.scan(list(urls), output, arguments, write))
+        if refuse_skipped and report["skipped"]:
+            left = "; ".join(f"{s['file']}: {s['path']}: {s['reason']}" for s in report["skipped"][:3])
+            raise ValueError(f"the scan left out {len(report['skipped'])} of what kerchunk would give: {left}")
         with open(output) as f:
             references = json.load(f)
     given = {url if "://" in url else os.path.abspath(url): url for url in urls}

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _access, _scan, _scan_one
+from . import _access, _scan
 
 __all__ = ["grib_tree", "scan_grib"]
 
@@ -69,7 +69,7 @@ def scan_grib(
         raise ValueError(f"skip={skip}: a count of messages, 0 for all")
     access = _access(storage_options)
     with tempfile.TemporaryDirectory() as folder:
-        tree = _scan_one(url, inline_threshold=None, fail_unsupported=True, access=access)
+        tree = _scan([url], None, True, access, refuse_skipped=True)
         refs = tree["refs"]
         messages = sorted(_messages(refs, url), key=lambda m: m["range"][1])
         # As kerchunk: the file's first `skip` messages, then those the filter keeps.
@@ -119,7 +119,7 @@ def grib_tree(message_groups: Iterable[dict], remote_options: dict[str, Any] | N
     if not wanted:
         raise ValueError("message_groups: no message to build a tree of")
     access = _access(remote_options, "remote_options")
-    tree = _scan(list(wanted), None, True, access)
+    tree = _scan(list(wanted), None, True, access, refuse_skipped=True)
     _check_all_placed(tree["refs"], wanted)
     return {"version": 1, "refs": _kept_messages(tree["refs"], wanted)}
 
