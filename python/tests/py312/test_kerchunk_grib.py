@@ -204,7 +204,7 @@ def _placed(refs: dict, truth: dict) -> int:
         assert parts[:3] == [m["cfVarName"], m["stepType"], m["typeOfLevel"]], key
         group = "/".join(parts[:3])
         dims = json.loads(refs[f"{group}/{parts[0]}/.zattrs"])["_ARRAY_DIMENSIONS"]
-        at = dict(zip(dims, map(int, parts[4].split("."))))
+        at = dict(zip(dims, map(int, parts[4].split(".")), strict=True))
 
         def coordinate(name):
             zarray = json.loads(refs[f"{group}/{name}/.zarray"])
