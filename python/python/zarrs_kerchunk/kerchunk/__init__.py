@@ -14,6 +14,7 @@ output differs from kerchunk's, the difference is listed in the README with its 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import tempfile
@@ -79,6 +80,23 @@ def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool,
         if isinstance(value, list) and value and value[0] in given:
             references["refs"][key] = [given[value[0]], *value[1:]]
     return references
+
+
+def _bytes(value: Any) -> Any:
+    """A reference as kerchunk holds it: inline values (text, or ``base64:``) as bytes, ranges
+    (and None) as they are."""
+    if isinstance(value, str):
+        return base64.b64decode(value[7:]) if value.startswith("base64:") else value.encode()
+    return value
+
+
+def _inline(data: bytes) -> str:
+    """Bytes held inline as kerchunk holds them (its ``consolidate``): as text where they are
+    ASCII, else base64."""
+    try:
+        return data.decode("ascii")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(data).decode()
 
 
 def _url_of(h5f: Any, url: str | None, argument: str) -> str:

@@ -11,7 +11,6 @@ below ``inline_threshold``, and the result as ``{"version": 1, "refs": ...}``.
 
 from __future__ import annotations
 
-import base64
 import collections.abc
 import json
 import os
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..tools import combine
-from . import _access
+from . import _access, _bytes, _inline
 
 __all__ = ["MultiZarrToZarr"]
 
@@ -266,13 +265,6 @@ def _is_cf(selector: Any) -> bool:
     return isinstance(selector, str) and selector.startswith("cf:")
 
 
-def _bytes(value: Any) -> Any:
-    """A written value as kerchunk holds it: inline values as bytes, ranges (and None) as they are."""
-    if isinstance(value, str):
-        return base64.b64decode(value[7:]) if value.startswith("base64:") else value.encode()
-    return value
-
-
 def _drop_record(refs: dict[str, Any]) -> None:
     attrs = refs.get(".zattrs")
     if attrs is not None:
@@ -283,15 +275,8 @@ def _drop_record(refs: dict[str, Any]) -> None:
 
 def _consolidate(refs: dict[str, Any]) -> dict:
     """kerchunk's ``consolidate``: bytes as ASCII text where they are, else base64."""
-    out = {}
-    for key, value in refs.items():
-        if isinstance(value, bytes):
-            try:
-                value = value.decode("ascii")
-            except UnicodeDecodeError:
-                value = "base64:" + base64.b64encode(value).decode()
-        out[key] = value
-    return {"version": 1, "refs": out}
+    return {"version": 1, "refs": {key: _inline(value) if isinstance(value, bytes) else value
+                                   for key, value in refs.items()}}
 
 
 def _load(name: str, options: dict[str, Any]) -> dict:

@@ -9,7 +9,6 @@ set per message: the variable, its level, grid and times, each message's chunk a
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import tempfile
@@ -19,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _access, _scan
+from . import _access, _bytes, _inline, _scan
 
 __all__ = ["grib_tree", "scan_grib"]
 
@@ -244,6 +243,8 @@ def _message_globals(url: str, messages: list[dict], decoded: _Decoded) -> None:
 def _messages(refs: dict[str, Any], url: str) -> list[dict]:
     """Every message of the tree ``refs``: its variable, group, attributes, coordinates' values
     and range."""
+    root = _json(refs[".zattrs"]) if ".zattrs" in refs else {}
+    global_attributes = {k: root[k] for k in _GLOBAL if k in root}
     out = []
     for key, value in refs.items():
         if not key.endswith("/.zarray"):
@@ -267,8 +268,6 @@ def _messages(refs: dict[str, Any], url: str) -> list[dict]:
         names = _group_coordinates(refs, group, variable)
         coordinates = {name: _coordinate(refs, f"{group}/{name}") for name in names}
         coordinate_attributes = {name: _attributes(refs, f"{group}/{name}") for name in names}
-        root = _json(refs[".zattrs"]) if ".zattrs" in refs else {}
-        global_attributes = {k: root[k] for k in _GLOBAL if k in root}
         for chunk_key, target in refs.items():
             if not chunk_key.startswith(path + "/") or not isinstance(target, list):
                 continue
@@ -465,14 +464,6 @@ def _array(refs: dict[str, Any], name: str, values: np.ndarray, attributes: dict
     refs[f"{name}/" + (".".join("0" for _ in values.shape) or "0")] = _inline(values.tobytes())
 
 
-def _inline(data: bytes) -> str:
-    """Bytes held inline as kerchunk holds them: as text where they are ASCII, else base64."""
-    try:
-        return data.decode("ascii")
-    except UnicodeDecodeError:
-        return "base64:" + base64.b64encode(data).decode()
-
-
 def _zarray(shape: tuple, dtype: str, filters: list | None) -> str:
     return json.dumps({
         "shape": list(shape), "chunks": list(shape), "dtype": dtype, "fill_value": None, "order": "C",
@@ -487,8 +478,3 @@ def _absolute(url: str) -> str:
 def _json(value: Any) -> Any:
     return json.loads(value if isinstance(value, str) else bytes(value))
 
-
-def _bytes(value: Any) -> Any:
-    if isinstance(value, str):
-        return base64.b64decode(value[7:]) if value.startswith("base64:") else value.encode()
-    return value
