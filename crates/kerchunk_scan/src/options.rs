@@ -111,8 +111,9 @@ impl ScanOptions {
     /// Hold small data in the references, as kerchunk's `inline_threshold`:
     /// in NetCDF-3 files every array of fewer than `bytes` bytes (one
     /// chunk, the whole array), in HDF5 files every chunk stored in fewer
+    /// than `bytes` bytes, in TIFF files every tile or strip stored in fewer
     /// than `bytes` bytes; 0 inlines nothing. Without it, kerchunk's
-    /// defaults: 100 bytes for NetCDF-3, 500 for HDF5.
+    /// defaults: 100 bytes for NetCDF-3, 500 for HDF5, none for TIFF.
     #[must_use]
     pub fn with_inline_threshold(mut self, bytes: u64) -> Self {
         self.inline_threshold = Some(bytes);

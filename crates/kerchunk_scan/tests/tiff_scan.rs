@@ -187,6 +187,41 @@ fn references_are_kerchunks() {
     assert!(compared >= 50, "{compared}");
 }
 
+/// With an inline threshold, each tile kerchunk's `tiff_to_zarr` references in fewer bytes is
+/// held inline: the file's bytes at kerchunk's range. The others stay ranges.
+#[test]
+fn tiles_under_the_inline_threshold_are_held_inline() {
+    let (folder, name) = ("tests/scan/tiff", "cog_utm");
+    let theirs = json(&root().join(folder).join(format!("{name}.kerchunk.json")));
+    let file = std::fs::read(root().join(folder).join(format!("{name}.tif"))).unwrap();
+    let dir = root().join(folder).canonicalize().unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
+    let options = ScanOptions::default().with_inline_threshold(3340);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let scanned =
+        runtime.block_on(scan_tiff(&store, &StorePath::from(format!("{name}.tif").as_str()), name, &options)).unwrap();
+    let (mut inline, mut ranges) = (0, 0);
+    for (key, value) in theirs.as_object().unwrap() {
+        let Some((level, chunk)) = key.split_once('/').filter(|(_, c)| !c.starts_with('.')) else { continue };
+        let item = value.as_array().unwrap();
+        let (offset, length) = (item[1].as_u64().unwrap(), item[2].as_u64().unwrap());
+        let key = format!("{}/{chunk}", ours(level));
+        match scanned.references.get(&key) {
+            Some(Reference::Inline(bytes)) if length < 3340 => {
+                let at = usize::try_from(offset).unwrap();
+                assert_eq!(bytes, &file[at..at + usize::try_from(length).unwrap()], "{key}");
+                inline += 1;
+            }
+            Some(Reference::Range { offset: o, length: l, .. }) if length >= 3340 => {
+                assert_eq!((o, l), (offset, length), "{key}");
+                ranges += 1;
+            }
+            other => panic!("{key} ({length} bytes): {other:?}"),
+        }
+    }
+    assert!(inline > 0 && ranges > 0, "{inline} inline, {ranges} ranges: the threshold divides nothing");
+}
+
 /// A `.npy` file's shape and little-endian data.
 fn npy(path: &Path) -> (Vec<usize>, Vec<u8>) {
     let bytes = std::fs::read(path).unwrap();

@@ -29,6 +29,9 @@ mod gdal;
 mod geo;
 mod ifd;
 
+use std::ops::Range;
+
+use bytes::Bytes;
 use kerchunk::{ReferenceSet, ReferenceSetBuilder};
 use serde_json::{Map, Value, json};
 
@@ -94,8 +97,35 @@ pub(crate) async fn scan(
         ));
     }
     let structural = gdal::structural(reader, tiff.wide_offsets).await?;
-    let references = build(url, (&levels, main, structural), &mut skipped);
+    let inlined = small_chunks(reader, &levels, options.inline_threshold.unwrap_or(0)).await?;
+    let references = build(url, (&levels, &inlined, main, structural), &mut skipped);
     Ok((references, skipped))
+}
+
+/// A level's chunks held inline: each by its place in the level's table, with its bytes.
+type Inlined = Vec<(usize, Bytes)>;
+
+/// Each level's chunks stored in fewer than `threshold` bytes (kerchunk's
+/// `inline_threshold`), read.
+async fn small_chunks(
+    reader: &mut BlockReader<'_>,
+    levels: &[Image<'_>],
+    threshold: u64,
+) -> Result<Vec<Inlined>, ScanError> {
+    let mut inlined = Vec::with_capacity(levels.len());
+    for level in levels {
+        let (places, ranges): (Vec<usize>, Vec<Range<u64>>) = level
+            .offsets
+            .iter()
+            .zip(level.counts)
+            .enumerate()
+            .filter(|&(_, (&offset, &count))| offset > 0 && count > 0 && count < threshold)
+            .map(|(n, (&offset, &count))| (n, offset..offset + count))
+            .unzip();
+        let bytes = if ranges.is_empty() { Vec::new() } else { reader.read_exact_ranges(&ranges).await? };
+        inlined.push(places.into_iter().zip(bytes).collect());
+    }
+    Ok(inlined)
 }
 
 /// The full-resolution image (the first IFD that is neither reduced nor a
@@ -245,10 +275,11 @@ async fn is_jfif(reader: &mut BlockReader<'_>, ifd: &Ifd, offsets: &[u64], count
 }
 
 /// The references of the images `levels` (the full resolution first), with
-/// the georeferencing and metadata of `main` and GDAL's `structural` metadata.
+/// the chunks `inlined` held inline, the georeferencing and metadata of
+/// `main` and GDAL's `structural` metadata.
 fn build(
     url: &str,
-    (levels, main, structural): (&[Image<'_>], &Ifd, Map<String, Value>),
+    (levels, inlined, main, structural): (&[Image<'_>], &[Inlined], &Ifd, Map<String, Value>),
     skipped: &mut Vec<Skipped>,
 ) -> ReferenceSet {
     let geo = Georeference::read(main);
@@ -264,7 +295,7 @@ fn build(
     let items = main.text(tag::GDAL_METADATA).map(gdal::items).unwrap_or_default();
     root.extend(gdal::dataset_attributes(&items));
     builder.insert_inline(".zattrs", &serde_json::to_vec(&Value::Object(root)).unwrap_or_default());
-    for (n, level) in levels.iter().enumerate() {
+    for (n, (level, inlined)) in levels.iter().zip(inlined).enumerate() {
         let group = if n == 0 { String::new() } else { format!("overview_{n}/") };
         if n > 0 {
             builder.insert_inline(&format!("{group}.zgroup"), br#"{"zarr_format":2}"#);
@@ -279,7 +310,7 @@ fn build(
             attributes.insert("AREA_OR_POINT".into(), json!(if geo.area { "Area" } else { "Point" }));
         }
         attributes.extend(gdal::band_attributes(&items, level.samples));
-        data_array(&mut builder, url, &group, level, &fill, attributes);
+        data_array(&mut builder, (url, &group), (level, inlined), &fill, attributes);
         coordinates(&mut builder, &group, level, geo.as_ref(), transform);
     }
     builder.build()
@@ -287,9 +318,8 @@ fn build(
 
 fn data_array(
     builder: &mut ReferenceSetBuilder,
-    url: &str,
-    group: &str,
-    level: &Image<'_>,
+    (url, group): (&str, &str),
+    (level, inlined): (&Image<'_>, &[(usize, Bytes)]),
     fill: &Value,
     attributes: Map<String, Value>,
 ) {
@@ -301,12 +331,17 @@ fn data_array(
         &zarray(&shape, &chunks, &level.dtype, fill, (&level.pipeline.compressor, &filters)),
     );
     builder.insert_inline(&format!("{path}/.zattrs"), &attributes_json(attributes, &dimensions));
+    let mut inlined = inlined.iter().peekable();
     for (n, (&offset, &count)) in level.offsets.iter().zip(level.counts).enumerate() {
         // A tile never written (GDAL's SPARSE_OK) reads as the fill value, as GDAL reads it.
         if offset == 0 || count == 0 {
             continue;
         }
-        builder.insert_range(&chunk_key(&path, &level.chunk_indices(n as u64)), Some(url), offset, count);
+        let key = chunk_key(&path, &level.chunk_indices(n as u64));
+        match inlined.next_if(|(at, _)| *at == n) {
+            Some((_, bytes)) => builder.insert_inline(&key, bytes),
+            None => builder.insert_range(&key, Some(url), offset, count),
+        }
     }
 }
 

@@ -48,7 +48,8 @@ pub(crate) struct Scan {
     #[arg(long, value_name = "N", default_value_t = CONCURRENT_SCANS, value_parser = at_least_one)]
     jobs: usize,
     /// Hold data of fewer bytes than this in the references (0: none): whole NetCDF-3 arrays,
-    /// HDF5 chunks as stored. Default: kerchunk's, 100 for NetCDF-3 and 500 for HDF5.
+    /// HDF5 chunks and TIFF tiles as stored. Default: kerchunk's, 100 for NetCDF-3, 500 for HDF5
+    /// and none for TIFF.
     #[arg(long, value_name = "BYTES")]
     inline_threshold: Option<u64>,
     /// Fail on an HDF5 array references cannot express (a filter or type zarr lacks) instead of
