@@ -4,10 +4,12 @@
     from zarrs_kerchunk.kerchunk.netCDF3 import NetCDF3ToZarr    # was: from kerchunk.netCDF3 import ...
     from zarrs_kerchunk.kerchunk.combine import MultiZarrToZarr  # was: from kerchunk.combine import ...
     from zarrs_kerchunk.kerchunk.grib2 import scan_grib, grib_tree  # was: from kerchunk.grib2 import ...
+    from zarrs_kerchunk.kerchunk.tiff import tiff_to_zarr           # was: from kerchunk.tiff import ...
 
 Each class takes kerchunk 0.2.10's arguments and its ``translate()`` returns the same
 ``{"version": 1, "refs": {...}}``, made in Rust by scanning the file or combining the sets;
-``scan_grib`` returns kerchunk's list of one such set per message, and ``grib_tree`` their tree. An
+``scan_grib`` returns kerchunk's list of one such set per message, and ``grib_tree`` their tree;
+``tiff_to_zarr`` returns kerchunk's version 0 references. An
 argument that cannot be honoured is refused with an error naming it, never ignored. Where the
 output differs from kerchunk's, the difference is listed in the README with its reason.
 """
@@ -18,7 +20,7 @@ import base64
 import json
 import os
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from .. import _rs
 from ..tools import _one_file, _write_options
@@ -61,18 +63,20 @@ def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, ac
 
 
 def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any],
-          refuse_skipped: bool = False) -> dict:
+          refuse_skipped: bool | Callable[[dict], bool] = False) -> dict:
     """The references of the files at ``urls`` (one file's, or several GRIB files' as one tree),
     as our scan writes them, with each file named as given. With ``refuse_skipped``, anything the
-    scan left out (a GRIB message on another grid than its group's first) is an error naming it."""
+    scan left out (a GRIB message on another grid than its group's first) is an error naming it;
+    given as a function, only what it is true of (an entry of the scan's ``skipped``)."""
     arguments = _one_file(inline_threshold, fail_unsupported)
     write = _write_options(1, False, None, 100_000, "plain", True, access)
     with tempfile.TemporaryDirectory() as folder:
         output = os.path.join(folder, "refs.json")
         report = json.loads(_rs.scan(list(urls), output, arguments, write))
-        if refuse_skipped and report["skipped"]:
-            left = "; ".join(f"{s['file']}: {s['path']}: {s['reason']}" for s in report["skipped"][:3])
-            raise ValueError(f"the scan left out {len(report['skipped'])} of what kerchunk would give: {left}")
+        refused = [s for s in report["skipped"] if refuse_skipped is True or (refuse_skipped and refuse_skipped(s))]
+        if refused:
+            left = "; ".join(f"{s['file']}: {s['path']}: {s['reason']}" for s in refused[:3])
+            raise ValueError(f"the scan left out {len(refused)} of what kerchunk would give: {left}")
         with open(output) as f:
             references = json.load(f)
     given = {url if "://" in url else os.path.abspath(url): url for url in urls}
