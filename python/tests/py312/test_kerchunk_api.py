@@ -94,3 +94,27 @@ def test_out_spec_and_what_cannot_be_honoured() -> None:
         assert SingleHdf5ToZarr(f, url=path, inline_threshold=0).translate()["refs"]["temp/0.0.0"][0] == path
     with pytest.raises(NotImplementedError, match="max_chunk_size=10"):
         NetCDF3ToZarr(_file("netcdf3_classic"), max_chunk_size=10)
+
+
+def test_what_the_scan_leaves_out_is_a_warning_as_error_warn_says() -> None:
+    """`error="warn"` (kerchunk's default) names each dataset left out and why, as kerchunk warns of
+    what it quashes; `"ignore"` leaves them out silently; `"raise"` fails. The datasets are those
+    h5py reads as a compound type and a null dataspace."""
+    import warnings
+
+    import h5py
+
+    path = str(Path(__file__).resolve().parents[3] / "tests" / "scan" / "hdf5" / "earliest.h5")
+    with h5py.File(path) as f:
+        assert f["compound"].dtype.names and f["null"].shape is None
+    with pytest.warns(UserWarning) as warned:
+        refs = SingleHdf5ToZarr(path).translate()["refs"]
+    messages = sorted(str(w.message) for w in warned)
+    assert [m.split(": ")[1] for m in messages] == ["compound is left out", "null is left out"]
+    assert all(m.startswith(f"{path}: ") for m in messages) and "compound type" in messages[0]
+    assert not any(key.startswith(("compound/", "null/")) for key in refs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert SingleHdf5ToZarr(path, error="ignore").translate()["refs"] == refs
+    with pytest.raises(ValueError, match="compound"):
+        SingleHdf5ToZarr(path, error="raise").translate()

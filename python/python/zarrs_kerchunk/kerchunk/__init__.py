@@ -20,6 +20,7 @@ import base64
 import json
 import os
 import tempfile
+import warnings
 from typing import Any, Callable
 
 from .. import _rs
@@ -56,18 +57,21 @@ def _access(storage_options: dict[str, Any] | None, argument: str = "storage_opt
     return {"storage_options": options, "anonymous": anonymous}
 
 
-def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any]) -> dict:
+def _scan_one(url: str, inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any],
+              warn_skipped: bool = True) -> dict:
     """The references of the one file at ``url``, as our scan writes them, with the file named
-    as ``url`` names it (kerchunk writes the URL it was given)."""
-    return _scan([url], inline_threshold, fail_unsupported, access)
+    as ``url`` names it (kerchunk writes the URL it was given); what the scan left out is a
+    warning each (kerchunk's ``error="warn"``) if ``warn_skipped``."""
+    return _scan([url], inline_threshold, fail_unsupported, access, warn_skipped=warn_skipped)
 
 
 def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool, access: dict[str, Any],
-          refuse_skipped: bool | Callable[[dict], bool] = False) -> dict:
+          refuse_skipped: bool | Callable[[dict], bool] = False, warn_skipped: bool = False) -> dict:
     """The references of the files at ``urls`` (one file's, or several GRIB files' as one tree),
     as our scan writes them, with each file named as given. With ``refuse_skipped``, anything the
     scan left out (a GRIB message on another grid than its group's first) is an error naming it;
-    given as a function, only what it is true of (an entry of the scan's ``skipped``)."""
+    given as a function, only what it is true of (an entry of the scan's ``skipped``). With
+    ``warn_skipped``, what is left out and not refused is a ``UserWarning`` each."""
     arguments = _one_file(inline_threshold, fail_unsupported)
     write = _write_options(1, False, None, 100_000, "plain", True, access)
     with tempfile.TemporaryDirectory() as folder:
@@ -77,6 +81,8 @@ def _scan(urls: list[str], inline_threshold: int | None, fail_unsupported: bool,
         if refused:
             left = "; ".join(f"{s['file']}: {s['path']}: {s['reason']}" for s in refused[:3])
             raise ValueError(f"the scan left out {len(refused)} of what kerchunk would give: {left}")
+        for skipped in report["skipped"] if warn_skipped else []:
+            warnings.warn(f"{skipped['file']}: {skipped['path']} is left out: {skipped['reason']}", stacklevel=4)
         with open(output) as f:
             references = json.load(f)
     given = {url if "://" in url else os.path.abspath(url): url for url in urls}

@@ -15,7 +15,8 @@ class SingleHdf5ToZarr:
     files. ``h5f`` is a path or URL, or an open file (or h5py object) with its ``url``; the scan
     reads the file itself, with ``storage_options`` (fsspec's ``anon``, s3fs's ``key``,
     ``secret``, ``token`` and ``client_kwargs``, or object_store's keys). ``error="raise"``
-    fails on an array references cannot express; ``"warn"`` and ``"ignore"`` leave it out.
+    fails on an array references cannot express; ``"warn"`` leaves it out with a ``UserWarning``
+    naming it and why, ``"ignore"`` silently.
     ``spec=0`` returns the references without the version wrapper. ``vlen_encode`` other than
     ``"embed"`` and ``unsupported_inline_threshold`` are refused."""
 
@@ -50,6 +51,6 @@ class SingleHdf5ToZarr:
         """The file's references: ``{"version": 1, "refs": {...}}`` (``spec=1``)."""
         if preserve_linked_dsets:
             raise NotImplementedError("preserve_linked_dsets: linked datasets are not kept")
-        references = _scan_one(self.url, self.inline, self.error == "raise", self._access)
+        references = _scan_one(self.url, self.inline, self.error == "raise", self._access, self.error == "warn")
         self.store_dict.update(references["refs"])
         return self.store_dict if self.spec == 0 else {"version": 1, "refs": self.store_dict}
