@@ -17,10 +17,14 @@ pass of each (the page cache warm); the median wall time is printed.
   `scan_grib(GRIB)` (kerchunk's opens every message with eccodes and cfgrib);
 - `grib_tree`: `grib_tree(scan_grib(GRIB))`.
 
+- `tiff_to_zarr`: `tiff_to_zarr(path)` on every TIFF and COG of `tests/codecs/tiff` and
+  `tests/scan/tiff` (62 files, one after another);
+- `tiff_to_zarr` of a COG (given COG, `benches/scan/make_cog.py`'s 10 000 x 10 000 COG).
+
 Needs VirtualiZarr 2.8, kerchunk 0.2.10 (with cfgrib for the GRIB workloads) and the package built
 with --release (Python 3.12).
 
-    python benches/virtualizarr/parsers.py FOLDER [ROUNDS [WORKLOADS [GRIB]]]   (WORKLOADS: "0,3", by number)
+    python benches/virtualizarr/parsers.py FOLDER [ROUNDS [WORKLOADS [GRIB [COG]]]]   (WORKLOADS: "0,3", by number)
 """
 
 import statistics
@@ -32,9 +36,11 @@ warnings.simplefilter("ignore")
 
 import copy
 import json
+from pathlib import Path
 
 import kerchunk.combine
 import kerchunk.hdf
+import kerchunk.tiff
 from obspec_utils.registry import ObjectStoreRegistry
 from obstore.store import LocalStore
 from virtualizarr import open_virtual_mfdataset
@@ -43,6 +49,7 @@ from virtualizarr.parsers import HDFParser as TheirHDFParser
 import zarrs_kerchunk.kerchunk.combine
 import zarrs_kerchunk.kerchunk.grib2
 import zarrs_kerchunk.kerchunk.hdf
+import zarrs_kerchunk.kerchunk.tiff
 from zarrs_kerchunk.virtualizarr import HDFParser as OurHDFParser
 
 folder = sys.argv[1].rstrip("/")
@@ -102,6 +109,18 @@ def grib_tree(module):
     return module.grib_tree(module.scan_grib(grib))
 
 
+repository = Path(__file__).resolve().parents[2]
+tiffs = sorted(str(p) for d in ("tests/codecs/tiff", "tests/scan/tiff") for p in (repository / d).rglob("*.tif"))
+
+
+def tiff_to_zarr(module):
+    for path in tiffs:
+        module.tiff_to_zarr(path)
+
+
+cog = sys.argv[5] if len(sys.argv) > 5 else None
+
+
 # (name, theirs, ours, peer, setup): each run is given what setup made for it, untimed.
 workloads = [
     ("parse 100 files", lambda _: parse(TheirHDFParser), lambda _: parse(OurHDFParser), "VirtualiZarr's HDFParser",
@@ -116,9 +135,13 @@ workloads = [
      "kerchunk 0.2.10", nothing),
     ("scan_grib + grib_tree, 120 messages", lambda _: grib_tree(kerchunk_grib2()),
      lambda _: grib_tree(zarrs_kerchunk.kerchunk.grib2), "kerchunk 0.2.10", nothing),
+    (f"tiff_to_zarr, {len(tiffs)} files", lambda _: tiff_to_zarr(kerchunk.tiff),
+     lambda _: tiff_to_zarr(zarrs_kerchunk.kerchunk.tiff), "kerchunk 0.2.10 (tifffile 2026.11.8)", nothing),
+    ("tiff_to_zarr, a 10 000 x 10 000 COG", lambda _: kerchunk.tiff.tiff_to_zarr(cog),
+     lambda _: zarrs_kerchunk.kerchunk.tiff.tiff_to_zarr(cog), "kerchunk 0.2.10 (tifffile 2026.11.8)", nothing),
 ]
 only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
-workloads = [w for n, w in enumerate(workloads) if (only is None or str(n) in only) and (n < 4 or grib)]
+workloads = [w for n, w in enumerate(workloads) if (only is None or str(n) in only) and (n not in (4, 5) or grib) and (n != 7 or cog)]
 for name, theirs, ours, peer, setup in workloads:
     times = {"theirs": [], "ours": []}
     theirs(setup()), ours(setup())  # warm-up

@@ -103,13 +103,17 @@ def _tifffile_layout(scanned: dict[str, Any], url: str) -> dict[str, Any]:
             out[f"{n}/.zarray"] = json.dumps(zarray)
             out[f"{n}/.zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": level_names})
         prefixes = [f"{n}/" for n in range(len(arrays))]
-    for prefix, path, (_, _, keep, _) in zip(prefixes, levels, arrays, strict=True):
-        start = f"{path}/"
-        for key, value in scanned.items():
-            if key.startswith(start) and not key.rsplit("/", 1)[1].startswith(".z"):
-                indices = key[len(start):].split(".")
-                chunk = ".".join(i for i, kept in zip(indices, keep, strict=True) if kept)
-                out[prefix + chunk] = [url, *value[1:]] if isinstance(value, list) else value
+    # Each level's chunks, by the folder of their keys: the prefix tifffile gives them, and
+    # which of our indices it keeps.
+    levels_of = {path: (prefix, keep) for path, prefix, (_, _, keep, _) in zip(levels, prefixes, arrays, strict=True)}
+    for key, value in scanned.items():
+        path, _, name = key.rpartition("/")
+        level = levels_of.get(path)
+        if level is None or name.startswith(".z"):
+            continue
+        prefix, keep = level
+        chunk = ".".join(i for i, kept in zip(name.split("."), keep, strict=True) if kept)
+        out[prefix + chunk] = [url, *value[1:]] if isinstance(value, list) else value
     return out
 
 
