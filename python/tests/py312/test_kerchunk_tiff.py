@@ -148,7 +148,8 @@ def test_a_pyramid_without_geokeys_is_scaled_by_its_sizes(tmp_path) -> None:
     theirs = kerchunk.tiff.tiff_to_zarr(str(path))
     sizes = [json.loads(theirs[f"{n}/.zarray"])["shape"] for n in range(3)]
     scales = [d["coordinateTransformations"][0]["scale"] for d in json.loads(ours[".zattrs"])["multiscales"][0]["datasets"]]
-    assert scales == [[a / b for a, b in zip(sizes[0], size)] for size in sizes] == [[1.0, 1.0], [2.0, 2.0], [4.0, 4.0]]
+    by_size = [[a / b for a, b in zip(sizes[0], size, strict=True)] for size in sizes]
+    assert scales == by_size == [[1.0, 1.0], [2.0, 2.0], [4.0, 4.0]]
     theirs_scales = [d["coordinateTransformations"][0]["scale"]
                      for d in json.loads(theirs[".zattrs"])["multiscales"][0]["datasets"]]
     assert theirs_scales == [[1.0, 1.0]] * 3
