@@ -85,10 +85,13 @@ def _tifffile_layout(scanned: dict[str, Any], url: str) -> dict[str, Any]:
     arrays = [_level(scanned, path) for path in levels]
     root = json.loads(scanned[".zattrs"])
     root.pop("multiscales", None)
-    root.update(_band_items(json.loads(scanned["band_data/.zattrs"])))
+    # GDAL's band items, which our scan gives the data array: one value where the bands agree,
+    # else one per band (kerchunk keeps the last band's).
+    root.update((name, value) for name, value in json.loads(scanned["band_data/.zattrs"]).items()
+                if name not in _OURS)
     out: dict[str, Any] = {}
     if len(arrays) == 1:
-        zarray, names, _, _ = arrays[0]
+        zarray, names, _ = arrays[0]
         out[".zarray"] = json.dumps(zarray)
         out[".zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": names, **root})
         prefixes = [""]
@@ -96,8 +99,8 @@ def _tifffile_layout(scanned: dict[str, Any], url: str) -> dict[str, Any]:
         _check_pyramid(arrays)
         out[".zgroup"] = json.dumps({"zarr_format": 2})
         out[".zattrs"] = json.dumps({"multiscales": _multiscales(arrays, root), **root})
-        for n, (zarray, names, _, _) in enumerate(arrays):
-            base = arrays[0][0]["shape"]
+        base = arrays[0][0]["shape"]
+        for n, (zarray, names, _) in enumerate(arrays):
             level_names = [name if size == base_size or n == 0 else f"{name}{n}"
                            for name, size, base_size in zip(names, zarray["shape"], base, strict=True)]
             out[f"{n}/.zarray"] = json.dumps(zarray)
@@ -105,7 +108,7 @@ def _tifffile_layout(scanned: dict[str, Any], url: str) -> dict[str, Any]:
         prefixes = [f"{n}/" for n in range(len(arrays))]
     # Each level's chunks, by the folder of their keys: the prefix tifffile gives them, and
     # which of our indices it keeps.
-    levels_of = {path: (prefix, keep) for path, prefix, (_, _, keep, _) in zip(levels, prefixes, arrays, strict=True)}
+    levels_of = {path: (prefix, keep) for path, prefix, (_, _, keep) in zip(levels, prefixes, arrays, strict=True)}
     for key, value in scanned.items():
         path, _, name = key.rpartition("/")
         level = levels_of.get(path)
@@ -117,12 +120,11 @@ def _tifffile_layout(scanned: dict[str, Any], url: str) -> dict[str, Any]:
     return out
 
 
-def _level(scanned: dict[str, Any], path: str) -> tuple[dict, list[str], list[bool], dict]:
-    """One level's ``.zarray`` as tifffile writes it, its axes' names, which of our axes it
-    keeps (not a band axis of one band: tifffile has no ``S`` then), and our attributes."""
+def _level(scanned: dict[str, Any], path: str) -> tuple[dict, list[str], list[bool]]:
+    """One level's ``.zarray`` as tifffile writes it, its axes' names, and which of our axes it
+    keeps (not a band axis of one band: tifffile has no ``S`` then)."""
     zarray = json.loads(scanned[f"{path}/.zarray"])
-    attributes = json.loads(scanned[f"{path}/.zattrs"])
-    ours = attributes["_ARRAY_DIMENSIONS"]
+    ours = json.loads(scanned[f"{path}/.zattrs"])["_ARRAY_DIMENSIONS"]
     keep = [not (name == "band" and size == 1) for name, size in zip(ours, zarray["shape"], strict=True)]
 
     def kept(values: list) -> list:
@@ -139,23 +141,17 @@ def _level(scanned: dict[str, Any], path: str) -> tuple[dict, list[str], list[bo
         fill = 0.0 if zarray["dtype"][1] == "f" else 0
     tifffile = {"chunks": chunks, "compressor": zarray["compressor"], "dtype": zarray["dtype"],
                 "fill_value": fill, "filters": filters, "order": "C", "shape": shape, "zarr_format": 2}
-    return tifffile, kept([_AXES[name] for name in ours]), keep, attributes
+    return tifffile, kept([_AXES[name] for name in ours]), keep
 
 
-def _band_items(attributes: dict[str, Any]) -> dict[str, Any]:
-    """GDAL's band items (those our scan gives the data array): one value where the bands agree,
-    else one per band (kerchunk keeps the last band's)."""
-    return {name: value for name, value in attributes.items() if name not in _OURS}
-
-
-def _check_pyramid(arrays: list[tuple[dict, list[str], list[bool], dict]]) -> None:
+def _check_pyramid(arrays: list[tuple[dict, list[str], list[bool]]]) -> None:
     """Refuse a pyramid tifffile would not make of these levels: each must be one step of one
     factor (2, 3 or 4, found at the first overview) below the one before it, in ``Y`` and ``X``
     (rounded down or up), and alike in all else (its ``pyramidize_series``); tifffile makes the
     others series of their own, which kerchunk leaves out."""
     factor = None
     for n in range(1, len(arrays)):
-        (above, names, _, _), (level, _, _, _) = arrays[n - 1], arrays[n]
+        (above, names, _), (level, _, _) = arrays[n - 1], arrays[n]
 
         def one_step(p: int) -> bool:
             return above["dtype"] == level["dtype"] and all(
@@ -169,7 +165,7 @@ def _check_pyramid(arrays: list[tuple[dict, list[str], list[bool], dict]]) -> No
                 "throughout: tifffile would not make it a level of the pyramid kerchunk writes")
 
 
-def _multiscales(arrays: list[tuple[dict, list[str], list[bool], dict]], root: dict[str, Any]) -> list[dict]:
+def _multiscales(arrays: list[tuple[dict, list[str], list[bool]]], root: dict[str, Any]) -> list[dict]:
     """tifffile's OME-NGFF 0.4 ``multiscales`` of a pyramid: each level's scale and the first
     level's corner, from the GeoTIFF's pixel size and first tiepoint (or its transformation) as
     tifffile derives them; without GeoKeys, each level's size relative to the first (tifffile
@@ -185,7 +181,7 @@ def _multiscales(arrays: list[tuple[dict, list[str], list[bool], dict]], root: d
     # tifffile gives an axis coordinates where the image is more than one pixel across it.
     mapped = {name for name, size in zip(names, base, strict=True) if pixel and name in "XY" and size > 1}
     datasets = []
-    for n, (zarray, _, _, _) in enumerate(arrays):
+    for n, (zarray, _, _) in enumerate(arrays):
         scale = [float(pixel[name] * base_size / size if name in mapped else base_size / size)
                  for name, size, base_size in zip(names, zarray["shape"], base, strict=True)]
         transforms: list[dict[str, Any]] = [{"type": "scale", "scale": scale}]
