@@ -86,10 +86,6 @@ fn scan(
     let registry = options.registry()?;
     let (scan_options, combining) = arguments.prepared()?;
     let report = py.detach(|| -> Result<serde_json::Value, Error> {
-        // One file at a time runs on the package's runtime, as `scan_manifests` does: a small
-        // file's scan costs as much again on a runtime made for the call. More jobs get their own.
-        let handle = runtime::handle();
-        let _entered = (arguments.jobs <= 1).then(|| handle.enter());
         let expanded = without_named_sidecars(expand_all(&files, &registry)?, arguments.sidecars()?);
         let streamable = streamable(combining.as_ref(), expanded.len()).filter(|_| arguments.subchunk.is_empty());
         if let Some(concat) = streamable.filter(|_| arguments.append_to.is_none()) {

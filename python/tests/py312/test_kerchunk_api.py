@@ -118,3 +118,28 @@ def test_what_the_scan_leaves_out_is_a_warning_as_error_warn_says() -> None:
         assert SingleHdf5ToZarr(path, error="ignore").translate()["refs"] == refs
     with pytest.raises(ValueError, match="compound"):
         SingleHdf5ToZarr(path, error="raise").translate()
+
+
+def test_a_pool_forked_after_scanning_scans_too() -> None:
+    """kerchunk's users scan a file, then a pool of forked workers scans the rest: a scan through
+    the kerchunk API must not start the package's I/O runtime, which a forked child cannot use.
+    Run in a fresh interpreter: other tests here start that runtime in this one."""
+    import subprocess
+    import sys
+
+    script = f"""
+import multiprocessing
+from zarrs_kerchunk.kerchunk.hdf import SingleHdf5ToZarr
+from zarrs_kerchunk.kerchunk.tiff import tiff_to_zarr
+path = {_file("nc4_deflate_shuffle")!r}
+tiff = {str(Path(__file__).resolve().parents[3] / "tests" / "scan" / "tiff" / "cog_utm.tif")!r}
+first = SingleHdf5ToZarr(path).translate()["refs"]
+tiff_to_zarr(tiff)
+def work(_):
+    return SingleHdf5ToZarr(path).translate()["refs"] == first
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(pool.map(work, range(2)))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[True, True]", done.stderr
