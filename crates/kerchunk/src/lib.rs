@@ -62,6 +62,6 @@ pub use model::{
     ReferenceSource, Walk,
 };
 pub use parse::{Limits, MalformedReferences, ParseOptions};
-pub use write::{JsonVersion, JsonWriteOptions, JsonWriter, Progress, SharedUrls};
+pub use write::{JsonVersion, JsonWriteOptions, JsonWriter, Progress, SharedUrls, inline_json_string};
 #[cfg(feature = "parquet")]
 pub use write::{ParquetWriteOptions, PathEncoding};

@@ -211,6 +211,27 @@ fn is_plain_text(text: &str) -> bool {
     text.is_ascii() && !text.starts_with("base64:")
 }
 
+/// Inline `bytes` as the string a kerchunk JSON document holds for them, as [`JsonWriter`]
+/// writes it (and kerchunk's `consolidate`): ASCII text as itself, anything else (and text that
+/// would read as base64) as `base64:` and its standard base64. For those who hand references on
+/// as values rather than as a document (a Python dict of `refs`).
+///
+/// ```
+/// assert_eq!(kerchunk::inline_json_string(br#"{"zarr_format":2}"#), r#"{"zarr_format":2}"#);
+/// assert_eq!(kerchunk::inline_json_string(&[0, 255]), "base64:AP8=");
+/// ```
+#[must_use]
+pub fn inline_json_string(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if is_plain_text(text) => std::borrow::Cow::Borrowed(text),
+        _ => {
+            let mut text = String::from("base64:");
+            base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut text);
+            std::borrow::Cow::Owned(text)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ pub(crate) mod parquet;
 use std::io::Write;
 use std::sync::Arc;
 
-pub use json::JsonWriter;
+pub use json::{JsonWriter, inline_json_string};
 
 use crate::error::WriteError;
 use crate::model::{Reference, ReferenceSet};

@@ -280,6 +280,32 @@ impl ReferenceSet {
     }
 }
 
+impl ReferenceSetBuilder {
+    /// Set `key` to `value`, a reference as a version 1 document without templates holds it
+    /// under `refs`, read exactly as the document's parser reads it: a string (inline text, or
+    /// `base64:` and its bytes), an object (its JSON text), `[url]` or `[url, offset, length]`.
+    /// For references that arrive as values, not as a document (a Python dict of `refs`).
+    ///
+    /// ```
+    /// use kerchunk::{Reference, ReferenceSetBuilder};
+    /// let mut builder = ReferenceSetBuilder::new();
+    /// builder.insert_json("x/0", &serde_json::json!(["s3://bucket/file.nc", 100, 8]))?;
+    /// builder.insert_json("x/1", &serde_json::json!("base64:AP8="))?;
+    /// let set = builder.build();
+    /// assert_eq!(set.get("x/0"), Some(Reference::Range { url: Some("s3://bucket/file.nc"), offset: 100, length: 8 }));
+    /// assert_eq!(set.get("x/1"), Some(Reference::Inline(&[0, 255])));
+    /// # Ok::<(), kerchunk::ParseError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// None with the builder's default policy, which keeps a malformed reference as
+    /// [`Reference::Malformed`](crate::Reference::Malformed) (its reads fail); with
+    /// [`MalformedReferences::Refuse`], [`ParseError::InvalidReference`] naming `key`.
+    pub fn insert_json(&mut self, key: &str, value: &Json) -> Result<(), ParseError> {
+        insert_value(self, key, value, None)
+    }
+}
+
 pub(crate) fn insert_value(
     builder: &mut ReferenceSetBuilder,
     key: &str,
@@ -302,8 +328,8 @@ pub(crate) fn insert_value(
             let url = match items.first() {
                 Some(Json::Null) => None,
                 Some(Json::String(url)) => Some(match templates {
-                    Some(t) if url.contains("{{") => t.render(url, &format!("key {key:?}"))?,
-                    _ => url.clone(),
+                    Some(t) if url.contains("{{") => std::borrow::Cow::Owned(t.render(url, &format!("key {key:?}"))?),
+                    _ => std::borrow::Cow::Borrowed(url.as_str()),
                 }),
                 Some(other) => {
                     return malformed(builder, key, format!("the URL must be a string or null, found {other}"));
