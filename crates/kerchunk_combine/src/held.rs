@@ -18,8 +18,10 @@ use kerchunk::{OwnedReference, Reference, ReferenceSet};
 pub(super) trait Keyed {
     /// The reference of `key`, if there is one.
     fn reference(&self, key: &str) -> Option<Reference<'_>>;
-    /// Every key with its reference, in no particular order.
-    fn entries(&self) -> Box<dyn Iterator<Item = (Cow<'_, str>, Reference<'_>)> + '_>;
+    /// Every key that no chunk table holds, its metadata keys among them, in no particular
+    /// order (perhaps some chunk keys too): the keys to look through for arrays, without
+    /// building a key for each chunk.
+    fn untabled_keys(&self) -> Box<dyn Iterator<Item = Cow<'_, str>> + '_>;
 }
 
 impl Keyed for ReferenceSet {
@@ -27,8 +29,8 @@ impl Keyed for ReferenceSet {
         self.get(key)
     }
 
-    fn entries(&self) -> Box<dyn Iterator<Item = (Cow<'_, str>, Reference<'_>)> + '_> {
-        Box::new(self.iter())
+    fn untabled_keys(&self) -> Box<dyn Iterator<Item = Cow<'_, str>> + '_> {
+        Box::new(self.loose().map(|(key, _)| Cow::Borrowed(key)))
     }
 }
 
@@ -113,8 +115,17 @@ impl Keyed for FileReferences {
         self.get(key)
     }
 
-    fn entries(&self) -> Box<dyn Iterator<Item = (Cow<'_, str>, Reference<'_>)> + '_> {
-        self.iter()
+    fn untabled_keys(&self) -> Box<dyn Iterator<Item = Cow<'_, str>> + '_> {
+        match self {
+            Self::Whole(set) => set.untabled_keys(),
+            Self::Alike { like, changed, removed } => {
+                let own = changed.iter().map(|(key, _)| Cow::Borrowed(key.as_ref()));
+                let shared = like.loose().map(|(key, _)| key).filter(move |key| {
+                    changed.binary_search_by(|(k, _)| k.as_ref().cmp(key)).is_err() && !holds(removed, key)
+                });
+                Box::new(own.chain(shared.map(Cow::Borrowed)))
+            }
+        }
     }
 }
 

@@ -674,7 +674,7 @@ fn differing_field(ours: &Value, theirs: &Value) -> Option<&'static str> {
 /// root), sorted.
 fn array_paths(set: &(impl Keyed + ?Sized)) -> Vec<String> {
     let mut paths: Vec<String> =
-        set.entries().filter_map(|(key, _)| key.strip_suffix("/.zarray").map(str::to_owned)).collect();
+        set.untabled_keys().filter_map(|key| key.strip_suffix("/.zarray").map(str::to_owned)).collect();
     paths.sort_unstable();
     paths
 }
@@ -695,7 +695,13 @@ fn attributes(set: &(impl Keyed + ?Sized), path: &str) -> Option<Value> {
 
 /// The axis of `dimension` in the array at `path`, from its `_ARRAY_DIMENSIONS`.
 fn axis(set: &(impl Keyed + ?Sized), path: &str, dimension: &str) -> Option<usize> {
-    attributes(set, path)?["_ARRAY_DIMENSIONS"].as_array()?.iter().position(|d| d == dimension)
+    // Asked of every array of every file, often several times: only the dimensions are built
+    // (as `attributes` reads them: the object's last member of that name).
+    let Reference::Inline(text) = set.reference(&format!("{path}/.zattrs"))? else { return None };
+    let members: std::collections::BTreeMap<std::borrow::Cow<'_, str>, &serde_json::value::RawValue> =
+        serde_json::from_slice(text).ok()?;
+    let dimensions: Value = serde_json::from_str(members.get("_ARRAY_DIMENSIONS")?.get()).ok()?;
+    dimensions.as_array()?.iter().position(|d| d == dimension)
 }
 
 /// The key of the chunk at `index` along the first of `ndim` dimensions.
