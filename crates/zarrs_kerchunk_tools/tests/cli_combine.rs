@@ -87,6 +87,32 @@ fn combine_without_a_dimension_or_a_set_is_an_error() {
     assert!(stderr.contains(&format!("{not_a_set}: cannot open it")), "{stderr}");
 }
 
+/// A set holding a reference no document can hold (`[url, offset]`) is refused when combined or
+/// merged, naming the set and its own key: combined, the key would be renumbered, and the output
+/// could not be written.
+#[test]
+fn a_malformed_reference_is_refused_naming_the_set_and_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut set: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file("refsets_1.range.json")).unwrap()).unwrap();
+    let refs = set["refs"].as_object_mut().unwrap();
+    let key = refs.keys().find(|key| key.starts_with("t/") && refs[*key].is_array()).unwrap().clone();
+    refs[&key].as_array_mut().unwrap().truncate(2);
+    let malformed = dir.path().join("malformed.json");
+    std::fs::write(&malformed, set.to_string()).unwrap();
+    let (first, malformed) = (file("refsets_0.range.json"), malformed.to_str().unwrap().to_owned());
+    let out = dir.path().join("out.json");
+    for how in [&["--concat", "time"][..], &["--merge"]] {
+        let mut args = vec!["combine", &first, &malformed, "-o", out.to_str().unwrap()];
+        args.extend(how);
+        let (code, _, stderr) = run(&args);
+        assert_one_line_error(code, &stderr);
+        let expected = format!("{malformed}: key \"{key}\" has a malformed reference: a reference array has 1 element");
+        assert!(stderr.contains(&expected), "{how:?}: {expected}\n{stderr}");
+        assert!(!out.exists());
+    }
+}
+
 /// Sets of every kind `convert` writes combine alike: parquet roots (beside copies of the files
 /// their relative URLs name) and icechunk repositories, read as `open_mfdataset` reads the files.
 #[test]

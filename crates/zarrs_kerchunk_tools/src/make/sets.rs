@@ -239,10 +239,19 @@ fn for_each_in_order<T: Send>(
 /// The set `store` reads: as the store holds it in memory (JSON), else read whole (a parquet
 /// root, an icechunk repository).
 fn held<'a>(name: &str, store: &'a ReferenceStore) -> Result<Held<'a>, MakeError> {
-    match store.references() {
-        Some(set) => Ok(Held::InStore(set)),
-        None => load_references(store.source().as_ref(), name).map(Held::Read),
+    let set = match store.references() {
+        Some(set) => Held::InStore(set),
+        None => load_references(store.source().as_ref(), name).map(Held::Read)?,
+    };
+    // Refused here, where the set and its own key can be named: combined, the key is renumbered,
+    // and no output can hold the reference.
+    if let Some((key, reason)) = set.malformed().next() {
+        return Err(MakeError::Input {
+            location: name.to_owned(),
+            reason: format!("key {key:?} has a malformed reference: {reason}"),
+        });
     }
+    Ok(set)
 }
 
 /// A set as [`held`] gives it.
@@ -357,10 +366,16 @@ fn rebased(
     output: &str,
     kept: impl Fn(&str) -> bool,
 ) -> Result<ReferenceSetBuilder, MakeError> {
-    let mut named: HashMap<Option<String>, String> = HashMap::new();
-    let mut rename = |url: Option<&str>| -> Result<String, MakeError> {
-        if let Some(done) = named.get(&url.map(str::to_owned)) {
-            return Ok(done.clone());
+    // Each URL as written (and a null one) is named once: a set names few files, many times.
+    let mut named: HashMap<String, Arc<str>> = HashMap::new();
+    let mut null_named: Option<Arc<str>> = None;
+    let mut rename = |url: Option<&str>| -> Result<Arc<str>, MakeError> {
+        let done = match url {
+            Some(url) => named.get(url),
+            None => null_named.as_ref(),
+        };
+        if let Some(done) = done {
+            return Ok(Arc::clone(done));
         }
         let failed = |reason: String| MakeError::Input {
             location: name.to_owned(),
@@ -374,16 +389,20 @@ fn rebased(
             }
             _ => target.url().to_owned(),
         };
-        named.insert(url.map(str::to_owned), resolved.clone());
+        let resolved: Arc<str> = resolved.into();
+        match url {
+            Some(url) => named.insert(url.to_owned(), Arc::clone(&resolved)),
+            None => null_named.replace(Arc::clone(&resolved)),
+        };
         Ok(resolved)
     };
     let mut builder = ReferenceSetBuilder::new();
     for (key, reference) in set.iter().filter(|(key, _)| kept(key)) {
         match reference {
             Reference::Range { url, offset, length } => {
-                builder.insert_range(&key, Some(&rename(url)?), offset, length);
+                builder.insert_range(&key, Some(&*rename(url)?), offset, length);
             }
-            Reference::Whole { url } => builder.insert_whole(&key, Some(&rename(url)?)),
+            Reference::Whole { url } => builder.insert_whole(&key, Some(&*rename(url)?)),
             other => builder.insert_reference(&key, other),
         }
     }
