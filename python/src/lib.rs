@@ -6,10 +6,12 @@
 mod array;
 mod codecs;
 mod combine;
+mod documents;
 mod errors;
 mod manifests;
 mod options;
 mod packed;
+mod refs_dict;
 mod runtime;
 mod scan;
 mod shares;

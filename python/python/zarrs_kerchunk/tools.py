@@ -381,6 +381,33 @@ def combine(
     return json.loads(_rs.combine([os.fspath(r) for r in refs], os.fspath(output), arguments, write))
 
 
+def _combined_references(
+    sets: list[tuple[str, dict[str, Any] | None]],
+    base: str,
+    output: str,
+    *,
+    concat: list[str],
+    coords: dict[str, str],
+    identical: list[str] | None,
+    inline_below: int,
+    not_inlined: list[str],
+    storage_options: dict[str, str],
+    anonymous: bool,
+) -> dict[str, Any]:
+    """:func:`combine`'s concatenation for kerchunk's ``MultiZarrToZarr``, kept in memory: ``sets``
+    are ``(location, None)``, or ``(name, references)`` (a dict) whose relative URLs
+    resolve against ``base``; the result names its targets as references written to ``output``
+    would, and is returned as kerchunk's ``refs`` dict, its ranges shorter than ``inline_below``
+    bytes held inline but for coordinates and ``not_inlined``."""
+    write = _write_options(1, False, None, 100_000, "auto", True,
+                           {"storage_options": storage_options, "anonymous": anonymous})
+    arguments = _combining(concat, coords, None, None, _combine_memory(None, None), False, identical, None, False)
+    arguments |= {"jobs": 1, "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
+                  "grib_levels_from_inventory": True, "dmrpp": "never", "subchunk": []}
+    refs, _ = _rs.combine_references(sets, base, output, arguments, write, inline_below, not_inlined)
+    return refs
+
+
 def _combining(
     concat: str | list[str] | None,
     coords: dict[str, str] | None,

@@ -230,3 +230,42 @@ def test_relative_targets_of_given_dicts_are_read_from_the_working_folder(monkey
         else:
             assert reference_value(ours["refs"][key]) == reference_value(value), key
     assert ranges >= 6
+
+
+def test_sets_in_every_form_a_document_takes_give_kerchunks_references() -> None:
+    """Sets given with templates, with tuples for lists, with a `.zgroup` as an object or as
+    version 0 are read as their JSON text is (the plain ones are read without it): what kerchunk
+    gives for the plain sets."""
+    singles = _singles(_paths("mixed_units"))
+    assert len(singles) >= 3
+    kwargs = {"concat_dims": ["time"], "coo_map": {"time": "cf:time"}}
+    theirs = kerchunk.combine.MultiZarrToZarr(json.loads(json.dumps(singles)), **kwargs).translate()
+    templated, tupled, objects = json.loads(json.dumps(singles[:3]))
+    url = next(value[0] for value in templated["refs"].values() if isinstance(value, list))
+    templated["templates"] = {"u": url}
+    templated["refs"] = {key: ["{{u}}", *value[1:]] if isinstance(value, list) and value[0] == url else value
+                         for key, value in templated["refs"].items()}
+    tupled["refs"] = {key: tuple(value) if isinstance(value, list) else value for key, value in tupled["refs"].items()}
+    objects["refs"][".zgroup"] = json.loads(objects["refs"][".zgroup"])
+    given = [templated, tupled, objects] + [single["refs"] for single in json.loads(json.dumps(singles[3:]))]
+    ours = MultiZarrToZarr(given, **kwargs).translate()
+    assert _differing(ours, theirs) == set()
+
+
+def test_a_malformed_reference_is_refused_naming_the_set_and_its_key(tmp_path) -> None:
+    """A chunk reference of two elements, in a dict read directly, in one read as its JSON text
+    (it has templates), and in a JSON file: refused naming the set and its own key (not the key
+    combining would give it)."""
+    singles = _singles(_paths("noleap"))
+    key = next(key for key, value in singles[1]["refs"].items() if key.startswith("t/") and isinstance(value, list))
+    singles[1]["refs"][key] = singles[1]["refs"][key][:2]
+    templated = [dict(single, templates={"unused": "file.nc"}) for single in singles]
+    files = [tmp_path / f"{n}.json" for n in range(len(singles))]
+    for file, single in zip(files, singles, strict=True):
+        file.write_text(json.dumps(single))
+    for given, name in ((singles, "path[1]"), (templated, "path[1]"), ([str(f) for f in files], str(files[1]))):
+        with pytest.raises(errors.InvalidReferencesError) as raised:
+            MultiZarrToZarr(given, concat_dims=["time"], coo_map={"time": "cf:time"}).translate()
+        message = str(raised.value)
+        assert name in message and f'key "{key}" has a malformed reference' in message, message
+        assert "[url, offset, length], not 2" in message, message

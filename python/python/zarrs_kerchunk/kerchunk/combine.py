@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tools import combine
+from ..tools import _combined_references
 from . import _access, _bytes, _inline
 
 __all__ = ["MultiZarrToZarr"]
@@ -93,6 +93,9 @@ class MultiZarrToZarr:
         self.inline = inline_threshold
         self.preprocess = preprocess
         self.postprocess = postprocess
+        # kerchunk's consolidate turns what `out` or postprocess hold as bytes into text; what
+        # is made here is text already.
+        self._consolidated = out is None and postprocess is None
         self.out = out if out is not None else {}
 
     @classmethod
@@ -104,32 +107,31 @@ class MultiZarrToZarr:
     def translate(self, filename: str | None = None, storage_options: dict[str, Any] | None = None) -> dict:
         """The combined references, ``{"version": 1, "refs": {...}}``; also written to
         ``filename`` (as JSON) if given, with fsspec and ``storage_options`` where it is a URL."""
+        # The folder names where the result would be written, so that its targets are named
+        # absolute (nothing lies in it); nothing is written there.
         with tempfile.TemporaryDirectory() as folder:
             inputs, labels = self._inputs(folder)
-            output = os.path.join(folder, "combined.json")
             try:
-                combine(
-                    inputs, output, concat=list(reversed(self.concat_dims)), coords=self.coords,
-                    identical=self.identical_dims or None, **self._options(),
+                refs = _combined_references(
+                    inputs, os.path.join(os.getcwd(), "refs.json"), os.path.join(folder, "combined.json"),
+                    concat=list(reversed(self.concat_dims)), coords=self.coords, identical=self.identical_dims or None,
+                    inline_below=max(self.inline, 0), not_inlined=self.identical_dims, **self._options(),
                 )
             except Exception as error:
-                # Errors name the sets as given (path[1]), not the copies written for combine.
+                # Errors name the sets as given (path[1]), not the names given to combine.
                 message = str(error)
                 for written, label in labels.items():
                     message = message.replace(written, label)
                 error.args = (message, *error.args[1:])
                 raise
-            with open(output) as f:
-                refs = json.load(f)["refs"]
-            # As written: text, "base64:" text or ranges. Only the values changed below are
-            # decoded (bytes), and _consolidate writes those back as kerchunk writes them.
-            self._kerchunk_coordinates(refs)
-            self._inline_small_chunks(refs, output)
+        # As kerchunk holds them: text, "base64:" text or ranges; the coordinates are written
+        # again as kerchunk writes them.
+        self._kerchunk_coordinates(refs)
         _drop_record(refs)
         self.out.update(refs)
         if self.postprocess is not None:
             self.out = self.postprocess(self.out)
-        result = _consolidate(self.out)
+        result = {"version": 1, "refs": self.out} if self._consolidated else _consolidate(self.out)
         if filename is not None:
             _write(filename, result, storage_options)
         return result
@@ -144,10 +146,10 @@ class MultiZarrToZarr:
             merged[key] = value
         return {"storage_options": merged, "anonymous": sets["anonymous"] or targets["anonymous"]}
 
-    def _inputs(self, folder: str) -> tuple[list[str], dict[str, str]]:
-        """The sets as files ``combine`` reads: paths as given where nothing must be changed,
-        else each written to ``folder`` under its own name (which a regex reads); and what
-        errors should call each file written."""
+    def _inputs(self, folder: str) -> tuple[list[tuple[str, dict | None]], dict[str, str]]:
+        """The sets as combining takes them: paths as given where nothing must be changed, else
+        each set's references, under a name of its own in ``folder`` (where a regex reads its last
+        part); and what errors should call each name given."""
         if self.indicts is not None:
             names, sets = [os.fspath(p) for p in self.path], list(self.indicts)
         elif self.path and isinstance(self.path[0], collections.abc.Mapping):
@@ -156,11 +158,10 @@ class MultiZarrToZarr:
         else:
             names = [os.fspath(p) for p in ([self.path] if isinstance(self.path, (str, os.PathLike)) else self.path)]
             if self.preprocess is None and self.remote_protocol in (None, "file", "local"):
-                return names, {}
+                return [(name, None) for name in names], {}
             sets = [_load(name, self.target_options) for name in names]
         inputs, labels = [], {}
         given = "indicts" if self.indicts is not None else "path"
-        # A regex reads each file's name: then each is written under it, in a folder of its own.
         named = any(source.startswith("name:") for source in self.coords.values())
         for i, (name, references) in enumerate(zip(names, sets, strict=True)):
             references = references if "refs" in references else {"version": 1, "refs": references}
@@ -168,16 +169,12 @@ class MultiZarrToZarr:
                 references = dict(references, refs=dict(references["refs"]))
                 self.preprocess(references["refs"])
             self._check_protocol(name or f"{given}[{i}]", references)
-            references = _local_targets_absolute(references)
             if named:
                 written = os.path.join(folder, str(i), os.path.basename((name or "").rstrip("/")) or "refs.json")
-                os.makedirs(os.path.dirname(written))
             else:
                 written = os.path.join(folder, f"{i}.json")
-            with open(written, "w") as f:
-                # Encoded whole: json.dump's streaming encoder is several times slower.
-                f.write(json.dumps(references))
-            inputs.append(written)
+            # Relative local targets resolve against the working folder, as fsspec reads a dict's.
+            inputs.append((written, references))
             labels[written] = f"{given}[{i}]" + (f" ({name})" if name else "")
         return inputs, labels
 
@@ -216,32 +213,11 @@ class MultiZarrToZarr:
                 # kerchunk names the calendar it encoded with, "standard" where the file named none.
                 zattrs = json.loads(refs[f"{dim}/.zattrs"])
                 zattrs.setdefault("calendar", "standard")
-                refs[f"{dim}/.zattrs"] = json.dumps(zattrs).encode()
+                refs[f"{dim}/.zattrs"] = json.dumps(zattrs)
             zarray["compressor"] = numcodecs.Zstd().get_config() if values.size > 100 else None
             data = values.tobytes()
-            refs[f"{dim}/0"] = numcodecs.Zstd().encode(data) if values.size > 100 else data
+            refs[f"{dim}/0"] = _inline(numcodecs.Zstd().encode(data) if values.size > 100 else data)
             refs[f"{dim}/.zarray"] = json.dumps(zarray)
-
-    def _inline_small_chunks(self, refs: dict[str, Any], output: str) -> None:
-        """Chunks of the data arrays (not coordinates, not ``identical_dims``) held by ranges
-        shorter than ``inline_threshold``, read and held inline, as kerchunk does."""
-        if self.inline <= 0:
-            return
-        attrs = {key.rsplit("/", 1)[0]: json.loads(value) for key, value in refs.items() if key.endswith("/.zattrs")}
-        dims = {dim for a in attrs.values() for dim in a.get("_ARRAY_DIMENSIONS", [])}
-        kept = dims | set(self.identical_dims)
-        small = [
-            key for key, value in refs.items()
-            if isinstance(value, list) and len(value) == 3 and value[2] < self.inline
-            and key.rsplit("/", 1)[0] not in kept
-        ]
-        if not small:
-            return
-        from ..store import ReferenceStore
-
-        store = ReferenceStore(output, **self._options())
-        for key in small:
-            refs[key] = store.get_sync(key).to_bytes()
 
 
 def _source(dim: str, selector: Any) -> str:
@@ -270,7 +246,7 @@ def _drop_record(refs: dict[str, Any]) -> None:
     if attrs is not None:
         parsed = json.loads(attrs)
         if parsed.pop(_RECORD, None) is not None:
-            refs[".zattrs"] = json.dumps(parsed).encode()
+            refs[".zattrs"] = json.dumps(parsed)
 
 
 def _consolidate(refs: dict[str, Any]) -> dict:
@@ -288,23 +264,6 @@ def _load(name: str, options: dict[str, Any]) -> dict:
 
     with fsspec.open(name, "rt", **options) as f:
         return json.load(f)
-
-
-def _local_targets_absolute(references: dict) -> dict:
-    """``references`` with its relative local target paths made absolute against the working
-    folder, where fsspec reads them (kerchunk's output keeps them as given; ours names them
-    absolute). Combining reads a set's relative targets against the set's own folder, which for a
-    given dict is the temporary one it is written to, gone once the call returns."""
-    refs = references["refs"]
-    # A set names few files: each is looked at once, and the set is copied only if one changes.
-    urls = {value[0] for value in refs.values() if type(value) is list and value}
-    changed = {url: os.path.abspath(url) for url in urls
-               if isinstance(url, str) and url and "://" not in url and "{{" not in url and not os.path.isabs(url)}
-    if not changed:
-        return references
-    refs = {key: [changed[value[0]], *value[1:]] if type(value) is list and value and value[0] in changed else value
-            for key, value in refs.items()}
-    return dict(references, refs=refs)
 
 
 def _write(filename: str, result: dict, storage_options: dict[str, Any] | None) -> None:
