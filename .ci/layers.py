@@ -79,7 +79,7 @@ MODULE_LAYERS = {
     ],
     "zarrs_kerchunk_tools": [("inspect", "output", "icechunk", "credentials"), ("make",), ("encodings",), ("lib",)],
     "zarrs_kerchunk_examples": [("lib",)],
-    "zarrs_kerchunk_python": [("errors", "runtime"), ("options", "packed"), ("store",), ("array", "tools", "scan", "combine", "codecs"), ("shares", "manifests"), ("lib",)],
+    "zarrs_kerchunk_python": [("errors", "runtime"), ("options", "packed", "documents", "refs_dict"), ("store",), ("array", "tools", "scan", "combine", "codecs"), ("shares", "manifests"), ("lib",)],
 }
 
 PATH = re.compile(r"\bcrate::(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
