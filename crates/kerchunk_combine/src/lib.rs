@@ -452,15 +452,16 @@ fn concatenate(
     let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous, uneven: None };
     let (mut offset, mut chunks_before) = (0u64, 0u64);
     let mut runs: Vec<ChunkRun> = Vec::with_capacity(inputs.len());
+    // Times are compared as dates by the caller, and may be written in other units.
+    let skip: &[&str] = if holds_times(&first.references, path, dimension) { &["units", "calendar"] } else { &[] };
+    let first_attrs = attributes(&first.references, path);
     for input in inputs {
         let mut theirs = usable(zarray(&input.references, path), &input.name)?;
         // Files may be chunked differently along the dimension (one chunk each, say): compared
         // beside it, each file's own chunk length kept for its run of chunks.
         let chunk = theirs["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
         theirs["chunks"][axis] = meta["chunks"][axis].clone();
-        // Times are compared as dates by the caller, and may be written in other units.
-        let skip: &[&str] = if holds_times(&first.references, path, dimension) { &["units", "calendar"] } else { &[] };
-        let (ours_attrs, first_attrs) = (attributes(&input.references, path), attributes(&first.references, path));
+        let ours_attrs = attributes(&input.references, path);
         if let Some(differing) = differing_encoding(ours_attrs.as_ref(), first_attrs.as_ref(), skip) {
             return Err(error(&input.name, path, encoding_reason(differing, &first.name)));
         }
@@ -695,13 +696,23 @@ fn attributes(set: &(impl Keyed + ?Sized), path: &str) -> Option<Value> {
 
 /// The axis of `dimension` in the array at `path`, from its `_ARRAY_DIMENSIONS`.
 fn axis(set: &(impl Keyed + ?Sized), path: &str, dimension: &str) -> Option<usize> {
-    // Asked of every array of every file, often several times: only the dimensions are built
-    // (as `attributes` reads them: the object's last member of that name).
     let Reference::Inline(text) = set.reference(&format!("{path}/.zattrs"))? else { return None };
+    member(text, "_ARRAY_DIMENSIONS")?.as_array()?.iter().position(|d| d == dimension)
+}
+
+/// The number of dimensions of the array at `path`, from its `.zarray`'s `shape`.
+fn ndim(set: &(impl Keyed + ?Sized), path: &str) -> Option<usize> {
+    let Reference::Inline(text) = set.reference(&format!("{path}/.zarray"))? else { return None };
+    member(text, "shape")?.as_array().map(Vec::len)
+}
+
+/// The member `name` of the JSON object `text`, as [`zarray`] and [`attributes`] read it (the
+/// last of that name), without building the others: metadata asked for one field, of every
+/// array of every file, often several times.
+fn member(text: &[u8], name: &str) -> Option<Value> {
     let members: std::collections::BTreeMap<std::borrow::Cow<'_, str>, &serde_json::value::RawValue> =
         serde_json::from_slice(text).ok()?;
-    let dimensions: Value = serde_json::from_str(members.get("_ARRAY_DIMENSIONS")?.get()).ok()?;
-    dimensions.as_array()?.iter().position(|d| d == dimension)
+    serde_json::from_str(members.get(name)?.get()).ok()
 }
 
 /// The key of the chunk at `index` along the first of `ndim` dimensions.

@@ -31,7 +31,7 @@ use kerchunk_v3::Uneven;
 use super::placement::{Holder, Placement, Renumber, Unplaced};
 use super::{
     CombineOptions, FileRests, Input, Keyed, array_paths, axis, chunk_indices, combine_error, combine_placing,
-    coordinate_paths, holds_times, not_a_chunk, zarray,
+    coordinate_paths, holds_times, ndim, not_a_chunk, zarray,
 };
 use crate::error::CombineError;
 
@@ -150,11 +150,7 @@ fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> B
             Some(before) => before.into_iter().filter(|path| level.contains(path)).collect(),
         });
     }
-    renumbered
-        .into_iter()
-        .flatten()
-        .filter_map(|path| Some((path.clone(), zarray(set, path)?["shape"].as_array()?.len())))
-        .collect()
+    renumbered.into_iter().flatten().filter_map(|path| Some((path.clone(), ndim(set, path)?))).collect()
 }
 
 /// Combine files whose chunks were [set aside](SetAside): `rests` holds each
