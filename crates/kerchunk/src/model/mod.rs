@@ -341,7 +341,16 @@ impl ReferenceSet {
     /// The keys whose references are malformed, with what is wrong with each
     /// (see [`Reference::Malformed`]), in the order of [`iter`](Self::iter).
     pub fn malformed(&self) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
-        self.iter().filter_map(|(key, reference)| match reference {
+        // Only a malformed chunk's key is built: combining asks this of every set it opens.
+        let is_malformed = |entry: &Stored| matches!(entry, Stored::Malformed { .. });
+        let loose = self.loose.iter().filter(move |(_, e)| is_malformed(e)).map(|(k, e)| (Cow::Borrowed(&**k), *e));
+        let chunks = self.tables.sorted().flat_map(move |(path, table)| {
+            table
+                .entries()
+                .filter(move |(_, e)| is_malformed(e))
+                .map(move |(position, entry)| (Cow::Owned(table.key(path, position)), entry))
+        });
+        loose.chain(chunks).filter_map(|(key, entry)| match self.view(entry) {
             Reference::Malformed { reason } => Some((key, reason)),
             _ => None,
         })

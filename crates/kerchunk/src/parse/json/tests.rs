@@ -640,3 +640,19 @@ fn a_set_answers_the_chunk_grid_of_each_array_it_holds_inline() {
     // A `.zarray` in a target is for a store to read; no `.zarray` at all, likewise.
     assert!(set.chunk_grid("c").is_none() && set.chunk_grid("d").is_none());
 }
+
+/// `malformed` names a malformed chunk of an array's table by its own key, after the keys no table
+/// holds, and lists nothing else.
+#[test]
+fn malformed_names_the_chunks_of_tables_by_their_keys() {
+    let zarray = r#"{\"shape\":[4],\"chunks\":[1],\"dtype\":\"<i2\",\"fill_value\":null,\"compressor\":null,\"filters\":null,\"order\":\"C\",\"zarr_format\":2}"#;
+    let doc = format!(
+        r#"{{"a/.zarray": "{zarray}", "a/0": ["u", 0, 2], "a/2": ["u", 2], "a/3": ["u", 4, 2], "b": ["u", -1, 2]}}"#
+    );
+    let set = ReferenceSet::from_json(doc.as_bytes(), &ParseOptions::default()).unwrap();
+    assert!(set.array_chunks("a").is_some(), "the chunks of a are in a table");
+    let malformed: Vec<(String, String)> = set.malformed().map(|(k, r)| (k.into_owned(), r.to_owned())).collect();
+    let keys: Vec<&str> = malformed.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["b", "a/2"], "{malformed:?}");
+    assert!(malformed[0].1.contains("non-negative integer") && malformed[1].1.contains("not 2"), "{malformed:?}");
+}
