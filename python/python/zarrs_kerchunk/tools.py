@@ -375,9 +375,7 @@ def combine(
     )
     arguments = _combining(concat, coords, units, calendar, _combine_memory(combine_memory, None), merge,
                            identical, append_to, skip_existing)
-    # scan's arguments, those that only scanning reads at their defaults.
-    arguments |= {"jobs": 1, "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
-                  "grib_levels_from_inventory": True, "dmrpp": "never", "subchunk": []}
+    arguments |= _only_scanning_reads()
     return json.loads(_rs.combine([os.fspath(r) for r in refs], os.fspath(output), arguments, write))
 
 
@@ -402,10 +400,16 @@ def _combined_references(
     write = _write_options(1, False, None, 100_000, "auto", True,
                            {"storage_options": storage_options, "anonymous": anonymous})
     arguments = _combining(concat, coords, None, None, _combine_memory(None, None), False, identical, None, False)
-    arguments |= {"jobs": 1, "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
-                  "grib_levels_from_inventory": True, "dmrpp": "never", "subchunk": []}
+    arguments |= _only_scanning_reads()
     refs, _ = _rs.combine_references(sets, base, output, arguments, write, inline_below, not_inlined)
     return refs
+
+
+def _only_scanning_reads() -> dict[str, Any]:
+    """:func:`scan`'s arguments that only scanning reads, at their defaults: what the extension's
+    combining functions take beside :func:`_combining`'s."""
+    return {"jobs": 1, "inline_threshold": None, "fail_unsupported": False, "grib_inventory": True,
+            "grib_levels_from_inventory": True, "dmrpp": "never", "subchunk": []}
 
 
 def _combining(
