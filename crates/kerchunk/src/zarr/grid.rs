@@ -342,6 +342,35 @@ impl ChunkGrid {
         }
     }
 
+    /// The indices of the chunk at C-order `position` (the inverse of
+    /// [`position`](Self::position)), if it lies inside the grid: none for the
+    /// one chunk of an array without dimensions.
+    ///
+    /// ```
+    /// use kerchunk::zarr::ChunkGrid;
+    ///
+    /// let zarray = br#"{"shape":[4,6],"chunks":[2,2],"dtype":"<i2","fill_value":null,"compressor":null,"filters":null,"order":"C","zarr_format":2}"#;
+    /// let grid = ChunkGrid::from_zarray_document(zarray)?;
+    /// assert_eq!(grid.indices(4), Some(vec![1, 1]));
+    /// assert_eq!(grid.position("1.1", true), Some(4));
+    /// assert_eq!(grid.indices(6), None);
+    /// # Ok::<(), kerchunk::zarr::GridError>(())
+    /// ```
+    #[must_use]
+    pub fn indices(&self, position: u64) -> Option<Vec<u64>> {
+        if position >= self.count {
+            return None;
+        }
+        let mut indices = vec![0; self.dims.len()];
+        let mut rest = position;
+        // Inside the grid, no dimension has zero chunks.
+        for (index, &n) in indices.iter_mut().zip(&self.dims).rev() {
+            *index = rest % n;
+            rest /= n;
+        }
+        Some(indices)
+    }
+
     /// The chunk name (`i.j.k`) at C-order `position`, if it lies inside the grid.
     #[must_use]
     pub fn chunk_name(&self, position: u64) -> Option<String> {
@@ -587,5 +616,22 @@ mod tests {
         }
         let empty = grid(&json!({"shape": [0, 9], "chunks": [0, 9]}));
         assert_eq!(empty.count(), 0);
+    }
+
+    /// `indices` reads a position back as the chunk's name writes it, in C order (the last
+    /// dimension fastest), at every position of the grid, and nothing past it.
+    #[test]
+    fn indices_read_a_position_as_its_name_writes_it() {
+        let g = grid(&json!({"shape": [5, 4, 3], "chunks": [2, 3, 3]}));
+        assert_eq!(g.dims(), [3, 2, 1]);
+        assert_eq!(g.indices(3), Some(vec![1, 1, 0]));
+        for position in 0..g.count() {
+            let indices = g.indices(position).unwrap();
+            let name = indices.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+            assert_eq!(g.chunk_name(position), Some(name), "{position}");
+        }
+        assert_eq!(g.indices(g.count()), None);
+        let scalar = grid(&json!({"shape": [], "chunks": []}));
+        assert_eq!((scalar.indices(0), scalar.indices(1)), (Some(Vec::new()), None));
     }
 }
