@@ -66,7 +66,7 @@ MODULE_LAYERS = {
     ],
     "kerchunk_combine": [
         ("error",),
-        ("options", "source", "held", "placement", "encoding", "coordinate", "times", "merge", "stack", "outer", "streamed", "uneven"),
+        ("options", "source", "held", "placement", "encoding", "coordinate", "times", "merge", "stack", "outer", "layout", "streamed", "uneven"),
         ("lib",),
     ],
     "kerchunk_icechunk": [

@@ -108,6 +108,34 @@ impl FileReferences {
             }
         }
     }
+
+    /// The set whose metadata (every key whose name starts `.z`: `.zarray`, `.zattrs`,
+    /// `.zgroup`) is the file's too, where it is held as what differs from it: what is read of
+    /// its metadata can be read once for every file alike.
+    pub(crate) fn metadata_as(&self) -> Option<&Arc<ReferenceSet>> {
+        let Self::Alike { like, changed, removed } = self else { return None };
+        let is_metadata = |key: &str| key.rsplit('/').next().is_some_and(|name| name.starts_with(".z"));
+        let differs = changed.iter().any(|(key, _)| is_metadata(key)) || removed.iter().any(|key| is_metadata(key));
+        (!differs).then_some(like)
+    }
+
+    /// Every key of the file that starts with `prefix` (an array's, say), with its reference,
+    /// in no particular order: found without walking the file's other keys, which, done for each
+    /// of its arrays, made combining quadratic in arrays.
+    pub(crate) fn with_prefix(&self, prefix: &str) -> Vec<(String, Reference<'_>)> {
+        match self {
+            Self::Whole(set) => set.keys_with_prefix(prefix).into_iter().filter_map(|key| of(set, key)).collect(),
+            Self::Alike { like, changed, removed } => {
+                let start = changed.partition_point(|(key, _)| key.as_ref() < prefix);
+                let own = changed[start..].iter().take_while(|(key, _)| key.starts_with(prefix));
+                let own = own.map(|(key, reference)| (key.to_string(), reference.as_reference()));
+                let shared = like.keys_with_prefix(prefix).into_iter().filter(|key| {
+                    changed.binary_search_by(|(k, _)| k.as_ref().cmp(key)).is_err() && !holds(removed, key)
+                });
+                own.chain(shared.filter_map(|key| of(like, key))).collect()
+            }
+        }
+    }
 }
 
 impl Keyed for FileReferences {
@@ -127,6 +155,11 @@ impl Keyed for FileReferences {
             }
         }
     }
+}
+
+/// `key` with its reference in `set`, if it has one.
+fn of(set: &ReferenceSet, key: String) -> Option<(String, Reference<'_>)> {
+    set.get(&key).map(|reference| (key, reference))
 }
 
 /// Whether the sorted `keys` hold `key`.

@@ -67,6 +67,7 @@
 //! | `var`, callables, `vattr:` | no |
 //!
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
@@ -76,6 +77,7 @@ mod coordinate;
 mod encoding;
 mod error;
 mod held;
+mod layout;
 mod merge;
 mod options;
 mod outer;
@@ -93,6 +95,7 @@ pub use error::CombineError;
 pub(crate) use held::FileReferences;
 pub use held::FileRests;
 use held::Keyed;
+pub use layout::{ChunkSplit, SetLayout};
 pub use options::{CombineOptions, RangeReader};
 use placement::{Holder, Placement, Renumber, Unplaced};
 pub use source::{CombineOptionError, CoordinateSource};
@@ -424,24 +427,7 @@ fn concatenate(
 ) -> Result<Placement, CombineError> {
     let error = combine_error;
     let first = &inputs[0];
-    // The metadata must be JSON with a shape and chunks that reach the axis its
-    // `_ARRAY_DIMENSIONS` name: references may come from anywhere.
-    let usable = |meta: Option<Value>, name: &str| {
-        let reaches = |field: &str, meta: &Value| meta[field].as_array().is_some_and(|v| v.len() > axis);
-        match meta {
-            Some(meta) if reaches("shape", &meta) && reaches("chunks", &meta) => Ok(meta),
-            Some(meta) => Err(error(
-                name,
-                path,
-                format!(
-                    "its shape {} or chunks {} have no axis {axis}, where {dimension} is",
-                    meta["shape"], meta["chunks"]
-                ),
-            )),
-            None => Err(error(name, path, "no .zarray that is inline JSON".into())),
-        }
-    };
-    let mut meta = usable(zarray(&first.references, path), &first.name)?;
+    let mut meta = usable_zarray(zarray(&first.references, path), &first.name, path, axis, dimension)?;
     let ndim = meta["shape"].as_array().map_or(0, Vec::len);
     // One chunk along every axis before this one (the others are checked the same in every file).
     let contiguous = (0..axis).all(|a| match (meta["shape"][a].as_u64(), meta["chunks"][a].as_u64()) {
@@ -452,49 +438,22 @@ fn concatenate(
     let mut placement = Placement { path: path.to_owned(), ndim, holders, contiguous, uneven: None };
     let (mut offset, mut chunks_before) = (0u64, 0u64);
     let mut runs: Vec<ChunkRun> = Vec::with_capacity(inputs.len());
-    // Times are compared as dates by the caller, and may be written in other units.
-    let skip: &[&str] = if holds_times(&first.references, path, dimension) { &["units", "calendar"] } else { &[] };
-    let first_attrs = attributes(&first.references, path);
+    let against = AgainstFirst {
+        first,
+        path,
+        axis,
+        dimension,
+        one_per_file,
+        meta: &meta,
+        attrs: attributes(&first.references, path),
+        // Times are compared as dates by the caller, and may be written in other units.
+        skip: if holds_times(&first.references, path, dimension) { &["units", "calendar"] } else { &[] },
+    };
+    let prefix = format!("{path}/");
     for input in inputs {
-        let mut theirs = usable(zarray(&input.references, path), &input.name)?;
-        // Files may be chunked differently along the dimension (one chunk each, say): compared
-        // beside it, each file's own chunk length kept for its run of chunks.
-        let chunk = theirs["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
-        theirs["chunks"][axis] = meta["chunks"][axis].clone();
-        let ours_attrs = attributes(&input.references, path);
-        if let Some(differing) = differing_encoding(ours_attrs.as_ref(), first_attrs.as_ref(), skip) {
-            return Err(error(&input.name, path, encoding_reason(differing, &first.name)));
-        }
-        if let Some(field) = differing_field(&theirs, &meta) {
-            return Err(error(
-                &input.name,
-                path,
-                format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field]),
-            ));
-        }
-        let length = theirs["shape"][axis].as_u64().unwrap_or(0);
-        if one_per_file && length != 1 {
-            return Err(error(
-                &input.name,
-                path,
-                format!("it holds {length} values along {dimension}, where its coordinate gives the file one"),
-            ));
-        }
-        let mut other = theirs["shape"].clone();
-        other[axis] = meta["shape"][axis].clone();
-        if other != meta["shape"] {
-            return Err(error(
-                &input.name,
-                path,
-                format!(
-                    "its shape {} differs from {}'s {} beyond the dimension",
-                    theirs["shape"], first.name, meta["shape"]
-                ),
-            ));
-        }
+        let (theirs, chunk, length) = against.checked(input)?;
         let renumber = Renumber::Shift { axis, by: chunks_before };
-        let prefix = format!("{path}/");
-        for (key, reference) in input.references.iter() {
+        for (key, reference) in input.references.with_prefix(&prefix) {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
             let renamed = renumber.name(name, ndim).map_err(|why| match why {
                 Unplaced::NotAChunk => not_a_chunk(&input.name, path, &key, ndim),
@@ -522,12 +481,103 @@ fn concatenate(
     placement.uneven = uneven::along(&runs, axis, dimension).map_err(|(file, reason)| error(&file, path, reason))?;
     builder.insert_inline(&format!("{path}/.zarray"), meta.to_string().as_bytes());
     // Its other metadata (`.zattrs`), as the first file has it.
-    for (key, reference) in first.references.iter() {
+    for (key, reference) in first.references.with_prefix(&format!("{path}/.z")) {
         if key.strip_prefix(path).and_then(|rest| rest.strip_prefix("/.z")).is_some_and(|rest| rest != "array") {
             builder.insert_reference(&key, reference);
         }
     }
     Ok(placement)
+}
+
+/// `meta`, the `.zarray` of the file `name`'s array at `path`, if it is JSON with a shape and
+/// chunks that reach the axis `axis`, where its `_ARRAY_DIMENSIONS` name `dimension`:
+/// references may come from anywhere.
+fn usable_zarray(
+    meta: Option<Value>,
+    name: &str,
+    path: &str,
+    axis: usize,
+    dimension: &str,
+) -> Result<Value, CombineError> {
+    let reaches = |field: &str, meta: &Value| meta[field].as_array().is_some_and(|v| v.len() > axis);
+    match meta {
+        Some(meta) if reaches("shape", &meta) && reaches("chunks", &meta) => Ok(meta),
+        Some(meta) => Err(combine_error(
+            name,
+            path,
+            format!(
+                "its shape {} or chunks {} have no axis {axis}, where {dimension} is",
+                meta["shape"], meta["chunks"]
+            ),
+        )),
+        None => Err(combine_error(name, path, "no .zarray that is inline JSON".into())),
+    }
+}
+
+/// What each file's metadata of an array [`concatenate`]d is checked against: the first file's.
+struct AgainstFirst<'a> {
+    first: &'a Input,
+    path: &'a str,
+    axis: usize,
+    dimension: &'a str,
+    /// Whether each file gives one value along the dimension (its coordinate from its name).
+    one_per_file: bool,
+    /// The first file's `.zarray` and `.zattrs`, parsed.
+    meta: &'a Value,
+    attrs: Option<Value>,
+    /// The attributes not compared.
+    skip: &'static [&'static str],
+}
+
+impl<'a> AgainstFirst<'a> {
+    /// The `.zarray` of `input`'s array, checked against the first file's (its encoding, its
+    /// fields beside the dimension's chunk length, its shape beside the dimension), with its own
+    /// chunk length along the dimension (files may be chunked differently along it: one chunk
+    /// each, say) and its length along it. An archive's files hold the same metadata byte for
+    /// byte: where `input`'s text is the first's, the first's, parsed once, is taken as it is.
+    fn checked(&self, input: &Input) -> Result<(Cow<'a, Value>, u64, u64), CombineError> {
+        let (first, path, axis, meta) = (self.first, self.path, self.axis, self.meta);
+        let error = |reason: String| combine_error(&input.name, path, reason);
+        let as_first = |name: &str| {
+            let key = format!("{path}/{name}");
+            match (first.references.reference(&key), input.references.reference(&key)) {
+                (Some(Reference::Inline(ours)), Some(Reference::Inline(theirs))) => ours == theirs,
+                _ => false,
+            }
+        };
+        let chunk_of = |meta: &Value| meta["chunks"][axis].as_u64().filter(|&c| c > 0).unwrap_or(1);
+        let (theirs, chunk) = if as_first(".zarray") {
+            (Cow::Borrowed(meta), chunk_of(meta))
+        } else {
+            let mut theirs = usable_zarray(zarray(&input.references, path), &input.name, path, axis, self.dimension)?;
+            let chunk = chunk_of(&theirs);
+            theirs["chunks"][axis] = meta["chunks"][axis].clone();
+            (Cow::Owned(theirs), chunk)
+        };
+        if !as_first(".zattrs") {
+            let ours_attrs = attributes(&input.references, path);
+            if let Some(differing) = differing_encoding(ours_attrs.as_ref(), self.attrs.as_ref(), self.skip) {
+                return Err(error(encoding_reason(differing, &first.name)));
+            }
+        }
+        if let Some(field) = differing_field(&theirs, meta) {
+            return Err(error(format!("its {field} {} differs from {}'s {}", theirs[field], first.name, meta[field])));
+        }
+        let length = theirs["shape"][axis].as_u64().unwrap_or(0);
+        if self.one_per_file && length != 1 {
+            let dimension = self.dimension;
+            return Err(error(format!(
+                "it holds {length} values along {dimension}, where its coordinate gives the file one"
+            )));
+        }
+        let mut other = theirs["shape"].clone();
+        other[axis] = meta["shape"][axis].clone();
+        if other != meta["shape"] {
+            let (theirs, ours) = (&theirs["shape"], &meta["shape"]);
+            return Err(error(format!("its shape {theirs} differs from {}'s {ours} beyond the dimension", first.name)));
+        }
+        Ok((theirs, chunk, length))
+    }
 }
 
 /// An array without the dimension, which the combined set takes from the

@@ -4,6 +4,24 @@
 
 use super::chunk_indices;
 
+/// Chunk indices joined by `.`, as a Zarr v2 chunk name writes them.
+pub(super) fn dotted(indices: &[u64]) -> String {
+    let mut name = String::with_capacity(indices.len() * 4);
+    push_dotted(&mut name, indices);
+    name
+}
+
+/// [`dotted`], appended to `out`.
+pub(super) fn push_dotted(out: &mut String, indices: &[u64]) {
+    let mut digits = itoa::Buffer::new();
+    for (i, &index) in indices.iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        out.push_str(digits.format(index));
+    }
+}
+
 /// Where one file's chunks of a combined array go: their indices shifted
 /// along the dimension, or a new first index.
 #[derive(Clone, Copy, Debug)]
@@ -15,6 +33,7 @@ pub(super) enum Renumber {
 }
 
 /// A chunk key that cannot be renumbered.
+#[derive(Clone, Copy, Debug)]
 pub(super) enum Unplaced {
     /// It is not a chunk key of the array.
     NotAChunk,
@@ -31,17 +50,37 @@ impl Renumber {
     /// The combined indices and name of the chunk `name` of an array of `ndim` dimensions.
     pub(super) fn placed(self, name: &str, ndim: usize) -> Result<(Vec<u64>, String), Unplaced> {
         let mut indices = chunk_indices(name, ndim).ok_or(Unplaced::NotAChunk)?;
+        let renamed = self.renumber(&mut indices, Some(name), ndim)?.unwrap_or_else(|| dotted(&indices));
+        Ok((indices, renamed))
+    }
+
+    /// The chunk at `indices` (of an array of `ndim` dimensions, read as [`chunk_indices`]
+    /// reads its name) given its combined indices in their place, and its combined name where
+    /// that is not those indices joined by `.`: stacked, a chunk keeps its own name, `name`
+    /// (`None`: its indices joined), after its new index. On an error, `indices` are as given.
+    pub(super) fn renumber(
+        self,
+        indices: &mut Vec<u64>,
+        name: Option<&str>,
+        ndim: usize,
+    ) -> Result<Option<String>, Unplaced> {
+        if indices.len() != ndim.max(1) {
+            return Err(Unplaced::NotAChunk);
+        }
         match self {
             Self::Shift { axis, by } => {
-                indices[axis] = indices[axis].checked_add(by).ok_or(Unplaced::Overflow)?;
-                let renamed = indices.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
-                Ok((indices, renamed))
+                let index = indices.get_mut(axis).ok_or(Unplaced::NotAChunk)?;
+                *index = index.checked_add(by).ok_or(Unplaced::Overflow)?;
+                Ok(None)
             }
             // A 0-d array's one chunk is `0`; with the new axis it is the position alone.
-            Self::Stack { position, scalar: true } => Ok((vec![position], position.to_string())),
+            Self::Stack { position, scalar: true } => {
+                *indices = vec![position];
+                Ok(None)
+            }
             Self::Stack { position, scalar: false } => {
                 indices.insert(0, position);
-                Ok((indices, format!("{position}.{name}")))
+                Ok(name.map(|name| format!("{position}.{name}")))
             }
         }
     }
@@ -56,7 +95,7 @@ impl Renumber {
                 indices.remove(0);
             }
         }
-        Some(indices.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
+        Some(dotted(&indices))
     }
 }
 

@@ -46,7 +46,7 @@ pub(super) fn stack(
             return Err(combine_error(&input.name, path, encoding_reason(differing, &first.name)));
         }
         let renumber = Renumber::Stack { position, scalar: ndim == 0 };
-        for (key, reference) in input.references.iter() {
+        for (key, reference) in input.references.with_prefix(&prefix) {
             let Some(name) = key.strip_prefix(&prefix).filter(|n| !n.starts_with(".z")) else { continue };
             // A position cannot overflow: it counts files.
             let renamed = renumber.name(name, ndim).map_err(|_| not_a_chunk(&input.name, path, &key, ndim))?;
@@ -70,7 +70,7 @@ pub(super) fn stack(
     dims.extend(attrs["_ARRAY_DIMENSIONS"].as_array().into_iter().flatten().cloned());
     attrs["_ARRAY_DIMENSIONS"] = Value::from(dims);
     builder.insert_inline(&format!("{path}/.zattrs"), attrs.to_string().as_bytes());
-    for (key, reference) in first.references.iter() {
+    for (key, reference) in first.references.with_prefix(&prefix) {
         let other = key.strip_prefix(&prefix).is_some_and(|n| n.starts_with(".z") && n != ".zarray" && n != ".zattrs");
         if other {
             builder.insert_reference(&key, reference);

@@ -21,22 +21,18 @@ use std::sync::Arc;
 
 use futures::stream::{self, BoxStream};
 use kerchunk::zarr::metadata::is_metadata_key;
-use kerchunk::{
-    BoxError, Listing, Lookup, OwnedReference, Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource,
-    SourceError, Walk,
-};
+use kerchunk::{BoxError, Listing, Lookup, OwnedReference, ReferenceSet, ReferenceSource, SourceError, Walk};
 
 use kerchunk_v3::Uneven;
 
-use super::placement::{Holder, Placement, Renumber, Unplaced};
-use super::{
-    CombineOptions, FileRests, Input, Keyed, array_paths, axis, chunk_indices, combine_error, combine_placing,
-    coordinate_paths, holds_times, ndim, not_a_chunk, zarray,
-};
+use super::layout::{ChunkSplit, renumbered_arrays};
+use super::placement::{Holder, Placement, Renumber, Unplaced, dotted, push_dotted};
+use super::{CombineOptions, FileRests, Input, array_paths, chunk_indices, combine_error, combine_placing, zarray};
 use crate::error::CombineError;
 
-/// A renumbered chunk: its combined indices, its name in its array and its reference.
-type Chunk = (Vec<u64>, String, OwnedReference);
+/// A renumbered chunk: its combined indices, its name in its array where that is not its
+/// indices joined by `.` ([`Renumber::renumber`]), and its reference.
+type Chunk = (Vec<u64>, Option<String>, OwnedReference);
 
 /// Renumbered chunks as they are read back.
 type Chunks<'a> = Box<dyn Iterator<Item = Result<Chunk, SourceError>> + Send + 'a>;
@@ -78,17 +74,7 @@ pub fn split_combined_chunks(
     options: &CombineOptions,
 ) -> Result<(ReferenceSet, ReferenceSet), CombineError> {
     let renumbered = renumbered_arrays(set, options);
-    let mut chunks = ReferenceSetBuilder::new();
-    // Each array's `.zarray` first, so that its chunks go to a dense table (20 bytes a chunk),
-    // not a map of key texts: five times less memory set aside, and no key text to sort.
-    for path in renumbered.keys() {
-        let key = format!("{path}/.zarray");
-        if let Some(zarray) = set.get(&key) {
-            chunks.insert_reference(&key, zarray);
-        }
-    }
-    let rest = split(name, set, &renumbered, |key, reference| chunks.insert_reference(key, reference))?;
-    Ok((rest, chunks.build()))
+    split(ChunkSplit::of_arrays(name, &renumbered, Some(set)), set)
 }
 
 /// What [`split_combined_chunks`] holds of `set` besides the chunks it sets aside, alone: for
@@ -99,58 +85,16 @@ pub fn split_combined_chunks(
 /// # Errors
 /// As [`split_combined_chunks`].
 pub fn combined_rest(name: &str, set: &ReferenceSet, options: &CombineOptions) -> Result<ReferenceSet, CombineError> {
-    split(name, set, &renumbered_arrays(set, options), |_, _| {})
+    let renumbered = renumbered_arrays(set, options);
+    Ok(split(ChunkSplit::of_arrays(name, &renumbered, None), set)?.0)
 }
 
-/// The references of `set` (the file `name`) that are not chunks of the `renumbered` arrays,
-/// each of those chunks given to `chunk` instead.
-fn split(
-    name: &str,
-    set: &ReferenceSet,
-    renumbered: &BTreeMap<String, usize>,
-    mut chunk: impl FnMut(&str, Reference<'_>),
-) -> Result<ReferenceSet, CombineError> {
-    let mut rest = ReferenceSetBuilder::new();
+/// Every reference of `set` given to `split`, and what it makes of them.
+fn split(mut split: ChunkSplit<'_>, set: &ReferenceSet) -> Result<(ReferenceSet, ReferenceSet), CombineError> {
     for (key, reference) in set.iter() {
-        if let Some((path, name_in_array)) = key.rsplit_once('/')
-            && let Some(&ndim) = renumbered.get(path)
-            && !name_in_array.starts_with(".z")
-        {
-            if chunk_indices(name_in_array, ndim).is_none() {
-                return Err(not_a_chunk(name, path, &key, ndim));
-            }
-            chunk(&key, reference);
-        } else {
-            rest.insert_reference(&key, reference);
-        }
+        split.insert(&key, reference)?;
     }
-    Ok(rest.build())
-}
-
-/// The arrays of `set` whose chunks combining with `options` renumbers along every one of
-/// its dimensions (those along it or, where no array has it, those that gain it), each with
-/// its number of dimensions: what [`split_combined_chunks`] sets aside. An array without a
-/// usable `.zarray` is left for combining to refuse.
-fn renumbered_arrays(set: &(impl Keyed + ?Sized), options: &CombineOptions) -> BTreeMap<String, usize> {
-    let arrays = array_paths(set);
-    let coordinates = coordinate_paths(set);
-    let dimensions = std::iter::once(&options.dimension).chain(options.outer.iter().map(|(dimension, _)| dimension));
-    let mut renumbered: Option<Vec<&String>> = None;
-    for dimension in dimensions {
-        let others = || arrays.iter().filter(move |path| *path != dimension);
-        let along: Vec<&String> = others().filter(|path| axis(set, path, dimension).is_some()).collect();
-        let level: Vec<&String> = if along.is_empty() {
-            others().filter(|path| !coordinates.contains(path) && !options.identical.contains(path)).collect()
-        } else {
-            // Times along it are held whole: combining may write their values again.
-            along.into_iter().filter(|path| !holds_times(set, path, dimension)).collect()
-        };
-        renumbered = Some(match renumbered {
-            None => level,
-            Some(before) => before.into_iter().filter(|path| level.contains(path)).collect(),
-        });
-    }
-    renumbered.into_iter().flatten().filter_map(|path| Some((path.clone(), ndim(set, path)?))).collect()
+    Ok(split.finish())
 }
 
 /// Combine files whose chunks were [set aside](SetAside): `rests` holds each
@@ -209,7 +153,14 @@ pub fn combine_streamed(
     // Each array some file set aside, and the first file that did, for the check below that
     // combining places them all.
     let mut set_aside_by: BTreeMap<String, String> = BTreeMap::new();
+    // Files whose metadata is that of a set seen before set aside the same arrays.
+    let mut metadata_seen = HashSet::new();
     for input in &inputs {
+        if let Some(like) = input.references.metadata_as()
+            && !metadata_seen.insert(Arc::as_ptr(like))
+        {
+            continue;
+        }
         for path in renumbered_arrays(&input.references, options).into_keys() {
             set_aside_by.entry(path).or_insert_with(|| input.name.clone());
         }
@@ -354,33 +305,49 @@ impl StreamedCombine {
     }
 
     /// The chunks the file `name` set aside of the renumbered array `placement`, renumbered
-    /// by `renumber`, in grid order, each with its combined indices and its name in the array.
+    /// by `renumber`, in grid order, each with its combined indices.
     fn file_chunks(&self, placement: &Placement, name: &str, renumber: Renumber) -> Result<Vec<Chunk>, SourceError> {
         let set = self.read_back(name)?;
         let prefix = format!("{}/", placement.path);
         let mut chunks = Vec::new();
-        let mut keep = |chunk: &str, reference: OwnedReference| -> Result<(), SourceError> {
-            if !chunk.contains('/') && !chunk.starts_with(".z") {
-                let (indices, renamed) = place(renumber, placement, chunk, name)?;
-                chunks.push((indices, renamed, reference));
+        // A chunk by its name (perhaps a key, under the array, that is not a chunk), placed.
+        let named = |chunk: &str, reference: OwnedReference| -> Result<Option<Chunk>, SourceError> {
+            if chunk.contains('/') || chunk.starts_with(".z") {
+                return Ok(None);
             }
-            Ok(())
+            let indices = chunk_indices(chunk, placement.ndim);
+            let mut indices = indices.ok_or_else(|| unplaced(Unplaced::NotAChunk, placement, chunk, name))?;
+            let renamed = renumber
+                .renumber(&mut indices, Some(chunk), placement.ndim)
+                .map_err(|why| unplaced(why, placement, chunk, name))?;
+            Ok(Some((indices, renamed, reference)))
         };
         // This array's chunks alone: its table's, and the keys under it no table holds (a set's
         // every key, walked once for each of its arrays, made combining quadratic in arrays).
         if let Some((grid, held)) = set.array_chunks_owned(&placement.path) {
+            // A table's chunk is named by its indices, which are taken without writing the
+            // name where it would be their indices joined by `.`.
+            let by_indices = !grid.is_v3() && grid.separator() == '.' && !grid.dims().is_empty();
             for (position, reference) in held {
-                let chunk = grid.chunk_name(position).ok_or_else(|| SourceError::Fetch {
+                let outside = || SourceError::Fetch {
                     what: "references set aside for combining",
                     location: name.to_owned(),
                     source: format!("{:?}: chunk {position} lies outside its grid", placement.path).into(),
-                })?;
-                keep(&chunk, reference)?;
+                };
+                if by_indices {
+                    let mut indices = grid.indices(position).ok_or_else(outside)?;
+                    let renamed = renumber
+                        .renumber(&mut indices, None, placement.ndim)
+                        .map_err(|why| unplaced(why, placement, &dotted(&indices), name))?;
+                    chunks.push((indices, renamed, reference));
+                } else {
+                    chunks.extend(named(&grid.chunk_name(position).ok_or_else(outside)?, reference)?);
+                }
             }
         }
         for (key, _) in set.loose().filter(|(key, _)| key.starts_with(&prefix)) {
             if let Some(reference) = set.get_owned(key) {
-                keep(&key[prefix.len()..], reference)?;
+                chunks.extend(named(&key[prefix.len()..], reference)?);
             }
         }
         chunks.sort_by(|a, b| a.0.cmp(&b.0));
@@ -418,8 +385,11 @@ impl StreamedCombine {
                 Err(error) => Box::new(std::iter::once(Err(error))),
             },
             Holder::Group(group) => Box::new(self.placed_chunks(group).map(move |chunk| {
-                let (_, name, reference) = chunk?;
-                let (indices, renamed) = place(renumber, placement, &name, group.first_file())?;
+                let (mut indices, name, reference) = chunk?;
+                let renamed = renumber.renumber(&mut indices, name.as_deref(), placement.ndim).map_err(|why| {
+                    let chunk = name.unwrap_or_else(|| dotted(&indices));
+                    unplaced(why, placement, &chunk, group.first_file())
+                })?;
                 Ok((indices, renamed, reference))
             })),
         }
@@ -433,7 +403,14 @@ impl StreamedCombine {
             let key = if v3 {
                 kerchunk_v3::chunk_key(&placement.path, &indices)
             } else {
-                format!("{}/{name}", placement.path)
+                let mut key = String::with_capacity(placement.path.len() + 1 + 4 * indices.len());
+                key.push_str(&placement.path);
+                key.push('/');
+                match name {
+                    Some(name) => key.push_str(&name),
+                    None => push_dotted(&mut key, &indices),
+                }
+                key
             };
             Ok((key, reference))
         }))
@@ -542,17 +519,15 @@ impl StreamedCombine {
     }
 }
 
-/// The chunk `name` of a holder of `placement` (the file `file`, or a group whose first file
-/// it is) renumbered by `renumber`: its combined indices and name.
-fn place(renumber: Renumber, placement: &Placement, name: &str, file: &str) -> Result<(Vec<u64>, String), SourceError> {
-    renumber.placed(name, placement.ndim).map_err(|why| {
-        let key = format!("{}/{name}", placement.path);
-        let reason = match why {
-            Unplaced::NotAChunk => format!("{key:?} is not a chunk key of {:?}", placement.path),
-            Unplaced::Overflow => format!("{key:?} would lie past 2^64 chunks"),
-        };
-        SourceError::Fetch { what: "references set aside for combining", location: file.into(), source: reason.into() }
-    })
+/// The error of a chunk of a holder of `placement` (the file `file`, or a group whose first file
+/// it is) that cannot be renumbered, the chunk `name`.
+fn unplaced(why: Unplaced, placement: &Placement, name: &str, file: &str) -> SourceError {
+    let key = format!("{}/{name}", placement.path);
+    let reason = match why {
+        Unplaced::NotAChunk => format!("{key:?} is not a chunk key of {:?}", placement.path),
+        Unplaced::Overflow => format!("{key:?} would lie past 2^64 chunks"),
+    };
+    SourceError::Fetch { what: "references set aside for combining", location: file.into(), source: reason.into() }
 }
 
 impl ReferenceSource for StreamedCombine {
@@ -610,7 +585,7 @@ impl ReferenceSource for StreamedCombine {
 #[cfg(test)]
 mod tests {
     use futures::StreamExt as _;
-    use kerchunk::Reference;
+    use kerchunk::{Reference, ReferenceSetBuilder};
 
     use super::*;
 

@@ -266,7 +266,7 @@ fn stored_values(
     let mut values = vec![f64::NAN; to_usize(total)?];
     let mut seen = vec![false; values.len()];
     let chunk_bytes = to_usize(per_chunk)? * size;
-    for (key, reference) in input.references.iter() {
+    for (key, reference) in input.references.with_prefix(&format!("{path}/")) {
         let Some(name) = key.strip_prefix(path).and_then(|rest| rest.strip_prefix('/')) else { continue };
         if name.starts_with(".z") {
             continue;

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder, ReferenceSource};
-use kerchunk_combine::{CombineOptions, FileRests, RangeReader};
+use kerchunk_combine::{CombineOptions, FileRests, RangeReader, SetLayout};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{Bytes, ReadableStorageTraits as _, StoreKey, WritableStorageTraits as _};
@@ -80,10 +80,8 @@ pub fn combine_sets(
         Combining::Concat(concat) => {
             let set_aside = Arc::new(SetAsideFiles::new(memory)?);
             let mut rests = FileRests::new();
-            let prepare = |name: &String| {
-                let set = prepared(name, &open(name)?, output, concat)?;
-                kerchunk_combine::split_combined_chunks(name, &set, concat).map_err(MakeError::from)
-            };
+            let layouts = Layouts::default();
+            let prepare = |name: &String| split_prepared(name, &open(name)?, output, concat, &layouts);
             for_each_in_order(sets, prepare, |name, (rest, chunks)| {
                 set_aside.keep(name, chunks)?;
                 rests.push(name.clone(), rest);
@@ -99,7 +97,9 @@ pub fn combine_sets(
             let prepare = |name: &String| {
                 let store = open(name)?;
                 let set = held(name, &store)?;
-                Ok(rebased(name, &store, &set, output, |_| true)?.build())
+                let mut builder = ReferenceSetBuilder::new();
+                rebased(name, &store, &set, output, |_| true, inserting(&mut builder))?;
+                Ok(builder.build())
             };
             for_each_in_order(sets, prepare, |name, set| {
                 held_sets.push((name.clone(), set));
@@ -157,10 +157,69 @@ fn prepared(
     concat: &CombineOptions,
 ) -> Result<ReferenceSet, MakeError> {
     let set = held(name, store)?;
-    let set = &*set;
-    let decoded = kerchunk_combine::decoded_arrays(set, concat);
+    let decoded = kerchunk_combine::decoded_arrays(&set, concat);
+    let mut builder = ReferenceSetBuilder::new();
+    prepared_into(name, store, &set, &decoded, output, inserting(&mut builder))?;
+    Ok(builder.build())
+}
+
+/// What [`rebased`] and [`prepared_into`] give each reference to, to make a set of them.
+fn inserting(builder: &mut ReferenceSetBuilder) -> impl FnMut(&str, Reference<'_>) -> Result<(), MakeError> + '_ {
+    |key, reference| {
+        builder.insert_reference(key, reference);
+        Ok(())
+    }
+}
+
+/// [`prepared`], split as it is made ([`kerchunk_combine::split_combined_chunks`]): the rest
+/// and the chunks to set aside, with the layout of its metadata (the last worked out, where it
+/// fits) from `layouts`.
+fn split_prepared(
+    name: &str,
+    store: &ReferenceStore,
+    output: &str,
+    concat: &CombineOptions,
+    layouts: &Layouts,
+) -> Result<(ReferenceSet, ReferenceSet), MakeError> {
+    let set = held(name, store)?;
+    let layout = layouts.of(&set, concat);
+    let mut split = kerchunk_combine::ChunkSplit::new(name, &layout, &set);
+    prepared_into(name, store, &set, layout.decoded_arrays(), output, |key, reference| {
+        split.insert(key, reference).map_err(MakeError::from)
+    })?;
+    Ok(split.finish())
+}
+
+/// The last [`SetLayout`] worked out by [`split_prepared`]: an archive's files share their
+/// metadata, and one layout serves them all.
+#[derive(Default)]
+struct Layouts(Mutex<Option<Arc<SetLayout>>>);
+
+impl Layouts {
+    /// The layout of `set` when combined with `concat` (the options of every set asked about).
+    fn of(&self, set: &ReferenceSet, concat: &CombineOptions) -> Arc<SetLayout> {
+        let last = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        if let Some(layout) = last.filter(|layout| layout.fits(set)) {
+            return layout;
+        }
+        let layout = Arc::new(SetLayout::of(set, concat));
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&layout));
+        layout
+    }
+}
+
+/// Each reference of `set` (read by `store`, named `name`) given to `insert`, its targets named
+/// for `output`, the arrays `decoded` names decoded and held inline.
+fn prepared_into(
+    name: &str,
+    store: &ReferenceStore,
+    set: &ReferenceSet,
+    decoded: &[String],
+    output: &str,
+    mut insert: impl FnMut(&str, Reference<'_>) -> Result<(), MakeError>,
+) -> Result<(), MakeError> {
     let mut replaced = Vec::with_capacity(decoded.len());
-    for path in &decoded {
+    for path in decoded {
         replaced.push(decode_array(name, store, set, path)?);
     }
     let under = |key: &str| {
@@ -170,13 +229,13 @@ fn prepared(
     let kept = |key: &str| {
         !under(key) || key.rsplit_once('/').is_some_and(|(_, name)| name.starts_with(".z") && name != ".zarray")
     };
-    let mut builder = rebased(name, store, set, output, kept)?;
+    rebased(name, store, set, output, kept, &mut insert)?;
     for (path, zarray, chunk) in replaced {
-        builder.insert_inline(&format!("{path}/.zarray"), zarray.to_string().as_bytes());
+        insert(&format!("{path}/.zarray"), Reference::Inline(zarray.to_string().as_bytes()))?;
         let key = format!("{path}/{}", vec!["0"; ndim(&zarray).max(1)].join("."));
-        builder.insert_inline(&key, &chunk);
+        insert(&key, Reference::Inline(&chunk))?;
     }
-    Ok(builder.build())
+    Ok(())
 }
 
 /// `prepare` applied to each of `sets` on threads of their own, one a core, at most a few sets
@@ -293,9 +352,10 @@ fn decode_array(
     let mut zarray: serde_json::Value =
         serde_json::from_slice(text).map_err(|e| failed(format!("its .zarray is not JSON: {e}")))?;
     let memory = Arc::new(MemoryStore::new());
-    let prefix = format!("{path}/");
-    for (key, reference) in set.iter().filter(|(key, _)| key.starts_with(&prefix)) {
-        let stored = StoreKey::new(key.as_ref()).map_err(|e| failed(e.to_string()))?;
+    // The array's own keys, found without walking the set's others.
+    for key in set.keys_with_prefix(&format!("{path}/")) {
+        let Some(reference) = set.get(&key) else { continue };
+        let stored = StoreKey::new(key.as_str()).map_err(|e| failed(e.to_string()))?;
         let bytes = match reference {
             Reference::Inline(bytes) => Bytes::copy_from_slice(bytes),
             Reference::Range { url, offset, length } if let Some(path) = unpinned_local(store, url) => {
@@ -355,17 +415,18 @@ fn read_local(path: &std::path::Path, offset: u64, length: u64) -> Result<Bytes,
     Ok(Bytes::from(bytes))
 }
 
-/// The keys of `set` (read by `store`, named `name`) that `kept` keeps, with every target named
-/// as the references written to `output` name it: resolved as the store reads it (templates,
-/// relative URLs, rewrites), then a local file relative to the output's folder when under it,
-/// else absolute; a URL as resolved.
+/// The keys of `set` (read by `store`, named `name`) that `kept` keeps, each given to `insert`
+/// with every target named as the references written to `output` name it: resolved as the
+/// store reads it (templates, relative URLs, rewrites), then a local file relative to the
+/// output's folder when under it, else absolute; a URL as resolved.
 fn rebased(
     name: &str,
     store: &ReferenceStore,
     set: &ReferenceSet,
     output: &str,
     kept: impl Fn(&str) -> bool,
-) -> Result<ReferenceSetBuilder, MakeError> {
+    mut insert: impl FnMut(&str, Reference<'_>) -> Result<(), MakeError>,
+) -> Result<(), MakeError> {
     // Each URL as written (and a null one) is named once: a set names few files, many times.
     let mut named: HashMap<String, Arc<str>> = HashMap::new();
     let mut null_named: Option<Arc<str>> = None;
@@ -396,17 +457,16 @@ fn rebased(
         };
         Ok(resolved)
     };
-    let mut builder = ReferenceSetBuilder::new();
     for (key, reference) in set.iter().filter(|(key, _)| kept(key)) {
         match reference {
             Reference::Range { url, offset, length } => {
-                builder.insert_range(&key, Some(&*rename(url)?), offset, length);
+                insert(&key, Reference::Range { url: Some(&rename(url)?), offset, length })?;
             }
-            Reference::Whole { url } => builder.insert_whole(&key, Some(&*rename(url)?)),
-            other => builder.insert_reference(&key, other),
+            Reference::Whole { url } => insert(&key, Reference::Whole { url: Some(&rename(url)?) })?,
+            other => insert(&key, other)?,
         }
     }
-    Ok(builder)
+    Ok(())
 }
 
 /// A [`RangeReader`] of the targets of sets named for `output` ([`rebased`]): a relative path
