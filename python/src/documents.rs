@@ -1,6 +1,8 @@
 //! Reference documents given as Python dicts (kerchunk's `translate()` output), read as the
 //! JSON text `json.dumps` would make of them is read, without making it where that is plain.
 
+use std::sync::Arc;
+
 use kerchunk::{ParseOptions, ReferenceSet, ReferenceSetBuilder};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
@@ -10,8 +12,17 @@ use serde_json::Value as Json;
 /// still to be read into a set (on combining's threads, without the GIL).
 pub(crate) enum Document {
     /// A plain document's references, as the parser would read each from its text.
-    Values(Vec<(String, Json)>),
+    Values(Vec<(String, Value)>),
     Text(String),
+}
+
+/// A reference of a plain document.
+pub(crate) enum Value {
+    /// `[url, offset, length]`, the most of a document's references: its URL shared by the
+    /// references before it to the same target, not copied for each.
+    Range { url: Option<Arc<str>>, offset: u64, length: u64 },
+    /// Any other, as `json.dumps` would write it.
+    Json(Json),
 }
 
 impl Document {
@@ -41,9 +52,25 @@ impl Document {
         match self {
             Self::Values(values) => {
                 let mut builder = ReferenceSetBuilder::new();
-                for (key, value) in &values {
-                    // The builder keeps malformed references, as the parser's default does.
-                    builder.insert_json(key, value)?;
+                // Each array's `.zarray` first, so that its chunks go straight to its table: kerchunk
+                // writes the chunks first, and each was held by its key text until the table came.
+                // A dict's keys are distinct, so the order changes nothing else.
+                let is_zarray = |key: &str| key == ".zarray" || key.ends_with("/.zarray");
+                let (zarrays, others): (Vec<_>, Vec<_>) = values.iter().partition(|(key, _)| is_zarray(key));
+                for (key, value) in zarrays.into_iter().chain(others) {
+                    match value {
+                        // What the parser does with `[url, offset, length]`, where the range is whole.
+                        Value::Range { url, offset, length } if offset.checked_add(*length).is_some() => {
+                            builder.insert_range(key, url.as_deref(), *offset, *length);
+                        }
+                        Value::Range { url, offset, length } => {
+                            let url = url.as_deref().map_or(Json::Null, Json::from);
+                            builder
+                                .insert_json(key, &Json::Array(vec![url, Json::from(*offset), Json::from(*length)]))?;
+                        }
+                        // The builder keeps malformed references, as the parser's default does.
+                        Value::Json(value) => builder.insert_json(key, value)?,
+                    }
                 }
                 Ok(builder.build())
             }
@@ -53,7 +80,7 @@ impl Document {
 }
 
 /// `document` read directly, or `None` where it is not plain (see [`Document::new`]).
-fn plain(document: &Bound<'_, PyDict>) -> PyResult<Option<Vec<(String, Json)>>> {
+fn plain(document: &Bound<'_, PyDict>) -> PyResult<Option<Vec<(String, Value)>>> {
     let mut refs = None;
     for (name, value) in document.iter() {
         let Some(name) = name.is_exact_instance_of::<PyString>().then(|| text(&name)).flatten() else {
@@ -70,15 +97,41 @@ fn plain(document: &Bound<'_, PyDict>) -> PyResult<Option<Vec<(String, Json)>>> 
     }
     let Some(Ok(refs)) = refs.as_ref().map(|refs| refs.cast_exact::<PyDict>()) else { return Ok(None) };
     let mut values = Vec::with_capacity(refs.len());
+    let mut previous_url = None;
     for (key, value) in refs.iter() {
-        let (Some(key), Some(value)) =
-            (key.is_exact_instance_of::<PyString>().then(|| text(&key)).flatten(), reference(&value)?)
-        else {
-            return Ok(None);
+        let key = key.is_exact_instance_of::<PyString>().then(|| text(&key)).flatten();
+        let value = match range(&value, &mut previous_url)? {
+            Some(range) => Some(range),
+            None => reference(&value)?.map(Value::Json),
         };
+        let (Some(key), Some(value)) = (key, value) else { return Ok(None) };
         values.push((key, value));
     }
     Ok(Some(values))
+}
+
+/// A list `[url, offset, length]` (a string or `None`, then two integers of 64 bits) as a
+/// [`Value::Range`], its URL the one before's (`previous`) where the text is the same; `None` for
+/// anything else.
+fn range(value: &Bound<'_, PyAny>, previous: &mut Option<Arc<str>>) -> PyResult<Option<Value>> {
+    let Ok(list) = value.cast_exact::<PyList>() else { return Ok(None) };
+    if list.len() != 3 {
+        return Ok(None);
+    }
+    let number =
+        |item: Bound<'_, PyAny>| item.is_exact_instance_of::<PyInt>().then(|| item.extract::<u64>().ok()).flatten();
+    let (Some(offset), Some(length)) = (number(list.get_item(1)?), number(list.get_item(2)?)) else { return Ok(None) };
+    let url = list.get_item(0)?;
+    let url = if url.is_none() {
+        None
+    } else {
+        let Some(text) = url.cast_exact::<PyString>().ok().and_then(|url| url.to_str().ok()) else { return Ok(None) };
+        match previous {
+            Some(url) if **url == *text => Some(Arc::clone(url)),
+            _ => Some(Arc::clone(previous.insert(Arc::from(text)))),
+        }
+    };
+    Ok(Some(Value::Range { url, offset, length }))
 }
 
 /// A reference value as the JSON `json.dumps` writes of it, where that is one of the plain forms.

@@ -4,9 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::mpsc::SyncSender;
 
 use futures::{FutureExt as _, StreamExt as _};
-use kerchunk::{OwnedReference, ReferenceSetBuilder, ReferenceSource, Walk};
+use kerchunk::{OwnedReference, ReferenceSetBuilder, ReferenceSource, SourceError, Walk};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use zarrs_kerchunk::ReferenceStoreBuilder;
@@ -26,9 +27,16 @@ pub(crate) struct Inlining<'a> {
     pub(crate) base: &'a str,
 }
 
+/// How many references the walk hands over at a time.
+const BATCH: usize = 4096;
+
 /// Every reference of `source` in kerchunk's `refs` dict, in the order the writers write
 /// them (metadata first), the small chunks `inlining` names read and held inline (with the GIL
 /// released). Each URL becomes one Python string, shared by every reference to it.
+///
+/// The source is walked on a thread of its own, a batch of references ahead of this one, which
+/// holds the GIL to make their Python objects: the two took about as long as each other, one
+/// after the other.
 ///
 /// # Errors
 /// The source's error; a malformed reference (which no document can hold), naming its key; a
@@ -38,30 +46,85 @@ pub(crate) fn refs_dict<'py>(
     source: &dyn ReferenceSource,
     inlining: &Inlining<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let refs = PyDict::new(py);
-    let mut urls = HashMap::new();
-    let mut coordinates: HashSet<String> = inlining.kept.iter().cloned().collect();
-    let mut small = Vec::new();
+    let mut dict = RefsDict::new(py, inlining);
+    std::thread::scope(|scope| {
+        let (send, batches) = std::sync::mpsc::sync_channel(2);
+        scope.spawn(move || walk_in_batches(source, &send));
+        // Returning early drops `batches`, which stops the walk at its next batch.
+        for batch in batches {
+            for (key, reference) in batch.map_err(|e| Error::new(Kind::Read, kerchunk::error_chain(&e)))? {
+                dict.insert(key, reference)?;
+            }
+        }
+        PyResult::Ok(())
+    })?;
+    dict.finish()
+}
+
+/// Every reference of `source`, as its walk gives them, sent in batches of [`BATCH`] until the
+/// walk ends, fails (its error sent last) or nobody receives.
+fn walk_in_batches(
+    source: &dyn ReferenceSource,
+    send: &SyncSender<Result<Vec<(String, OwnedReference)>, SourceError>>,
+) {
     let mut walk = source.walk(Walk::All);
+    let mut batch = Vec::with_capacity(BATCH);
     // Walking a combined or in-memory set reads nothing: each step is ready when asked.
     while let Some(entry) = walk.next().now_or_never().unwrap_or_else(|| futures::executor::block_on(walk.next())) {
-        let (key, reference) = entry.map_err(|e| Error::new(Kind::Read, kerchunk::error_chain(&e)))?;
+        match entry {
+            Ok(entry) => batch.push(entry),
+            Err(error) => {
+                // The references before it first, as a walk on this thread would have.
+                let _ = send.send(Ok(std::mem::take(&mut batch)));
+                let _ = send.send(Err(error));
+                return;
+            }
+        }
+        if batch.len() == BATCH && send.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))).is_err() {
+            return;
+        }
+    }
+    let _ = send.send(Ok(batch));
+}
+
+/// The `refs` dict as it is filled, a reference at a time, in the walk's order.
+struct RefsDict<'py, 'a> {
+    py: Python<'py>,
+    refs: Bound<'py, PyDict>,
+    inlining: &'a Inlining<'a>,
+    urls: Urls<'py>,
+    /// The arrays whose chunks are not inlined: coordinates, as each `.zattrs` met names them
+    /// (metadata comes first), and those `inlining` keeps.
+    coordinates: HashSet<String>,
+    /// The range references to read and inline, each in its place in the dict already.
+    small: Vec<(String, OwnedReference)>,
+}
+
+impl<'py, 'a> RefsDict<'py, 'a> {
+    fn new(py: Python<'py>, inlining: &'a Inlining<'a>) -> Self {
+        let coordinates = inlining.kept.iter().cloned().collect();
+        Self { py, refs: PyDict::new(py), inlining, urls: Urls::default(), coordinates, small: Vec::new() }
+    }
+
+    /// `reference` added under `key`: its value now, or `None` for a small chunk read later.
+    fn insert(&mut self, key: String, reference: OwnedReference) -> PyResult<()> {
+        let py = self.py;
         let value = match &reference {
             OwnedReference::Inline(bytes) => {
                 if key.ends_with("/.zattrs") {
-                    coordinates.extend(dimension_names(bytes));
+                    self.coordinates.extend(dimension_names(bytes));
                 }
                 PyString::new(py, &kerchunk::inline_json_string(bytes)).into_any()
             }
-            OwnedReference::Whole { url } => PyList::new(py, [url_object(py, &mut urls, url.as_ref())])?.into_any(),
+            OwnedReference::Whole { url } => PyList::new(py, [self.urls.object(py, url.as_ref())])?.into_any(),
             OwnedReference::Range { url, offset, length } => {
-                if *length < inlining.below && !coordinates.contains(array_of(&key)) {
+                if *length < self.inlining.below && !self.coordinates.contains(array_of(&key)) {
                     // In its place now, its bytes once read.
-                    refs.set_item(&key, py.None())?;
-                    small.push((key, reference));
-                    continue;
+                    self.refs.set_item(&key, py.None())?;
+                    self.small.push((key, reference));
+                    return Ok(());
                 }
-                let url = url_object(py, &mut urls, url.as_ref());
+                let url = self.urls.object(py, url.as_ref());
                 PyList::new(py, [url, offset.into_pyobject(py)?.into_any(), length.into_pyobject(py)?.into_any()])?
                     .into_any()
             }
@@ -70,14 +133,18 @@ pub(crate) fn refs_dict<'py>(
                 return Err(Error::new(Kind::Invalid, message).into());
             }
         };
-        refs.set_item(key, value)?;
+        self.refs.set_item(key, value)
     }
-    if !small.is_empty() {
-        for (key, bytes) in py.detach(|| read_inline(&small, inlining))? {
-            refs.set_item(key, PyString::new(py, &kerchunk::inline_json_string(&bytes)))?;
+
+    /// The dict, its small chunks read (with the GIL released) and inlined.
+    fn finish(self) -> PyResult<Bound<'py, PyDict>> {
+        if !self.small.is_empty() {
+            for (key, bytes) in self.py.detach(|| read_inline(&self.small, self.inlining))? {
+                self.refs.set_item(key, PyString::new(self.py, &kerchunk::inline_json_string(&bytes)))?;
+            }
         }
+        Ok(self.refs)
     }
-    Ok(refs)
 }
 
 /// The names an array's `.zattrs` gives its dimensions.
@@ -118,14 +185,26 @@ fn read_inline<'k>(
         .collect()
 }
 
-/// `url` as a Python string (`None` for a null URL), made once per URL.
-fn url_object<'py>(
-    py: Python<'py>,
-    urls: &mut HashMap<Arc<str>, Bound<'py, PyString>>,
-    url: Option<&Arc<str>>,
-) -> Bound<'py, PyAny> {
-    match url {
-        None => py.None().into_bound(py),
-        Some(url) => urls.entry(Arc::clone(url)).or_insert_with(|| PyString::new(py, url)).clone().into_any(),
+/// The Python string of each URL, made once per URL.
+#[derive(Default)]
+struct Urls<'py> {
+    /// By the address of the text a reference shares with the others of its set, which is
+    /// kept alive here so that no other text takes its address: found without hashing the text.
+    by_address: HashMap<usize, (Arc<str>, Bound<'py, PyString>)>,
+    /// By the text, for the same URL shared by several sets.
+    by_text: HashMap<Arc<str>, Bound<'py, PyString>>,
+}
+
+impl<'py> Urls<'py> {
+    /// `url` as a Python string (`None` for a null URL).
+    fn object(&mut self, py: Python<'py>, url: Option<&Arc<str>>) -> Bound<'py, PyAny> {
+        let Some(url) = url else { return py.None().into_bound(py) };
+        let address = Arc::as_ptr(url).cast::<u8>() as usize;
+        if let Some((_, object)) = self.by_address.get(&address) {
+            return object.clone().into_any();
+        }
+        let object = self.by_text.entry(Arc::clone(url)).or_insert_with(|| PyString::new(py, url)).clone();
+        self.by_address.insert(address, (Arc::clone(url), object.clone()));
+        object.into_any()
     }
 }

@@ -252,13 +252,22 @@ def test_sets_in_every_form_a_document_takes_give_kerchunks_references() -> None
     assert _differing(ours, theirs) == set()
 
 
-def test_a_malformed_reference_is_refused_naming_the_set_and_its_key(tmp_path) -> None:
-    """A chunk reference of two elements, in a dict read directly, in one read as its JSON text
-    (it has templates), and in a JSON file: refused naming the set and its own key (not the key
-    combining would give it)."""
+@pytest.mark.parametrize(
+    ("malformed", "reason"),
+    [
+        (lambda reference: reference[:2], "[url, offset, length], not 2"),
+        # Read as a range where a dict is read directly: refused all the same.
+        (lambda reference: [reference[0], 2**64 - 1, 2], f"offset {2**64 - 1} + length 2 overflows"),
+    ],
+    ids=["two elements", "a range past 2^64"],
+)
+def test_a_malformed_reference_is_refused_naming_the_set_and_its_key(tmp_path, malformed, reason) -> None:
+    """A chunk reference of two elements, or one whose range ends past 2^64 bytes, in a dict read
+    directly, in one read as its JSON text (it has templates), and in a JSON file: refused naming
+    the set and its own key (not the key combining would give it)."""
     singles = _singles(_paths("noleap"))
     key = next(key for key, value in singles[1]["refs"].items() if key.startswith("t/") and isinstance(value, list))
-    singles[1]["refs"][key] = singles[1]["refs"][key][:2]
+    singles[1]["refs"][key] = malformed(singles[1]["refs"][key])
     templated = [dict(single, templates={"unused": "file.nc"}) for single in singles]
     files = [tmp_path / f"{n}.json" for n in range(len(singles))]
     for file, single in zip(files, singles, strict=True):
@@ -268,4 +277,4 @@ def test_a_malformed_reference_is_refused_naming_the_set_and_its_key(tmp_path) -
             MultiZarrToZarr(given, concat_dims=["time"], coo_map={"time": "cf:time"}).translate()
         message = str(raised.value)
         assert name in message and f'key "{key}" has a malformed reference' in message, message
-        assert "[url, offset, length], not 2" in message, message
+        assert reason in message, message
