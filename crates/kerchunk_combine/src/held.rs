@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use kerchunk::{OwnedReference, Reference, ReferenceSet};
 
+use super::is_metadata;
+
 /// Keys and their references, as combining reads a file's: a whole
 /// [`ReferenceSet`] or a [`FileReferences`].
 pub(super) trait Keyed {
@@ -114,7 +116,6 @@ impl FileReferences {
     /// its metadata can be read once for every file alike.
     pub(crate) fn metadata_as(&self) -> Option<&Arc<ReferenceSet>> {
         let Self::Alike { like, changed, removed } = self else { return None };
-        let is_metadata = |key: &str| key.rsplit('/').next().is_some_and(|name| name.starts_with(".z"));
         let differs = changed.iter().any(|(key, _)| is_metadata(key)) || removed.iter().any(|key| is_metadata(key));
         (!differs).then_some(like)
     }

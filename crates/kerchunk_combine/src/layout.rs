@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use kerchunk::{Reference, ReferenceSet, ReferenceSetBuilder};
 
 use super::{
-    CombineOptions, Keyed, array_paths, axis, chunk_indices, coordinate_paths, decoded_arrays, holds_times, ndim,
-    not_a_chunk,
+    CombineOptions, Keyed, array_paths, axis, chunk_indices, coordinate_paths, decoded_arrays, holds_times,
+    is_metadata, ndim, not_a_chunk,
 };
 use crate::error::CombineError;
 
@@ -84,12 +84,10 @@ impl SetLayout {
 /// Each metadata key of `set` (a key whose name starts `.z`), with its bytes where it is
 /// inline, in the order of [`ReferenceSet::loose`] (metadata is never held in a chunk table).
 fn metadata(set: &ReferenceSet) -> impl Iterator<Item = (&str, Option<&[u8]>)> {
-    set.loose().filter(|(key, _)| key.rsplit('/').next().is_some_and(|name| name.starts_with(".z"))).map(
-        |(key, reference)| match reference {
-            Reference::Inline(bytes) => (key, Some(bytes)),
-            _ => (key, None),
-        },
-    )
+    set.loose().filter(|(key, _)| is_metadata(key)).map(|(key, reference)| match reference {
+        Reference::Inline(bytes) => (key, Some(bytes)),
+        _ => (key, None),
+    })
 }
 
 /// A file's references split as they are given, as

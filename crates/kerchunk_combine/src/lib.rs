@@ -721,6 +721,12 @@ fn differing_field(ours: &Value, theirs: &Value) -> Option<&'static str> {
     })
 }
 
+/// Whether `key`'s last name starts `.z` (`.zarray`, `.zattrs`, `.zgroup`): metadata, as
+/// combining tells it from chunks.
+fn is_metadata(key: &str) -> bool {
+    key.rsplit('/').next().is_some_and(|name| name.starts_with(".z"))
+}
+
 /// The paths of the arrays of a set (every key ending in `/.zarray`, or `.zarray` at the
 /// root), sorted.
 fn array_paths(set: &(impl Keyed + ?Sized)) -> Vec<String> {
