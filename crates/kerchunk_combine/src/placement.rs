@@ -49,8 +49,16 @@ impl Renumber {
 
     /// The combined indices and name of the chunk `name` of an array of `ndim` dimensions.
     pub(super) fn placed(self, name: &str, ndim: usize) -> Result<(Vec<u64>, String), Unplaced> {
+        let (indices, renamed) = self.named(name, ndim)?;
+        let renamed = renamed.unwrap_or_else(|| dotted(&indices));
+        Ok((indices, renamed))
+    }
+
+    /// The combined indices of the chunk `name` of an array of `ndim` dimensions, and its
+    /// combined name where that is not those indices joined by `.` ([`Renumber::renumber`]).
+    pub(super) fn named(self, name: &str, ndim: usize) -> Result<(Vec<u64>, Option<String>), Unplaced> {
         let mut indices = chunk_indices(name, ndim).ok_or(Unplaced::NotAChunk)?;
-        let renamed = self.renumber(&mut indices, Some(name), ndim)?.unwrap_or_else(|| dotted(&indices));
+        let renamed = self.renumber(&mut indices, Some(name), ndim)?;
         Ok((indices, renamed))
     }
 

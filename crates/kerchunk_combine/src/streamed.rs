@@ -315,11 +315,8 @@ impl StreamedCombine {
             if chunk.contains('/') || chunk.starts_with(".z") {
                 return Ok(None);
             }
-            let indices = chunk_indices(chunk, placement.ndim);
-            let mut indices = indices.ok_or_else(|| unplaced(Unplaced::NotAChunk, placement, chunk, name))?;
-            let renamed = renumber
-                .renumber(&mut indices, Some(chunk), placement.ndim)
-                .map_err(|why| unplaced(why, placement, chunk, name))?;
+            let (indices, renamed) =
+                renumber.named(chunk, placement.ndim).map_err(|why| unplaced(why, placement, chunk, name))?;
             Ok(Some((indices, renamed, reference)))
         };
         // This array's chunks alone: its table's, and the keys under it no table holds (a set's
