@@ -222,21 +222,27 @@ impl StoreRegistry {
         if created.contains(&authority) {
             return Ok(());
         }
-        // An `http://` URL asks for plain HTTP, which object_store refuses unless allowed.
-        let allow_http = (url.scheme() == "http").then(|| ("allow_http".to_owned(), "true".to_owned()));
-        let timeouts = [
-            ("connect_timeout", DEFAULT_CONNECT_TIMEOUT),
-            ("read_timeout", DEFAULT_IDLE_TIMEOUT),
-            ("timeout", DEFAULT_REQUEST_TIMEOUT),
-        ]
-        .map(|(key, value)| (key.to_owned(), format!("{}ms", value.as_millis())));
-        // Later keys win: the defaults, then the environment, then the caller's keys.
-        let options: Vec<(String, String)> = timeouts
-            .into_iter()
-            .chain(cloud_environment())
-            .chain(allow_http)
-            .chain(self.options.iter().cloned())
-            .collect();
+        // Local files and memory take no configuration: the environment is not read for them
+        // (a Python parser called on each of many small files read it once a file).
+        let options: Vec<(String, String)> = if is_cached_scheme(url) {
+            // An `http://` URL asks for plain HTTP, which object_store refuses unless allowed.
+            let allow_http = (url.scheme() == "http").then(|| ("allow_http".to_owned(), "true".to_owned()));
+            let timeouts = [
+                ("connect_timeout", DEFAULT_CONNECT_TIMEOUT),
+                ("read_timeout", DEFAULT_IDLE_TIMEOUT),
+                ("timeout", DEFAULT_REQUEST_TIMEOUT),
+            ]
+            .map(|(key, value)| (key.to_owned(), format!("{}ms", value.as_millis())));
+            // Later keys win: the defaults, then the environment, then the caller's keys.
+            timeouts
+                .into_iter()
+                .chain(cloud_environment())
+                .chain(allow_http)
+                .chain(self.options.iter().cloned())
+                .collect()
+        } else {
+            Vec::new()
+        };
         #[cfg(feature = "remote")]
         let (store, path) = create_store(url, options, &self.retry, &self.authentication(url))?;
         #[cfg(not(feature = "remote"))]
