@@ -228,7 +228,9 @@ pub fn make_references(
         made.references = combined.references;
         return Ok(made);
     }
-    made.references = combine_scans(sets, combining, &made.files, Some(places.reader()?))?;
+    // Only a combining compares values: one file's scan makes no runtime for a reader.
+    let reader = combining.map(|_| places.reader()).transpose()?;
+    made.references = combine_scans(sets, combining, &made.files, reader)?;
     Ok(made)
 }
 
