@@ -12,7 +12,6 @@ mod reencode;
 pub(crate) mod storage;
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use hdf5_reader::group::Group;
@@ -313,8 +312,12 @@ impl Scanner<'_> {
         let zarray = zarray_with_filters(&shape, &chunks, &element.numpy, &fill, &filters);
         self.builder.insert_inline(&Self::key(path, ".zarray"), zarray.as_bytes());
         self.builder.insert_inline(&Self::key(path, ".zattrs"), zattrs(&all_attributes).as_bytes());
-        for (key, chunk) in written {
-            let key = Self::key(path, &key);
+        // Each chunk's full key written into one buffer.
+        let mut key = if path.is_empty() { String::new() } else { format!("{path}/") };
+        let folder = key.len();
+        for (name, chunk) in written {
+            key.truncate(folder);
+            key.push_str(&name);
             match chunk {
                 Chunk::Inline(bytes) => self.builder.insert_inline(&key, &bytes),
                 Chunk::Range { offset, length } => self.builder.insert_range(&key, Some(self.url), offset, length),
@@ -399,16 +402,9 @@ impl Scanner<'_> {
                         if entry.offsets.iter().zip(shape).any(|(&o, &s)| o >= s) {
                             continue;
                         }
-                        let mut key = String::new();
-                        for (axis, (&o, &c)) in entry.offsets.iter().zip(&chunk64).enumerate() {
-                            if o % c != 0 {
-                                return Err(Trouble::Skip(format!(
-                                    "a chunk at {:?}, not on the chunk grid",
-                                    entry.offsets
-                                )));
-                            }
-                            let _ = write!(key, "{}{}", if axis > 0 { "." } else { "" }, o / c);
-                        }
+                        let key = chunk_name(&entry.offsets, &chunk64).ok_or_else(|| {
+                            Trouble::Skip(format!("a chunk at {:?}, not on the chunk grid", entry.offsets))
+                        })?;
                         let length = if storage.filters.is_empty() { unfiltered } else { entry.size };
                         let offset = within_file(base, entry.address, length, size)?;
                         if entry.filter_mask == mask {
@@ -557,6 +553,23 @@ fn within_file(base: u64, address: u64, length: u64, size: u64) -> Result<u64, T
 /// length as 1 (zarr has no empty chunks).
 pub(crate) fn whole_chunks(shape: &[u64]) -> Vec<u64> {
     shape.iter().map(|&d| d.max(1)).collect()
+}
+
+/// The name (`i.j.k`) of the chunk whose first element is at `offsets`, in a grid of chunks of
+/// `chunk` elements; `None` if it is not on the grid. Written without the formatting machinery:
+/// an HDF5 file's chunks, hundreds of thousands in a large one, are named one by one.
+fn chunk_name(offsets: &[u64], chunk: &[u64]) -> Option<String> {
+    let mut name = String::with_capacity(4 * chunk.len());
+    for (axis, (&o, &c)) in offsets.iter().zip(chunk).enumerate() {
+        if o % c != 0 {
+            return None;
+        }
+        if axis > 0 {
+            name.push('.');
+        }
+        name.push_str(itoa::Buffer::new().format(o / c));
+    }
+    Some(name)
 }
 
 /// The key of a dataset's only chunk: `0.0...` (`0` for a scalar).
