@@ -1,7 +1,7 @@
 //! A scanned file, or a reference set, as VirtualiZarr's manifests need it
 //! (`zarrs_kerchunk.virtualizarr`): every group's attributes, and every array's metadata with its
 //! chunk references as columns (an index into the set's URLs, the offsets and the lengths, as
-//! little-endian bytes), so that the Python side builds a `ChunkManifest` from arrays, never from
+//! native-endian bytes), so that the Python side builds a `ChunkManifest` from arrays, never from
 //! a dictionary per chunk. Inline chunks come apart, by position.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use kerchunk_scan::ScanOptions;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 use zarrs_kerchunk::ReferenceStore;
+use zarrs_kerchunk::kerchunk::zarr::ChunkGrid;
 use zarrs_kerchunk::kerchunk::{Reference, ReferenceSet};
 use zarrs_kerchunk_tools::make::{load_references, make_references};
 
@@ -29,6 +30,9 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The URL index of a chunk with no reference: a missing chunk, read as the fill value.
 const MISSING: u32 = u32::MAX;
 
+/// The URL index of an inline chunk, whose bytes are in `inlined`. Target URLs are numbered below.
+const INLINED: u32 = u32::MAX - 1;
+
 /// The most chunks an array's manifest is built for: its columns are dense over the chunk grid
 /// (20 bytes a chunk here, more in VirtualiZarr's arrays), and a file may declare any grid. The
 /// scanner's own default bound on a file's references (`ScanOptions::with_max_references`).
@@ -38,13 +42,24 @@ const MAX_CHUNKS: u64 = 10_000_000;
 struct Columns {
     zarray: String,
     zattrs: String,
-    /// What joins a chunk key's indices (`.` or `/`).
-    separator: String,
-    grid: Vec<u64>,
+    grid: ChunkGrid,
     url_index: Vec<u32>,
     offsets: Vec<u64>,
     lengths: Vec<u64>,
     inlined: Vec<(Vec<u64>, Vec<u8>)>,
+    /// The URL index of every range, while they all have one.
+    one_url: OneUrl,
+}
+
+/// What the ranges of an array so far say of its URLs.
+#[derive(Clone, Copy)]
+enum OneUrl {
+    /// No range yet.
+    None,
+    /// Every range is of this URL.
+    Only(u32),
+    /// Ranges of several URLs.
+    Several,
 }
 
 /// The manifests of the file at `url` (a path or URL), scanned with `arguments` (those of
@@ -66,11 +81,16 @@ fn scan_manifests(
     let scan_options = scan_options.with_fill_value_attribute(true);
     let answer = py.detach(|| -> Result<_, Error> {
         // Scanned on the process's runtime, whose threads and buffers outlive the call.
-        let _entered = runtime::handle().enter();
+        let runtime = runtime::handle();
+        let _entered = runtime.enter();
         let made = make_references(std::slice::from_ref(&url), None, &scan_options, 1, &registry, absolute_url, || {})
             .map_err(|e| make_error(&e))?;
         // The scan names every target by its absolute URL.
-        columns(&made.references, |url| Ok(url.map(str::to_owned)))
+        let columns = columns(&made.references, |url| Ok(url.map(str::to_owned)));
+        // Freed on a worker: freeing a small file's references took 3% of the call (perf), which
+        // the caller, a parser called on one file after another, need not wait for.
+        drop(runtime.spawn_blocking(move || drop(made)));
+        columns
     })?;
     into_dict(py, answer)
 }
@@ -131,10 +151,18 @@ fn into_dict(py: Python<'_>, (urls, groups, arrays): Manifests) -> PyResult<Boun
         let array = PyDict::new(py);
         array.set_item("zarray", columns.zarray)?;
         array.set_item("zattrs", columns.zattrs)?;
-        array.set_item("grid", columns.grid)?;
-        array.set_item("url_index", PyBytes::new(py, &le_bytes(&columns.url_index, u32::to_le_bytes)))?;
-        array.set_item("offsets", PyBytes::new(py, &le_bytes(&columns.offsets, u64::to_le_bytes)))?;
-        array.set_item("lengths", PyBytes::new(py, &le_bytes(&columns.lengths, u64::to_le_bytes)))?;
+        // The one URL of every chunk, where each is a range of it or inline: the Python side
+        // writes it into every path (inline chunks are marked after), which numpy does several
+        // times faster than it gathers the paths by index.
+        let one_url = match columns.one_url {
+            OneUrl::Only(id) if !columns.url_index.contains(&MISSING) => Some(id),
+            _ => None,
+        };
+        array.set_item("one_url", one_url)?;
+        array.set_item("grid", columns.grid.dims())?;
+        array.set_item("url_index", native_bytes(py, &columns.url_index, u32::to_ne_bytes)?)?;
+        array.set_item("offsets", native_bytes(py, &columns.offsets, u64::to_ne_bytes)?)?;
+        array.set_item("lengths", native_bytes(py, &columns.lengths, u64::to_ne_bytes)?)?;
         let inlined = PyDict::new(py);
         for (position, bytes) in columns.inlined {
             inlined.set_item(PyTuple::new(py, position)?, PyBytes::new(py, &bytes))?;
@@ -157,8 +185,19 @@ fn absolute_url(file: &str) -> String {
         .map_or_else(|| file.to_owned(), String::from)
 }
 
-fn le_bytes<T: Copy, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N]) -> Vec<u8> {
-    values.iter().flat_map(|&value| to_le(value)).collect()
+/// `values` as a `bytearray` of their native-endian bytes, which numpy takes as an array of
+/// their type (the reader is this process), writable, without a copy.
+fn native_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_ne: fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * N, |buffer| {
+        for (bytes, &value) in buffer.chunks_exact_mut(N).zip(values) {
+            bytes.copy_from_slice(&to_ne(value));
+        }
+        Ok(())
+    })
 }
 
 /// A set's target URLs, its groups' attributes (JSON text, by path) and its arrays' columns.
@@ -194,15 +233,14 @@ fn columns(
             _ => {}
         }
     }
-    let mut targets = Targets { resolve, urls: Vec::new(), ids: HashMap::new() };
+    let mut targets = Targets { resolve, urls: Vec::new(), ids: HashMap::new(), last: None };
     for (path, columns) in &mut arrays {
         let Some((grid, chunks)) = set.array_chunks(path) else { continue };
-        if grid.dims() != columns.grid.as_slice() {
+        if grid.dims() != columns.grid.dims() {
             return Err(invalid(&prefixed(path, ".zarray"), "a chunk grid the reference set reads otherwise"));
         }
         for (index, reference) in chunks {
             let key = || grid.chunk_name(index).map_or_else(|| path.clone(), |name| prefixed(path, &name));
-            let index = usize::try_from(index).map_err(|_| invalid(&key(), "too many chunks"))?;
             columns.place(index, reference, &mut targets, key)?;
         }
     }
@@ -210,9 +248,11 @@ fn columns(
     for (key, reference) in set.loose() {
         let Some((path, rest)) = array_of(key, &arrays) else { continue };
         let columns = arrays.get_mut(&path).expect("a found array");
-        let position = chunk_position(rest, &columns.separator, &columns.grid)
+        // Indices read as Python's `int` reads them (`00` as 0), as these keys always were.
+        let index = columns
+            .grid
+            .position(rest, false)
             .ok_or_else(|| invalid(key, "a chunk key outside the array's chunk grid"))?;
-        let index = flat_index(&position, &columns.grid);
         columns.place(index, reference, &mut targets, || key.to_owned())?;
     }
     Ok((targets.urls, groups, arrays))
@@ -227,19 +267,32 @@ struct Targets<F> {
     resolve: F,
     urls: Vec<String>,
     ids: HashMap<Option<String>, u32>,
+    /// The last URL met, as written, and its index: a file's chunks name one URL in runs.
+    last: Option<(Option<String>, u32)>,
 }
 
 impl<F: FnMut(Option<&str>) -> Result<Option<String>, String>> Targets<F> {
     /// The index of the target written `url` (of the chunk `key`), resolved if new.
     fn id(&mut self, url: Option<&str>, key: impl Fn() -> String) -> Result<u32, Error> {
-        if let Some(&id) = self.ids.get(&url.map(str::to_owned)) {
-            return Ok(id);
+        if let Some((last, id)) = &self.last
+            && last.as_deref() == url
+        {
+            return Ok(*id);
         }
-        let why = |reason: String| invalid(&key(), &format!("its target {}: {reason}", url.unwrap_or("(null)")));
-        let resolved = (self.resolve)(url).map_err(why)?.ok_or_else(|| why("no URL".into()))?;
-        let id = u32::try_from(self.urls.len()).map_err(|_| invalid(&key(), "too many target files"))?;
-        self.urls.push(resolved);
-        self.ids.insert(url.map(str::to_owned), id);
+        let id = if let Some(&id) = self.ids.get(&url.map(str::to_owned)) {
+            id
+        } else {
+            let why = |reason: String| invalid(&key(), &format!("its target {}: {reason}", url.unwrap_or("(null)")));
+            let resolved = (self.resolve)(url).map_err(why)?.ok_or_else(|| why("no URL".into()))?;
+            let id = u32::try_from(self.urls.len())
+                .ok()
+                .filter(|&id| id < INLINED)
+                .ok_or_else(|| invalid(&key(), "too many target files"))?;
+            self.urls.push(resolved);
+            self.ids.insert(url.map(str::to_owned), id);
+            id
+        };
+        self.last = Some((url.map(str::to_owned), id));
         Ok(id)
     }
 }
@@ -247,38 +300,28 @@ impl<F: FnMut(Option<&str>) -> Result<Option<String>, String>> Targets<F> {
 impl Columns {
     /// An array's empty columns, from its `.zarray` (at `key`) and `.zattrs`.
     fn new(key: &str, zarray: String, zattrs: String) -> Result<Self, Error> {
-        let metadata: serde_json::Value =
-            serde_json::from_str(&zarray).map_err(|e| invalid(key, &format!("not JSON: {e}")))?;
-        let shape = dims(&metadata["shape"]).ok_or_else(|| invalid(key, "no shape"))?;
-        let chunks = dims(&metadata["chunks"]).ok_or_else(|| invalid(key, "no chunks"))?;
-        if shape.len() != chunks.len() || chunks.contains(&0) && shape.iter().any(|&n| n > 0) {
-            return Err(invalid(key, "chunks that do not fit its shape"));
-        }
-        let grid: Vec<u64> = shape.iter().zip(&chunks).map(|(&n, &c)| n.div_ceil(c.max(1))).collect();
-        // Checked: a file may declare a grid whose count overflows.
-        let chunks_in_grid = grid.iter().try_fold(1u64, |n, &g| n.checked_mul(g)).unwrap_or(u64::MAX);
-        if chunks_in_grid > MAX_CHUNKS {
-            let why = format!("a grid of {chunks_in_grid} chunks, more than the {MAX_CHUNKS} a manifest is built for");
+        let grid = ChunkGrid::from_zarray_document(zarray.as_bytes()).map_err(|e| invalid(key, &e.to_string()))?;
+        if grid.count() > MAX_CHUNKS {
+            let why = format!("a grid of {} chunks, more than the {MAX_CHUNKS} a manifest is built for", grid.count());
             return Err(invalid(key, &why));
         }
-        let count = usize::try_from(chunks_in_grid).map_err(|_| invalid(key, "too many chunks"))?;
-        let separator = metadata["dimension_separator"].as_str().unwrap_or(".").to_owned();
+        let count = usize::try_from(grid.count()).map_err(|_| invalid(key, "too many chunks"))?;
         Ok(Self {
             zarray,
             zattrs,
-            separator,
+            grid,
             url_index: vec![MISSING; count],
             offsets: vec![0; count],
             lengths: vec![0; count],
             inlined: Vec::new(),
-            grid,
+            one_url: OneUrl::None,
         })
     }
 
-    /// The chunk at C-order `index` (named `key` in errors) referenced by `reference`.
+    /// The chunk at C-order `position` (named `key` in errors) referenced by `reference`.
     fn place<F>(
         &mut self,
-        index: usize,
+        position: u64,
         reference: Reference<'_>,
         targets: &mut Targets<F>,
         key: impl Fn() -> String,
@@ -286,11 +329,24 @@ impl Columns {
     where
         F: FnMut(Option<&str>) -> Result<Option<String>, String>,
     {
+        // Inside the grid, whose count fits in memory (`new`).
+        let Some(index) = usize::try_from(position).ok().filter(|&index| index < self.url_index.len()) else {
+            return Err(invalid(&key(), "a chunk key outside the array's chunk grid"));
+        };
         match reference {
-            Reference::Inline(bytes) => self.inlined.push((position_of(index, &self.grid), bytes.to_vec())),
+            Reference::Inline(bytes) => {
+                let indices = self.grid.indices(position).unwrap_or_default();
+                self.url_index[index] = INLINED;
+                self.inlined.push((indices, bytes.to_vec()));
+            }
             Reference::Range { url, offset, length } => {
                 let id = targets.id(url, &key)?;
                 (self.url_index[index], self.offsets[index], self.lengths[index]) = (id, offset, length);
+                self.one_url = match self.one_url {
+                    OneUrl::None => OneUrl::Only(id),
+                    OneUrl::Only(only) if only == id => OneUrl::Only(id),
+                    _ => OneUrl::Several,
+                };
             }
             Reference::Whole { .. } => {
                 return Err(invalid(
@@ -311,47 +367,17 @@ fn array_of<'k>(key: &'k str, arrays: &BTreeMap<String, Columns>) -> Option<(Str
     if name.starts_with(".z") {
         return None;
     }
-    if arrays.get(node).is_some_and(|columns| columns.separator != "/") {
+    if arrays.get(node).is_some_and(|columns| columns.grid.separator() != '/') {
         return Some((node.to_owned(), name));
     }
     // Nested chunk keys (`a/0/1`): an array with `/` as separator whose path the key starts with.
     arrays
         .iter()
-        .filter(|(_, columns)| columns.separator == "/")
+        .filter(|(_, columns)| columns.grid.separator() == '/')
         .find_map(|(path, _)| key.strip_prefix(&prefixed(path, "")).map(|rest| (path.clone(), rest)))
 }
 
 /// `name` under the node at `path` (`""`: the root).
 fn prefixed(path: &str, name: &str) -> String {
     if path.is_empty() { name.to_owned() } else { format!("{path}/{name}") }
-}
-
-fn dims(value: &serde_json::Value) -> Option<Vec<u64>> {
-    value.as_array()?.iter().map(serde_json::Value::as_u64).collect()
-}
-
-/// The chunk position a key's last part names (`0`: a scalar's one chunk), if inside `grid`.
-fn chunk_position(rest: &str, separator: &str, grid: &[u64]) -> Option<Vec<u64>> {
-    let position: Vec<u64> = rest.split(separator).map(|part| part.parse().ok()).collect::<Option<_>>()?;
-    if grid.is_empty() {
-        return (position == [0]).then(Vec::new);
-    }
-    (position.len() == grid.len() && position.iter().zip(grid).all(|(p, g)| p < g)).then_some(position)
-}
-
-/// The chunk position of C-order `index` in `grid`.
-fn position_of(index: usize, grid: &[u64]) -> Vec<u64> {
-    let mut index = u64::try_from(index).unwrap_or(u64::MAX);
-    let mut position = vec![0; grid.len()];
-    for (p, &g) in position.iter_mut().zip(grid).rev() {
-        *p = index % g.max(1);
-        index /= g.max(1);
-    }
-    position
-}
-
-/// The C-order index of `position` in `grid`.
-fn flat_index(position: &[u64], grid: &[u64]) -> usize {
-    let index = position.iter().zip(grid).fold(0u64, |index, (&p, &g)| index * g + p);
-    usize::try_from(index).unwrap_or(usize::MAX)
 }

@@ -207,10 +207,15 @@ def _copied(value: Any) -> Any:
     """A copy of JSON-like attributes (dicts and lists of them, and scalars): ``copy.deepcopy``'s
     result, a few times faster (its memo is for what JSON cannot hold)."""
     if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
+        # Scalars, most attributes, taken as they are without a call each.
+        return {key: _copied(item) if isinstance(item, _CONTAINERS) else item for key, item in value.items()}
     if isinstance(value, list):
         return [_copied(item) for item in value]
     return copy.deepcopy(value) if isinstance(value, np.ndarray) else value
+
+
+#: What :func:`_copied` copies: all else in attributes is immutable.
+_CONTAINERS = (dict, list, np.ndarray)
 
 
 def _manifest_array(columns: dict[str, Any], urls: np.ndarray, source: str):
@@ -225,14 +230,22 @@ def _manifest_array(columns: dict[str, Any], urls: np.ndarray, source: str):
     object.__setattr__(metadata, "attributes", _copied(shared.attributes))
     # A scalar's grid is (): one chunk, at position ().
     grid = tuple(columns["grid"])
-    index = np.frombuffer(columns["url_index"], dtype="<u4").astype(np.int64)
-    # A chunk with no reference (u32::MAX) takes the empty path: missing, read as the fill value.
-    index[index == 0xFFFFFFFF] = len(urls) - 1
-    paths = urls[index].reshape(grid)
-    inlined = {tuple(position): data for position, data in columns["inlined"].items()}
+    if columns["one_url"] is not None:
+        # Every chunk a range of one URL (or inline, set apart below): that URL throughout, which
+        # numpy writes several times faster than it gathers strings by index.
+        paths = np.empty(grid, dtype=urls.dtype)
+        paths[...] = urls[columns["one_url"]]
+    else:
+        index = np.frombuffer(columns["url_index"], dtype=np.uint32).astype(np.int64)
+        # A chunk with no reference (u32::MAX) takes the empty path: missing, read as the fill
+        # value. An inline one (u32::MAX - 1) takes it too, until set apart below.
+        index[index >= 0xFFFFFFFE] = len(urls) - 1
+        paths = urls[index].reshape(grid)
+    # Keyed by chunk position tuples, as VirtualiZarr keys them.
+    inlined = columns["inlined"]
     for position in inlined:
         paths[position] = INLINED_CHUNK_PATH
-    lengths = np.frombuffer(columns["lengths"], dtype="<u8").astype(np.uint64).reshape(grid)
+    lengths = np.frombuffer(columns["lengths"], dtype=np.uint64).reshape(grid)
     if trimmed is not None:
         lengths[lengths > 0] = trimmed
         inlined = {position: data[:trimmed] for position, data in inlined.items()}
@@ -240,7 +253,7 @@ def _manifest_array(columns: dict[str, Any], urls: np.ndarray, source: str):
         lengths[position] = len(data)
     manifest = ChunkManifest.from_arrays(
         paths=paths,
-        offsets=np.frombuffer(columns["offsets"], dtype="<u8").astype(np.uint64).reshape(grid),
+        offsets=np.frombuffer(columns["offsets"], dtype=np.uint64).reshape(grid),
         lengths=lengths,
         validate_paths=False,
         inlined=inlined or None,

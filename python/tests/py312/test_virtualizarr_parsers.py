@@ -7,7 +7,8 @@ own parsers on the same files and against the files' own library.
   coordinates, attributes), and each array equals the case's `.npy` (netCDF4's or h5py's values);
 - `open_virtual_dataset` takes the parser, and `.vz.to_kerchunk()` writes references kerchunk's
   reader (fsspec) reads back to the same values;
-- `inline_threshold` holds small chunks inline, which read the same;
+- `inline_threshold` holds small chunks inline, which read the same; an array of inline and
+  referenced chunks reads the file's values, each chunk inline or not as h5py's chunk sizes say;
 - `group` and `drop_variables` work as VirtualiZarr's, and an unknown group is refused by name.
 
 Runs in the Python 3.12 environment of `tests/icechunk/run.sh` (VirtualiZarr needs 3.12)."""
@@ -127,6 +128,37 @@ def test_inlined_chunks_read_the_same() -> None:
     inlined = ours.HDFParser(inline_threshold=1 << 20)(url=url, registry=local_registry())
     plain = ours.HDFParser()(url=url, registry=local_registry())
     xr.testing.assert_identical(opened(inlined), opened(plain))
+
+
+def test_an_array_of_inline_and_referenced_chunks_reads_the_files_values(tmp_path) -> None:
+    # Rows of zeros compress under the threshold, rows of noise over it: one array's manifest
+    # holds both kinds, each chunk where the file's own chunk index puts it.
+    import h5py
+
+    from virtualizarr.manifests.manifest import INLINED_CHUNK_PATH
+
+    path = tmp_path / "mixed.h5"
+    values = np.zeros((4, 100), dtype="<i4")
+    values[1::2] = np.random.default_rng(57).integers(0, 2**31 - 1, (2, 100))
+    with h5py.File(path, "w") as f:
+        f.create_dataset("v", data=values, chunks=(1, 100), compression="gzip")
+    threshold = 100
+    with h5py.File(path) as f:
+        dataset = f["v"]
+        sizes = {dataset.id.get_chunk_info(i).chunk_offset[0]: dataset.id.get_chunk_info(i).size for i in range(4)}
+    assert sorted(row for row, size in sizes.items() if size < threshold) == [0, 2], sizes
+
+    url = path.as_uri()
+    store = ours.HDFParser(inline_threshold=threshold)(url=url, registry=local_registry())
+    manifest = store._group.arrays["v"].manifest
+    # Each chunk's path as the manifest holds it (`dict()` reports inline chunks by their bytes).
+    assert [manifest.get_entry((row, 0))["path"] for row in range(4)] == [
+        INLINED_CHUNK_PATH if sizes[row] < threshold else url for row in range(4)
+    ]
+    assert {key: entry["length"] for key, entry in manifest.dict().items()} == {f"{row}.0": sizes[row] for row in range(4)}
+    read = opened(store)
+    np.testing.assert_array_equal(read["v"].values, values)
+    xr.testing.assert_identical(read, opened(theirs.HDFParser()(url=url, registry=local_registry())))
 
 
 def test_group_and_drop_variables() -> None:
