@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use kerchunk_scan::ScanOptions;
+use kerchunk_scan::{ParserThread, ScanOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 use zarrs_kerchunk::ReferenceStore;
@@ -79,6 +79,9 @@ fn scan_manifests(
     // Zarr 3 readers take CF's `_FillValue` from the attributes only: keep it there, as
     // VirtualiZarr's HDF parser does.
     let scan_options = scan_options.with_fill_value_attribute(true);
+    // Polled by the shared multi-thread runtime's `block_on` (below), where blocking is allowed:
+    // HDF5 parsed on this thread, not handed to another and back.
+    let scan_options = scan_options.with_parser_thread(ParserThread::CallingThread);
     let answer = py.detach(|| -> Result<_, Error> {
         // Scanned on the process's runtime, whose threads and buffers outlive the call.
         let runtime = runtime::handle();

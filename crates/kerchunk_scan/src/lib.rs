@@ -189,7 +189,7 @@ use object_store::path::Path;
 pub use error::ScanError;
 pub use grib::{GribMessage, IndexEntry, grib_messages, parse_ecmwf_index, parse_noaa_idx};
 pub use kerchunk::ReferenceSet;
-pub use options::{DmrppSidecars, ScanOptions, Skipped, UnsupportedArrays};
+pub use options::{DmrppSidecars, ParserThread, ScanOptions, Skipped, UnsupportedArrays};
 pub use read::ReadStats;
 pub use subchunk::{SubchunkError, subchunk};
 
@@ -380,6 +380,9 @@ async fn hdf5_from(
         url: url.to_owned(),
         source: object_store::Error::Generic { store: "scan_hdf5", source: Box::new(e) },
     })?;
+    // The parser reads synchronously: it runs where blocking is allowed (see `ParserThread`).
+    let in_place = options.parser_thread == ParserThread::CallingThread
+        && runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
     let storage = Arc::new(hdf5::storage::StoreStorage::new(
         Arc::clone(store),
         path.clone(),
@@ -389,12 +392,13 @@ async fn hdf5_from(
         (options.max_header_bytes, options.read_ahead_bytes),
     ));
     let (task_storage, task_url, task_options) = (Arc::clone(&storage), url.to_owned(), options.clone());
-    let scanned = tokio::task::spawn_blocking(move || {
+    let parse = move || {
         // The parser is hardened, but a file is untrusted input: a panic
         // it was not meant to have becomes this file's error.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hdf5::scan(&task_storage, &task_url, &task_options)))
-    })
-    .await;
+    };
+    let scanned =
+        if in_place { Ok(tokio::task::block_in_place(parse)) } else { tokio::task::spawn_blocking(parse).await };
     let panicked = |message: String| ScanError::Hdf5Panic { url: url.to_owned(), message };
     let (references, skipped) = match scanned {
         Ok(Ok(result)) => result?,

@@ -15,6 +15,7 @@ pub struct ScanOptions {
     pub(crate) grib_levels_from_inventory: bool,
     pub(crate) dmrpp: DmrppSidecars,
     pub(crate) fill_value_attribute: bool,
+    pub(crate) parser_thread: ParserThread,
 }
 
 /// Whether [`scan`](crate::scan) reads a file's DMR++ sidecar (`FILE.dmrpp` beside it, OPeNDAP
@@ -31,6 +32,21 @@ pub enum DmrppSidecars {
     Auto,
     /// The sidecar, and an error for a file without one.
     Only,
+}
+
+/// Where a scan runs a parser that reads synchronously (HDF5's), blocking the thread it runs on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParserThread {
+    /// A thread of the runtime's blocking pool (`spawn_blocking`), handed the parse and waited
+    /// for: right wherever the scan is polled.
+    #[default]
+    BlockingPool,
+    /// The thread that polls the scan, through Tokio's `block_in_place`: two thread switches a
+    /// file fewer, a tenth of a small local file's scan on a busy machine. Only for a scan polled
+    /// by a multi-thread runtime, on a worker or in its `block_on`, and never inside a
+    /// `LocalSet`, where `block_in_place` panics; on a current-thread runtime the pool is used.
+    CallingThread,
 }
 
 /// What a scan does with an array references cannot express: an HDF5
@@ -103,6 +119,7 @@ impl Default for ScanOptions {
             grib_levels_from_inventory: true,
             dmrpp: DmrppSidecars::Never,
             fill_value_attribute: false,
+            parser_thread: ParserThread::BlockingPool,
         }
     }
 }
@@ -190,6 +207,14 @@ impl ScanOptions {
     #[must_use]
     pub fn with_fill_value_attribute(mut self, keep: bool) -> Self {
         self.fill_value_attribute = keep;
+        self
+    }
+
+    /// Where HDF5's parser, which reads synchronously, runs: [`ParserThread::BlockingPool`] by
+    /// default.
+    #[must_use]
+    pub fn with_parser_thread(mut self, thread: ParserThread) -> Self {
+        self.parser_thread = thread;
         self
     }
 

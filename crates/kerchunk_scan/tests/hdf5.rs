@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use kerchunk::{ParseOptions, Reference, ReferenceSet};
 use kerchunk_combine::combine;
-use kerchunk_scan::{Scan, ScanError, ScanOptions, UnsupportedArrays, scan, scan_hdf5};
+use kerchunk_scan::{ParserThread, Scan, ScanError, ScanOptions, UnsupportedArrays, scan, scan_hdf5};
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
@@ -124,12 +124,22 @@ fn only_what_zarr_cannot_express_is_skipped() {
 fn every_dataset_reads_its_ground_truth() {
     let mut checked = 0;
     for file in FILES {
-        for options in [
-            ScanOptions::default().with_inline_threshold(0),
-            ScanOptions::default(),
-            ScanOptions::default().with_inline_threshold(1 << 20),
+        for (options, current_thread) in [
+            (ScanOptions::default().with_inline_threshold(0), false),
+            (ScanOptions::default(), false),
+            (ScanOptions::default().with_inline_threshold(1 << 20), false),
+            // Parsed on the thread that polls the scan; on a current-thread runtime, which that
+            // would block, on the blocking pool whatever the option says.
+            (ScanOptions::default().with_parser_thread(ParserThread::CallingThread), false),
+            (ScanOptions::default().with_parser_thread(ParserThread::CallingThread), true),
         ] {
-            let references = scan_file(file, &options).unwrap().references;
+            let references = if current_thread {
+                let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(folder()).unwrap());
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                runtime.block_on(scan(&store, &StorePath::from(file), file, &options)).unwrap().references
+            } else {
+                scan_file(file, &options).unwrap().references
+            };
             let base = folder().join("refs.json");
             let store = Arc::new(ReferenceStoreBuilder::new().build(references, base.to_str().unwrap()).unwrap());
             for truth in std::fs::read_dir(folder()).unwrap() {
@@ -169,7 +179,7 @@ fn every_dataset_reads_its_ground_truth() {
         })
         .count();
     assert!(truths > 60);
-    assert_eq!(checked, 3 * truths, "every ground truth checked with each of three thresholds");
+    assert_eq!(checked, 5 * truths, "every ground truth checked with each of three thresholds, and parsed in place");
 }
 
 /// kerchunk's references: the same keys (but for what it loses or cannot

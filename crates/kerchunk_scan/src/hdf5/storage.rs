@@ -98,7 +98,7 @@ impl StoreStorage {
             state.last_end = fetch.end;
             let length = fetch.end - fetch.start;
             // Blocking here is allowed: the parser runs on a blocking thread
-            // (`spawn_blocking`), never on one of the runtime's workers.
+            // (`spawn_blocking`) or in `block_in_place`, never as a task on a worker.
             let fetched = self.runtime.block_on(fetch_exact(&self.store, &self.path, &self.url, fetch.clone()))?;
             state.stats.requests += 1;
             state.stats.bytes += length;
