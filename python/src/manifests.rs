@@ -47,19 +47,6 @@ struct Columns {
     offsets: Vec<u64>,
     lengths: Vec<u64>,
     inlined: Vec<(Vec<u64>, Vec<u8>)>,
-    /// The URL index of every range, while they all have one.
-    one_url: OneUrl,
-}
-
-/// What the ranges of an array so far say of its URLs.
-#[derive(Clone, Copy)]
-enum OneUrl {
-    /// No range yet.
-    None,
-    /// Every range is of this URL.
-    Only(u32),
-    /// Ranges of several URLs.
-    Several,
 }
 
 /// The manifests of the file at `url` (a path or URL), scanned with `arguments` (those of
@@ -154,14 +141,7 @@ fn into_dict(py: Python<'_>, (urls, groups, arrays): Manifests) -> PyResult<Boun
         let array = PyDict::new(py);
         array.set_item("zarray", columns.zarray)?;
         array.set_item("zattrs", columns.zattrs)?;
-        // The one URL of every chunk, where each is a range of it or inline: the Python side
-        // writes it into every path (inline chunks are marked after), which numpy does several
-        // times faster than it gathers the paths by index.
-        let one_url = match columns.one_url {
-            OneUrl::Only(id) if !columns.url_index.contains(&MISSING) => Some(id),
-            _ => None,
-        };
-        array.set_item("one_url", one_url)?;
+        array.set_item("one_url", one_url(&columns.url_index))?;
         array.set_item("grid", columns.grid.dims())?;
         array.set_item("url_index", native_bytes(py, &columns.url_index, u32::to_ne_bytes)?)?;
         array.set_item("offsets", native_bytes(py, &columns.offsets, u64::to_ne_bytes)?)?;
@@ -186,6 +166,15 @@ fn absolute_url(file: &str) -> String {
         .ok()
         .and_then(|path| url::Url::from_file_path(path).ok())
         .map_or_else(|| file.to_owned(), String::from)
+}
+
+/// The one URL index of every chunk of an array, where each is a range of that URL or inline
+/// (and one at least a range): the Python side writes that URL into every path (inline chunks
+/// are marked after), which numpy does several times faster than it gathers paths by index.
+fn one_url(url_index: &[u32]) -> Option<u32> {
+    let mut ranges = url_index.iter().filter(|&&id| id != INLINED);
+    let first = *ranges.next()?;
+    (first != MISSING && ranges.all(|&id| id == first)).then_some(first)
 }
 
 /// `values` as a `bytearray` of their native-endian bytes, which numpy takes as an array of
@@ -317,7 +306,6 @@ impl Columns {
             offsets: vec![0; count],
             lengths: vec![0; count],
             inlined: Vec::new(),
-            one_url: OneUrl::None,
         })
     }
 
@@ -345,11 +333,6 @@ impl Columns {
             Reference::Range { url, offset, length } => {
                 let id = targets.id(url, &key)?;
                 (self.url_index[index], self.offsets[index], self.lengths[index]) = (id, offset, length);
-                self.one_url = match self.one_url {
-                    OneUrl::None => OneUrl::Only(id),
-                    OneUrl::Only(only) if only == id => OneUrl::Only(id),
-                    _ => OneUrl::Several,
-                };
             }
             Reference::Whole { .. } => {
                 return Err(invalid(
